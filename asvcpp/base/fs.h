@@ -1,0 +1,23 @@
+// Filesystem helpers: whole-file reads and atomic writes (temporary name + rename).
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <iosfwd>
+#include <string>
+
+namespace asv::fs {
+
+/// Reads a whole file as bytes. Throws DataError naming the path if it is missing or unreadable.
+std::string ReadFile(const std::filesystem::path& path);
+
+/// Writes `contents` to `path` atomically: into "<path>.tmp.<pid>" in the same folder, fsync,
+/// then rename over `path`. Creates missing parent folders. On failure the temporary file is
+/// removed and DataError names the path; an existing `path` is left untouched.
+void WriteFileAtomic(const std::filesystem::path& path, const std::string& contents);
+
+/// Like WriteFileAtomic, but the caller streams the contents into `write`.
+void WriteFileAtomic(const std::filesystem::path& path,
+                     const std::function<void(std::ostream&)>& write);
+
+}  // namespace asv::fs

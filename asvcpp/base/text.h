@@ -1,0 +1,26 @@
+// Small text utilities shared by the parser, settings and tools.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace asv::text {
+
+/// Byte offset of the first byte that is not part of a valid UTF-8 sequence (overlong forms,
+/// surrogates and code points above U+10FFFF are invalid), or nullopt when all of `s` is valid.
+std::optional<std::size_t> FindInvalidUtf8(std::string_view s);
+
+/// Levenshtein distance (insert, delete, substitute cost 1; adjacent transposition cost 1).
+std::size_t EditDistance(std::string_view a, std::string_view b);
+
+/// The candidate closest to `word` when it is close enough to be a plausible typo (distance at
+/// most max(1, |word|/3)), else nullopt. Ties keep the first candidate.
+std::optional<std::string> ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
+
+/// Removes leading and trailing spaces, tabs and carriage returns.
+std::string_view Trim(std::string_view s);
+
+}  // namespace asv::text

@@ -1,0 +1,38 @@
+# Finds every external dependency; nothing is vendored. See tools/setup.sh for the packages.
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+find_package(fmt REQUIRED)
+find_package(pegtl REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(nlohmann_json REQUIRED)
+pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)
+pkg_check_modules(SOXR REQUIRED IMPORTED_TARGET soxr)
+if(ASV_BUILD_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+
+# LibTorch: Debian's libtorch-dev (CPU, Gloo) by default; a CUDA build (for example the PyPI
+# wheel, see tools/build_cuda.sh) through CMAKE_PREFIX_PATH.
+find_package(Torch REQUIRED)
+set(ASV_WITH_CUDA OFF)
+set(ASV_WITH_NCCL OFF)
+if(TARGET torch_cuda)
+  set(ASV_WITH_CUDA ON)
+  find_package(CUDAToolkit REQUIRED)
+  find_path(ASV_NCCL_INCLUDE_DIR nccl.h
+            HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV CPATH
+            PATH_SUFFIXES include)
+  if(ASV_NCCL_INCLUDE_DIR)
+    set(ASV_WITH_NCCL ON)
+  endif()
+endif()
+include(CheckIncludeFileCXX)
+set(CMAKE_REQUIRED_INCLUDES ${TORCH_INCLUDE_DIRS})
+check_include_file_cxx(gloo/config.h ASV_HAVE_GLOO_HEADERS)
+unset(CMAKE_REQUIRED_INCLUDES)
+if(ASV_HAVE_GLOO_HEADERS)
+  set(ASV_WITH_GLOO ON)
+else()
+  set(ASV_WITH_GLOO OFF)
+endif()

@@ -1,0 +1,34 @@
+// Parsing config files (PEGTL grammar in grammar.h): text -> assignments and blocks.
+//
+// Both functions collect every problem instead of stopping at the first; the returned object
+// holds whatever could be read. A file with errors must not be used: check `diags.has_errors()`.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "asvcpp/base/diagnostic.h"
+#include "parser/ast.h"
+
+namespace asv::parser {
+
+/// Parses a run-configs file's text. `path` is used for positions only.
+/// Reports (as errors in `diags`): non-UTF-8 bytes, an empty file, syntax errors, unterminated
+/// strings and brackets, a header where an assignment is expected (missing blank line), bad
+/// literals, and type annotations that are not type expressions.
+RunConfigsFile ParseRunConfigs(const std::string& text, const std::string& path, Diagnostics& diags);
+
+/// Parses an init config's text: assignments only (a header line is an error), blank and comment
+/// lines anywhere.
+InitConfigFile ParseInitConfig(const std::string& text, const std::string& path, Diagnostics& diags);
+
+/// Reads and parses a file; a missing or unreadable file is reported in `diags` (no exception).
+RunConfigsFile ParseRunConfigsFile(const std::string& path, Diagnostics& diags);
+InitConfigFile ParseInitConfigFile(const std::string& path, Diagnostics& diags);
+
+/// Parses a single literal (the value of `--set group.field=VALUE`). `origin` names where it
+/// came from in diagnostics (e.g. "--set network.max_epochs"). Returns nullopt after reporting an
+/// error.
+std::optional<Value> ParseLiteral(const std::string& text, const std::string& origin, Diagnostics& diags);
+
+}  // namespace asv::parser

@@ -1,0 +1,66 @@
+// Inheritance resolution: named blocks -> one flat key/value tree per config, with provenance.
+//
+// Semantics (ASVtorch, reference section 1.4): for `a < b < c`, c's resolved values are applied
+// first, then b's, then a's own lines; a key repeated inside one block keeps its last value.
+// Parents may be defined before or after their children. The parser knows nothing of Settings.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "asvcpp/base/diagnostic.h"
+#include "parser/ast.h"
+
+namespace asv::parser {
+
+/// Where a resolved value came from.
+struct Provenance {
+  enum class Source { kDefault, kInitConfig, kRunConfig, kCommandLine };
+  Source source = Source::kDefault;
+  std::string block;  ///< Run-config block that set the value (kRunConfig only).
+  SourcePos pos;      ///< Position of the assignment (file:line:column); empty for defaults.
+
+  /// "default", "init config init_config.py:7", "run config 'net' (run_configs.py:42)",
+  /// "command line (--set)".
+  std::string ToString() const;
+};
+
+/// One resolved setting.
+struct ResolvedValue {
+  Value value;
+  std::optional<TypeExpr> annotation;
+  Provenance provenance;
+  std::string source_line;
+};
+
+/// A resolved config: keys "group.field" in first-assignment order.
+struct ResolvedConfig {
+  std::string name;
+  std::vector<std::string> chain;  ///< Ancestors in the order they are applied, the config last.
+  std::vector<std::string> keys;   ///< Order in which keys were first set.
+  std::map<std::string, ResolvedValue> values;
+
+  const ResolvedValue* Find(const std::string& key) const;
+  /// Sets or replaces a key, keeping first-set order.
+  void Set(const std::string& key, ResolvedValue value);
+};
+
+/// Checks a parsed run-configs file as a whole: duplicate block names (error at the second
+/// definition with a note at the first), undefined parents (with "did you mean"), cycles (the
+/// message names the whole chain, e.g. "a < b < c < a"). Reports into `diags`.
+void CheckRunConfigs(const RunConfigsFile& file, Diagnostics& diags);
+
+/// Resolves one named config of `file`. Returns nullopt and reports an error when the name is
+/// unknown ("did you mean") or the config's chain is broken; never throws for bad input.
+std::optional<ResolvedConfig> Resolve(const RunConfigsFile& file, const std::string& name, Diagnostics& diags);
+
+/// Resolves the init config into a tree (all provenance kInitConfig).
+ResolvedConfig ResolveInit(const InitConfigFile& file);
+
+/// Stable text dump of a resolved config, one `key = repr  # provenance` line per key, sorted by
+/// key; used by the golden tests.
+std::string Dump(const ResolvedConfig& config);
+
+}  // namespace asv::parser

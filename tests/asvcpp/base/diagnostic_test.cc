@@ -1,0 +1,73 @@
+#include "asvcpp/base/diagnostic.h"
+
+#include <gtest/gtest.h>
+
+#include "asvcpp/base/error.h"
+
+namespace asv {
+namespace {
+
+TEST(DiagnosticTest, RendersPositionLineAndCaret) {
+  Diagnostic d{Severity::kError, {"run_configs", 12, 9}, "unknown field", "network.frame_layer_sise = 512", {}};
+  EXPECT_EQ(d.Render(),
+            "run_configs:12:9: error: unknown field\n"
+            " 12 | network.frame_layer_sise = 512\n"
+            "    |         ^\n");
+}
+
+TEST(DiagnosticTest, CaretKeepsTabs) {
+  Diagnostic d{Severity::kWarning, {"f", 3, 3}, "m", "\tab", {}};
+  EXPECT_EQ(d.Render(), "f:3:3: warning: m\n 3 | \tab\n   | \t ^\n");
+}
+
+TEST(DiagnosticTest, FileOnlyAndNoPosition) {
+  EXPECT_EQ((Diagnostic{Severity::kError, {"f", 0, 0}, "empty file", "", {}}).Render(), "f: error: empty file\n");
+  EXPECT_EQ((Diagnostic{Severity::kError, {}, "no config given", "", {}}).Render(), "error: no config given\n");
+}
+
+TEST(DiagnosticTest, NotesFollowTheirDiagnostic) {
+  Diagnostics diags;
+  auto& d = diags.Error({"f", 5, 1}, "config 'net' defined twice", "net");
+  d.notes.push_back(Diagnostic{Severity::kNote, {"f", 2, 1}, "first defined here", "net", {}});
+  EXPECT_EQ(diags.Render(),
+            "f:5:1: error: config 'net' defined twice\n 5 | net\n   | ^\n"
+            "f:2:1: note: first defined here\n 2 | net\n   | ^\n");
+}
+
+TEST(DiagnosticTest, ThrowIfErrorsCollectsAllAndMapsToExitCode2) {
+  Diagnostics diags;
+  diags.Warning({"f", 1, 1}, "w");
+  EXPECT_NO_THROW(diags.ThrowIfErrors());
+  diags.Error({"f", 2, 1}, "e1");
+  diags.Error({"g", 3, 1}, "e2");
+  try {
+    diags.ThrowIfErrors();
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.diagnostics().size(), 3u);
+    EXPECT_EQ(ExitCodeFor(e), 2);
+    const std::string what = e.what();
+    EXPECT_NE(what.find("f:2:1: error: e1"), std::string::npos);
+    EXPECT_NE(what.find("g:3:1: error: e2"), std::string::npos);
+    EXPECT_NE(what.find("2 errors in configuration"), std::string::npos);
+  }
+}
+
+TEST(DiagnosticTest, LineOf) {
+  const std::string text = "a\nbb\r\n\nccc";
+  EXPECT_EQ(LineOf(text, 1), "a");
+  EXPECT_EQ(LineOf(text, 2), "bb");
+  EXPECT_EQ(LineOf(text, 3), "");
+  EXPECT_EQ(LineOf(text, 4), "ccc");
+  EXPECT_EQ(LineOf(text, 5), "");
+}
+
+TEST(ErrorTest, ExitCodes) {
+  EXPECT_EQ(ExitCodeFor(DataError("x")), kExitDataError);
+  EXPECT_EQ(ExitCodeFor(DbError("x")), kExitDbError);
+  EXPECT_EQ(ExitCodeFor(StageError("x")), kExitStageError);
+  EXPECT_EQ(ExitCodeFor(std::runtime_error("x")), kExitFailure);
+}
+
+}  // namespace
+}  // namespace asv

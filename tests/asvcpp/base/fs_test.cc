@@ -1,0 +1,64 @@
+#include "asvcpp/base/fs.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include "asvcpp/base/error.h"
+
+namespace asv::fs {
+namespace {
+
+std::filesystem::path TempDir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("asv_fs_test_" + std::to_string(::getpid()) + "_" + name);
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+TEST(FsTest, AtomicWriteCreatesParentsAndReplaces) {
+  const auto dir = TempDir("write");
+  const auto file = dir / "a" / "b" / "out.txt";
+  WriteFileAtomic(file, std::string("first"));
+  EXPECT_EQ(ReadFile(file), "first");
+  WriteFileAtomic(file, std::string("second"));
+  EXPECT_EQ(ReadFile(file), "second");
+  // No temporary file is left behind.
+  std::size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(file.parent_path())) {
+    (void)entry;
+    ++n;
+  }
+  EXPECT_EQ(n, 1u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FsTest, FailedWriteKeepsOldContents) {
+  const auto dir = TempDir("fail");
+  const auto file = dir / "out.txt";
+  WriteFileAtomic(file, std::string("good"));
+  EXPECT_THROW(WriteFileAtomic(file, [](std::ostream& out) {
+                 out << "partial";
+                 throw DataError("writer failed");
+               }),
+               DataError);
+  EXPECT_EQ(ReadFile(file), "good");
+  std::size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    (void)entry;
+    ++n;
+  }
+  EXPECT_EQ(n, 1u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FsTest, ReadMissingFileNamesPath) {
+  try {
+    ReadFile("/nonexistent/asv/file.txt");
+    FAIL();
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/asv/file.txt"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace asv::fs

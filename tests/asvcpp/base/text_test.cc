@@ -1,0 +1,41 @@
+#include "asvcpp/base/text.h"
+
+#include <gtest/gtest.h>
+
+namespace asv::text {
+namespace {
+
+TEST(TextTest, ValidUtf8) {
+  EXPECT_FALSE(FindInvalidUtf8("plain ascii").has_value());
+  EXPECT_FALSE(FindInvalidUtf8("caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80").has_value());
+}
+
+TEST(TextTest, InvalidUtf8Offsets) {
+  EXPECT_EQ(FindInvalidUtf8("ab\xFF"), 2u);              // never valid
+  EXPECT_EQ(FindInvalidUtf8("a\xC3"), 1u);               // truncated
+  EXPECT_EQ(FindInvalidUtf8("a\xC0\xAF"), 1u);           // overlong '/'
+  EXPECT_EQ(FindInvalidUtf8("xy\xED\xA0\x80"), 2u);      // surrogate
+  EXPECT_EQ(FindInvalidUtf8("\xE9t\xE9"), 0u);           // Latin-1 bytes
+}
+
+TEST(TextTest, EditDistance) {
+  EXPECT_EQ(EditDistance("", ""), 0u);
+  EXPECT_EQ(EditDistance("kitten", "sitting"), 3u);
+  EXPECT_EQ(EditDistance("frame_layer_sise", "frame_layer_size"), 1u);
+  EXPECT_EQ(EditDistance("ab", "ba"), 1u);  // transposition
+}
+
+TEST(TextTest, ClosestMatch) {
+  const std::vector<std::string> fields = {"frame_layer_size", "stat_size", "embedding_size"};
+  EXPECT_EQ(ClosestMatch("frame_layer_sise", fields), "frame_layer_size");
+  EXPECT_EQ(ClosestMatch("stat_sizes", fields), "stat_size");
+  EXPECT_FALSE(ClosestMatch("optimizer", fields).has_value());
+}
+
+TEST(TextTest, Trim) {
+  EXPECT_EQ(Trim("  a b \t\r"), "a b");
+  EXPECT_EQ(Trim("   "), "");
+}
+
+}  // namespace
+}  // namespace asv::text
