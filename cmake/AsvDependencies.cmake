@@ -13,26 +13,60 @@ if(ASV_BUILD_TESTS)
 endif()
 
 # LibTorch: Debian's libtorch-dev (CPU, Gloo) by default; a CUDA build (for example the PyPI
-# wheel, see tools/build_cuda.sh) through CMAKE_PREFIX_PATH.
+# wheel, see tools/build_cuda.sh) or a user's own LibTorch through CMAKE_PREFIX_PATH.
 find_package(Torch REQUIRED)
+
+# TorchConfig's find_library() searches the system folders before the LibTorch tree, so a system
+# LibTorch (Debian's) can shadow the one asked for. Refuse such a mixed build.
+if(TARGET torch_cpu)
+  get_target_property(_asv_torch_cpu torch_cpu IMPORTED_LOCATION)
+  if(NOT _asv_torch_cpu)
+    get_target_property(_asv_configs torch_cpu IMPORTED_CONFIGURATIONS)
+    list(GET _asv_configs 0 _asv_config)
+    get_target_property(_asv_torch_cpu torch_cpu IMPORTED_LOCATION_${_asv_config})
+  endif()
+  get_filename_component(_asv_expected_dir "${_asv_torch_cpu}" DIRECTORY)
+  get_filename_component(_asv_found_dir "${TORCH_LIBRARY}" DIRECTORY)
+  get_filename_component(_asv_expected_dir "${_asv_expected_dir}" REALPATH)
+  get_filename_component(_asv_found_dir "${_asv_found_dir}" REALPATH)
+  if(NOT _asv_expected_dir STREQUAL _asv_found_dir)
+    message(FATAL_ERROR
+      "LibTorch targets come from ${_asv_expected_dir} but libtorch was found in ${_asv_found_dir}. "
+      "Put the LibTorch root (the folder holding lib/ and include/) first in CMAKE_PREFIX_PATH, "
+      "e.g. -DCMAKE_PREFIX_PATH=\"/path/to/torch;/path/to/torch/share/cmake\".")
+  endif()
+endif()
+
 set(ASV_WITH_CUDA OFF)
 set(ASV_WITH_NCCL OFF)
 if(TARGET torch_cuda)
   set(ASV_WITH_CUDA ON)
   find_package(CUDAToolkit REQUIRED)
-  find_path(ASV_NCCL_INCLUDE_DIR nccl.h
-            HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV CPATH
-            PATH_SUFFIXES include)
+  find_path(ASV_NCCL_INCLUDE_DIR nccl.h HINTS ${CUDAToolkit_INCLUDE_DIRS} ENV CPATH)
   if(ASV_NCCL_INCLUDE_DIR)
     set(ASV_WITH_NCCL ON)
   endif()
 endif()
-include(CheckIncludeFileCXX)
-set(CMAKE_REQUIRED_INCLUDES ${TORCH_INCLUDE_DIRS})
-check_include_file_cxx(gloo/config.h ASV_HAVE_GLOO_HEADERS)
-unset(CMAKE_REQUIRED_INCLUDES)
-if(ASV_HAVE_GLOO_HEADERS)
+
+# Gloo (CPU data parallelism) needs headers matching the LibTorch build: look only next to
+# LibTorch's own headers (Debian: /usr/include with libgloo-dev). The pip wheels ship none.
+find_path(ASV_GLOO_INCLUDE_DIR gloo/config.h PATHS ${TORCH_INCLUDE_DIRS} NO_DEFAULT_PATH)
+if(ASV_GLOO_INCLUDE_DIR)
   set(ASV_WITH_GLOO ON)
 else()
   set(ASV_WITH_GLOO OFF)
+endif()
+
+# The PyPI CUDA wheels keep cuDNN, NCCL, cuBLAS ... in sibling nvidia/*/lib folders that
+# libtorch_cuda finds through its own RPATH. The linker needs them too (-rpath-link), and our
+# executables get an RPATH to LibTorch so they run without LD_LIBRARY_PATH.
+set(ASV_TORCH_RPATH "")
+if(TARGET torch_cpu)
+  set(ASV_TORCH_RPATH "${_asv_expected_dir}")
+endif()
+if(ASV_WITH_CUDA)
+  file(GLOB _asv_nvidia_lib_dirs LIST_DIRECTORIES true "${TORCH_INSTALL_PREFIX}/../nvidia/*/lib")
+  foreach(_dir IN LISTS _asv_nvidia_lib_dirs)
+    add_link_options("LINKER:-rpath-link,${_dir}")
+  endforeach()
 endif()

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs everything asvcpp needs on a bare Debian 12 machine (run as root, or with sudo
+# available). Idempotent: installs only what is missing.
+#
+#   tools/setup.sh           # build and test dependencies (CPU build with Debian's LibTorch 1.13)
+#   tools/setup.sh --cuda    # also the torch 2.11.0 wheel in .venv, for tools/build_cuda.sh
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+packages=(
+  build-essential cmake ninja-build pkg-config git ca-certificates python3 python3-venv python3-pip
+  libtorch-dev libgloo-dev
+  tao-pegtl-dev libfmt-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libcli11-dev
+  nlohmann-json3-dev libsndfile1-dev libsoxr-dev
+)
+cuda=0
+for arg in "$@"; do
+  case "$arg" in
+    --cuda) cuda=1 ;;
+    *) echo "usage: $0 [--cuda]" >&2; exit 2 ;;
+  esac
+done
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ "$cuda" -eq 1 ]; then
+  venv="${ASV_VENV:-$root/.venv}"
+  [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+  have=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true)
+  if [ "$have" != "2.11.0" ] && [ "${have%%+*}" != "2.11.0" ]; then
+    echo "setup: installing torch==2.11.0 into $venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check torch==2.11.0
+  fi
+fi
+echo "setup: ok"
