@@ -1,0 +1,803 @@
+#include "asvcpp/db/database.h"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <system_error>
+#include <thread>
+#include <utility>
+
+#include "asvcpp/base/check.h"
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/log.h"
+#include "asvcpp/db/schema.h"
+#include "asvcpp/db/timestamp.h"
+
+namespace asv::db {
+namespace {
+
+// An SQLite failure inside a Retry body; Retry turns it into DbError or a retry.
+struct SqliteFailure {
+  int code;
+  std::string message;
+};
+
+// "message (generic text of the code)", or just the message when both say the same.
+std::string Describe(const std::string& message, int rc) {
+  const std::string generic = sqlite3_errstr(rc);
+  return message == generic ? message : fmt::format("{} ({})", message, generic);
+}
+
+[[noreturn]] void ThrowFailure(sqlite3* db, int rc) {
+  throw SqliteFailure{rc, Describe(sqlite3_errmsg(db), rc)};
+}
+
+bool IsBusy(int code) {
+  const int primary = code & 0xff;
+  return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
+}
+
+void Exec(sqlite3* db, const std::string& sql) {
+  char* error = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
+  if (rc != SQLITE_OK) {
+    std::string message = error ? error : sqlite3_errmsg(db);
+    sqlite3_free(error);
+    throw SqliteFailure{rc, Describe(message, rc)};
+  }
+}
+
+// A prepared statement. Parameters are bound by name (":name"); a name the statement does not use
+// is ignored so that one binder can serve several query variants.
+class Statement {
+ public:
+  Statement(sqlite3* db, std::string_view sql) : db_(db) {
+    const int rc =
+        sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
+    if (rc != SQLITE_OK) ThrowFailure(db, rc);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  Statement& Bind(const char* name, std::int64_t value) {
+    if (const int i = Index(name)) Check(sqlite3_bind_int64(stmt_, i, value));
+    return *this;
+  }
+  Statement& Bind(const char* name, int value) {
+    return Bind(name, static_cast<std::int64_t>(value));
+  }
+  Statement& Bind(const char* name, double value) {
+    if (const int i = Index(name)) {
+      Check(std::isnan(value) ? sqlite3_bind_null(stmt_, i) : sqlite3_bind_double(stmt_, i, value));
+    }
+    return *this;
+  }
+  Statement& Bind(const char* name, std::string_view value) {
+    if (const int i = Index(name)) {
+      Check(sqlite3_bind_text64(stmt_, i, value.data(), value.size(), SQLITE_TRANSIENT,
+                                SQLITE_UTF8));
+    }
+    return *this;
+  }
+  Statement& Bind(const char* name, const std::string& value) {
+    return Bind(name, std::string_view(value));
+  }
+  Statement& Bind(const char* name, const char* value) {
+    return Bind(name, std::string_view(value));
+  }
+  template <typename T>
+  Statement& Bind(const char* name, const std::optional<T>& value) {
+    if (value) return Bind(name, *value);
+    if (const int i = Index(name)) Check(sqlite3_bind_null(stmt_, i));
+    return *this;
+  }
+  // Binds NULL for an empty string.
+  Statement& BindOrNull(const char* name, const std::string& value) {
+    return value.empty() ? Bind(name, std::optional<std::string>()) : Bind(name, value);
+  }
+
+  // Advances to the next row; false when done.
+  bool Step() {
+    const int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    ThrowFailure(db_, rc);
+  }
+  void Run() {
+    while (Step()) {
+    }
+  }
+
+  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
+  double Real(int col) const {
+    return IsNull(col) ? std::numeric_limits<double>::quiet_NaN() : sqlite3_column_double(stmt_, col);
+  }
+  std::optional<double> OptReal(int col) const {
+    if (IsNull(col)) return std::nullopt;
+    return sqlite3_column_double(stmt_, col);
+  }
+  std::string Text(int col) const {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
+    return text ? std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
+                : std::string();
+  }
+  std::optional<std::string> OptText(int col) const {
+    if (IsNull(col)) return std::nullopt;
+    return Text(col);
+  }
+
+ private:
+  int Index(const char* name) const { return sqlite3_bind_parameter_index(stmt_, name); }
+  void Check(int rc) const {
+    if (rc != SQLITE_OK) ThrowFailure(db_, rc);
+  }
+
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+int UserVersion(sqlite3* db) {
+  Statement stmt(db, "PRAGMA user_version");
+  return stmt.Step() ? static_cast<int>(stmt.Int(0)) : 0;
+}
+
+template <typename T>
+std::string ToJson(const std::vector<T>& values) {
+  return nlohmann::json(values).dump();
+}
+
+template <typename T>
+std::vector<T> FromJson(const std::string& text, const char* column) {
+  const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (json.is_discarded() || !json.is_array()) {
+    throw SqliteFailure{SQLITE_MISMATCH,
+                        fmt::format("column {} is not a JSON array: '{}'", column, text)};
+  }
+  std::vector<T> values;
+  try {
+    for (const auto& item : json) values.push_back(item.get<T>());
+  } catch (const nlohmann::json::exception&) {
+    throw SqliteFailure{SQLITE_MISMATCH,
+                        fmt::format("column {} has an element of the wrong type: '{}'", column, text)};
+  }
+  return values;
+}
+
+RunStatus StatusColumn(const Statement& stmt, int col) {
+  try {
+    return ParseRunStatus(stmt.Text(col));
+  } catch (const DbError& e) {
+    throw SqliteFailure{SQLITE_MISMATCH, e.what()};
+  }
+}
+
+// Effective status of a run: a 'running' run this host cannot check (other host, boot or pid
+// namespace) is reported crashed once its heartbeat is stale.
+constexpr std::string_view kRunColumns = R"sql(
+  id, recipe, config, parent_chain, settings_json, settings_hash, command_line, host, pid,
+  process_start, boot_id, pid_namespace, gpu_ids, world_size, code_version, output_folder,
+  status, start_time, end_time, heartbeat_time, error_text,
+  CASE WHEN status = 'running'
+        AND NOT (host = :self_host AND boot_id = :self_boot AND pid_namespace = :self_ns)
+        AND heartbeat_time < :stale_before
+       THEN 'crashed' ELSE status END AS effective_status
+)sql";
+
+RunRow ReadRun(const Statement& s) {
+  RunRow row;
+  row.id = s.Int(0);
+  row.info.recipe = s.Text(1);
+  row.info.config = s.Text(2);
+  row.info.parent_chain = FromJson<std::string>(s.Text(3), "runs.parent_chain");
+  row.info.settings_json = s.Text(4);
+  row.info.settings_hash = s.Text(5);
+  row.info.command_line = s.Text(6);
+  row.info.host = s.Text(7);
+  row.info.pid = s.Int(8);
+  row.info.process_start = s.Int(9);
+  row.info.boot_id = s.Text(10);
+  row.info.pid_namespace = s.Text(11);
+  row.info.gpu_ids = FromJson<int>(s.Text(12), "runs.gpu_ids");
+  row.info.world_size = static_cast<int>(s.Int(13));
+  row.info.code_version = s.Text(14);
+  row.info.output_folder = s.Text(15);
+  const RunStatus stored = StatusColumn(s, 16);
+  row.start_time = s.Text(17);
+  row.end_time = s.OptText(18);
+  row.heartbeat_time = s.Text(19);
+  row.error_text = s.OptText(20);
+  row.status = StatusColumn(s, 21);
+  row.status_inferred = row.status != stored;
+  return row;
+}
+
+// Throws DbError naming the missing row when the last statement changed nothing.
+void ExpectChanged(sqlite3* db, const char* table, std::int64_t id) {
+  if (sqlite3_changes(db) == 0) throw DbError(fmt::format("there is no {} with id {}", table, id));
+}
+
+}  // namespace
+
+std::filesystem::path Database::DefaultPath(const std::filesystem::path& output_folder) {
+  return output_folder / "experiments.db";
+}
+
+Database::Database(const std::filesystem::path& path, DatabaseOptions options)
+    : path_(path), options_(options) {
+  FillCurrentProcess(&self_);
+  if (path_.has_parent_path()) {
+    std::error_code ec;
+    std::filesystem::create_directories(path_.parent_path(), ec);
+    // Another process may have created it at the same moment; only a missing folder is an error.
+    if (ec && !std::filesystem::is_directory(path_.parent_path())) {
+      throw DbError(fmt::format("experiment database {}: cannot create folder {}: {}",
+                                path_.string(), path_.parent_path().string(), ec.message()));
+    }
+  }
+  const int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                                 nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw DbError(
+        fmt::format("experiment database {}: open: {}", path_.string(), Describe(message, rc)));
+  }
+  sqlite3_extended_result_codes(db_, 1);
+  sqlite3_busy_timeout(db_, static_cast<int>(options_.busy_timeout.count()));
+  try {
+    Configure();
+    Migrate();
+  } catch (...) {
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+Database::~Database() {
+  if (db_) sqlite3_close_v2(db_);
+}
+
+Database::Database(Database&& other) noexcept
+    : path_(std::move(other.path_)),
+      options_(other.options_),
+      db_(std::exchange(other.db_, nullptr)),
+      self_(std::move(other.self_)) {}
+
+Database& Database::operator=(Database&& other) noexcept {
+  if (this != &other) {
+    if (db_) sqlite3_close_v2(db_);
+    path_ = std::move(other.path_);
+    options_ = other.options_;
+    db_ = std::exchange(other.db_, nullptr);
+    self_ = std::move(other.self_);
+  }
+  return *this;
+}
+
+void Database::CheckOpen() const {
+  ASV_CHECK(db_ != nullptr, "use of a moved-from asv::db::Database");
+}
+
+void Database::Retry(std::string_view operation, const char* begin,
+                     const std::function<void()>& body) {
+  CheckOpen();
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  // Jitter keeps processes that collided once from colliding again in lock step.
+  std::minstd_rand rng(static_cast<unsigned>(::getpid()) ^
+                       static_cast<unsigned>(start.time_since_epoch().count()));
+  auto delay = std::chrono::microseconds(500);
+  const auto rollback = [this] {
+    if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  };
+  for (int attempt = 1;; ++attempt) {
+    try {
+      if (begin) Exec(db_, begin);
+      body();
+      if (begin) Exec(db_, "COMMIT");
+      return;
+    } catch (const SqliteFailure& failure) {
+      rollback();
+      const auto elapsed = Clock::now() - start;
+      if (!IsBusy(failure.code)) {
+        throw DbError(fmt::format("experiment database {}: {}: {}", path_.string(), operation,
+                                  failure.message));
+      }
+      if (elapsed >= options_.retry_limit) {
+        throw DbError(fmt::format(
+            "experiment database {}: {}: {}; gave up after {} attempts in {} ms (another process "
+            "holds the database lock)",
+            path_.string(), operation, failure.message, attempt,
+            std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
+      }
+    } catch (const DbError& e) {
+      rollback();
+      throw DbError(fmt::format("experiment database {}: {}: {}", path_.string(), operation,
+                                e.what()));
+    } catch (...) {
+      rollback();
+      throw;
+    }
+    std::uniform_int_distribution<long> jitter(0, delay.count());
+    std::this_thread::sleep_for(delay + std::chrono::microseconds(jitter(rng)));
+    delay = std::min<std::chrono::microseconds>(delay * 2, std::chrono::milliseconds(100));
+  }
+}
+
+void Database::Write(std::string_view operation, const std::function<void()>& body) {
+  Retry(operation, "BEGIN IMMEDIATE", body);
+}
+
+void Database::Read(std::string_view operation, const std::function<void()>& body) {
+  // A deferred transaction gives the reads of one call a single consistent snapshot.
+  Retry(operation, "BEGIN", body);
+}
+
+void Database::Configure() {
+  const int latest = LatestSchemaVersion();
+  // Reading the header first also detects files that are not SQLite databases (SQLITE_NOTADB),
+  // and refuses a newer schema before anything is changed.
+  Retry("open", nullptr, [&] {
+    const int version = UserVersion(db_);
+    if (version > latest) {
+      throw DbError(fmt::format(
+          "schema version {} is newer than the newest this build of asvcpp knows ({}); use a "
+          "newer asvcpp to open it",
+          version, latest));
+    }
+  });
+  Retry("enable WAL mode", nullptr, [&] {
+    Statement stmt(db_, "PRAGMA journal_mode=WAL");
+    const std::string mode = stmt.Step() ? stmt.Text(0) : std::string();
+    if (mode != "wal") {
+      throw DbError(fmt::format(
+          "could not switch to WAL journal mode (journal_mode is '{}'); is the file on a file "
+          "system without shared-memory support, such as NFS?",
+          mode));
+    }
+  });
+  Retry("configure connection", nullptr,
+        [&] { Exec(db_, "PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;"); });
+}
+
+void Database::Migrate() {
+  const int latest = LatestSchemaVersion();
+  const int target =
+      options_.max_schema_version > 0 ? std::min(options_.max_schema_version, latest) : latest;
+  // One transaction per migration; the version is read inside it, so concurrent openers each
+  // apply a migration at most once between them.
+  for (bool done = false; !done;) {
+    Write("migrate schema", [&] {
+      done = false;
+      const int version = UserVersion(db_);
+      if (version > latest) {
+        throw DbError(fmt::format("schema version {} is newer than the newest this build knows ({})",
+                                  version, latest));
+      }
+      if (version >= target) {
+        done = true;
+        return;
+      }
+      const Migration& migration = Migrations()[static_cast<std::size_t>(version)];
+      Exec(db_, std::string(migration.sql));
+      Exec(db_, fmt::format("PRAGMA user_version = {}", migration.version));
+      ASV_LOG(Debug, "experiment database {}: migrated to schema version {} ({})", path_.string(),
+              migration.version, migration.description);
+    });
+  }
+}
+
+std::int64_t Database::BeginRun(const RunInfo& info) {
+  RunInfo filled = info;
+  if (filled.pid == 0) FillCurrentProcess(&filled);
+  std::int64_t id = 0;
+  Write("BeginRun", [&] {
+    const std::string now = NowUtc();
+    Statement stmt(db_, R"sql(
+      INSERT INTO runs (recipe, config, parent_chain, settings_json, settings_hash, command_line,
+                        host, pid, process_start, boot_id, pid_namespace, gpu_ids, world_size,
+                        code_version, output_folder, status, start_time, heartbeat_time)
+      VALUES (:recipe, :config, :parent_chain, :settings_json, :settings_hash, :command_line,
+              :host, :pid, :process_start, :boot_id, :pid_namespace, :gpu_ids, :world_size,
+              :code_version, :output_folder, 'running', :now, :now))sql");
+    stmt.Bind(":recipe", filled.recipe)
+        .Bind(":config", filled.config)
+        .Bind(":parent_chain", ToJson(filled.parent_chain))
+        .Bind(":settings_json", filled.settings_json)
+        .Bind(":settings_hash", filled.settings_hash)
+        .Bind(":command_line", filled.command_line)
+        .Bind(":host", filled.host)
+        .Bind(":pid", filled.pid)
+        .Bind(":process_start", filled.process_start)
+        .Bind(":boot_id", filled.boot_id)
+        .Bind(":pid_namespace", filled.pid_namespace)
+        .Bind(":gpu_ids", ToJson(filled.gpu_ids))
+        .Bind(":world_size", filled.world_size)
+        .Bind(":code_version", filled.code_version)
+        .Bind(":output_folder", filled.output_folder)
+        .Bind(":now", now)
+        .Run();
+    id = sqlite3_last_insert_rowid(db_);
+  });
+  return id;
+}
+
+void Database::FinishRun(std::int64_t run_id, RunStatus status, const std::string& error_text) {
+  Write("FinishRun", [&] {
+    const std::string now = NowUtc();
+    Statement(db_, R"sql(
+      UPDATE runs SET status = :status, end_time = :now, heartbeat_time = :now,
+                      error_text = :error_text
+      WHERE id = :id)sql")
+        .Bind(":status", ToString(status))
+        .Bind(":now", now)
+        .BindOrNull(":error_text", error_text)
+        .Bind(":id", run_id)
+        .Run();
+    ExpectChanged(db_, "run", run_id);
+  });
+}
+
+void Database::Heartbeat(std::int64_t run_id) {
+  Write("Heartbeat", [&] {
+    Statement(db_, "UPDATE runs SET heartbeat_time = :now WHERE id = :id")
+        .Bind(":now", NowUtc())
+        .Bind(":id", run_id)
+        .Run();
+    ExpectChanged(db_, "run", run_id);
+  });
+}
+
+std::int64_t Database::BeginStage(std::int64_t run_id, int stage, const std::string& name) {
+  std::int64_t id = 0;
+  Write("BeginStage", [&] {
+    Statement(db_, R"sql(
+      INSERT INTO stages (run_id, stage, name, status, start_time)
+      VALUES (:run_id, :stage, :name, 'running', :now))sql")
+        .Bind(":run_id", run_id)
+        .Bind(":stage", stage)
+        .Bind(":name", name)
+        .Bind(":now", NowUtc())
+        .Run();
+    id = sqlite3_last_insert_rowid(db_);
+  });
+  return id;
+}
+
+void Database::FinishStage(std::int64_t stage_id, RunStatus status, const std::string& error_text) {
+  Write("FinishStage", [&] {
+    Statement(db_, R"sql(
+      UPDATE stages SET status = :status, end_time = :now, error_text = :error_text
+      WHERE id = :id)sql")
+        .Bind(":status", ToString(status))
+        .Bind(":now", NowUtc())
+        .BindOrNull(":error_text", error_text)
+        .Bind(":id", stage_id)
+        .Run();
+    ExpectChanged(db_, "stage", stage_id);
+  });
+}
+
+void Database::RecordEpoch(std::int64_t run_id, const EpochRecord& epoch) {
+  Write("RecordEpoch", [&] {
+    Statement(db_, R"sql(
+      INSERT INTO epochs (run_id, epoch, loss, accuracy, learning_rate, seconds, frames_per_second,
+                          val_loss, val_accuracy, recorded_time)
+      VALUES (:run_id, :epoch, :loss, :accuracy, :learning_rate, :seconds, :frames_per_second,
+              :val_loss, :val_accuracy, :now)
+      ON CONFLICT (run_id, epoch) DO UPDATE SET
+        loss = excluded.loss, accuracy = excluded.accuracy,
+        learning_rate = excluded.learning_rate, seconds = excluded.seconds,
+        frames_per_second = excluded.frames_per_second, val_loss = excluded.val_loss,
+        val_accuracy = excluded.val_accuracy, recorded_time = excluded.recorded_time)sql")
+        .Bind(":run_id", run_id)
+        .Bind(":epoch", epoch.epoch)
+        .Bind(":loss", epoch.loss)
+        .Bind(":accuracy", epoch.accuracy)
+        .Bind(":learning_rate", epoch.learning_rate)
+        .Bind(":seconds", epoch.seconds)
+        .Bind(":frames_per_second", epoch.frames_per_second)
+        .Bind(":val_loss", epoch.val_loss)
+        .Bind(":val_accuracy", epoch.val_accuracy)
+        .Bind(":now", NowUtc())
+        .Run();
+  });
+}
+
+std::int64_t Database::RecordResult(std::int64_t run_id, const ResultRecord& result) {
+  std::int64_t id = 0;
+  Write("RecordResult", [&] {
+    Statement(db_, R"sql(
+      INSERT INTO results (run_id, epoch, trial_list, eer, min_dcf, p_target, c_miss, c_fa,
+                           n_target, n_nontarget, recorded_time)
+      VALUES (:run_id, :epoch, :trial_list, :eer, :min_dcf, :p_target, :c_miss, :c_fa,
+              :n_target, :n_nontarget, :now))sql")
+        .Bind(":run_id", run_id)
+        .Bind(":epoch", result.epoch)
+        .Bind(":trial_list", result.trial_list)
+        .Bind(":eer", result.eer)
+        .Bind(":min_dcf", result.min_dcf)
+        .Bind(":p_target", result.p_target)
+        .Bind(":c_miss", result.c_miss)
+        .Bind(":c_fa", result.c_fa)
+        .Bind(":n_target", result.n_target)
+        .Bind(":n_nontarget", result.n_nontarget)
+        .Bind(":now", NowUtc())
+        .Run();
+    id = sqlite3_last_insert_rowid(db_);
+  });
+  return id;
+}
+
+std::int64_t Database::RecordArtifact(std::int64_t run_id, const ArtifactRecord& artifact) {
+  std::int64_t id = 0;
+  Write("RecordArtifact", [&] {
+    Statement(db_, R"sql(
+      INSERT INTO artifacts (run_id, stage_id, path, kind, checksum, bytes, recorded_time)
+      VALUES (:run_id, :stage_id, :path, :kind, :checksum, :bytes, :now))sql")
+        .Bind(":run_id", run_id)
+        .Bind(":stage_id", artifact.stage_id)
+        .Bind(":path", artifact.path)
+        .Bind(":kind", artifact.kind)
+        .Bind(":checksum", artifact.checksum)
+        .Bind(":bytes", artifact.bytes)
+        .Bind(":now", NowUtc())
+        .Run();
+    id = sqlite3_last_insert_rowid(db_);
+  });
+  return id;
+}
+
+int Database::MarkCrashedRuns() {
+  struct Dead {
+    std::int64_t id;
+    std::int64_t pid;
+  };
+  std::vector<Dead> dead;
+  // Liveness is checked outside the write transaction (it reads /proc); the UPDATE below only
+  // touches runs that are still 'running', so a run that finished meanwhile is left alone.
+  Read("MarkCrashedRuns", [&] {
+    dead.clear();
+    Statement stmt(db_, R"sql(
+      SELECT id, pid, process_start FROM runs
+      WHERE status = 'running' AND host = :host AND boot_id = :boot AND pid_namespace = :ns)sql");
+    stmt.Bind(":host", self_.host).Bind(":boot", self_.boot_id).Bind(":ns", self_.pid_namespace);
+    while (stmt.Step()) {
+      if (!IsProcessAlive(stmt.Int(1), stmt.Int(2))) dead.push_back({stmt.Int(0), stmt.Int(1)});
+    }
+  });
+  if (dead.empty()) return 0;
+  int marked = 0;
+  Write("MarkCrashedRuns", [&] {
+    marked = 0;
+    for (const Dead& run : dead) {
+      Statement(db_, R"sql(
+        UPDATE runs SET status = 'crashed', end_time = heartbeat_time,
+                        error_text = COALESCE(error_text, :reason)
+        WHERE id = :id AND status = 'running')sql")
+          .Bind(":reason", fmt::format("process {} on host {} ended without finishing the run",
+                                       run.pid, self_.host))
+          .Bind(":id", run.id)
+          .Run();
+      if (sqlite3_changes(db_) == 0) continue;
+      ++marked;
+      Statement(db_, R"sql(
+        UPDATE stages SET status = 'crashed',
+                          end_time = (SELECT heartbeat_time FROM runs WHERE id = :id)
+        WHERE run_id = :id AND status = 'running')sql")
+          .Bind(":id", run.id)
+          .Run();
+    }
+  });
+  if (marked > 0) {
+    ASV_LOG(Info, "experiment database {}: marked {} run(s) whose process is gone as crashed",
+            path_.string(), marked);
+  }
+  return marked;
+}
+
+std::vector<RunRow> Database::QueryRuns(const RunFilter& filter,
+                                        std::optional<std::int64_t> run_id) {
+  MarkCrashedRuns();
+  std::vector<RunRow> rows;
+  Read("ListRuns", [&] {
+    rows.clear();
+    const std::string stale_before =
+        FormatUtc(std::chrono::system_clock::now() - options_.stale_heartbeat);
+    Statement stmt(db_, fmt::format(R"sql(
+      SELECT * FROM (SELECT {} FROM runs)
+      WHERE (:recipe IS NULL OR recipe = :recipe)
+        AND (:config IS NULL OR config = :config)
+        AND (:status IS NULL OR effective_status = :status)
+        AND (:id IS NULL OR id = :id)
+      ORDER BY id DESC
+      LIMIT :limit)sql",
+                                    kRunColumns));
+    stmt.Bind(":self_host", self_.host)
+        .Bind(":self_boot", self_.boot_id)
+        .Bind(":self_ns", self_.pid_namespace)
+        .Bind(":stale_before", stale_before)
+        .Bind(":recipe", filter.recipe)
+        .Bind(":config", filter.config)
+        .Bind(":id", run_id)
+        .Bind(":limit", filter.limit > 0 ? filter.limit : -1);
+    if (filter.status) {
+      stmt.Bind(":status", ToString(*filter.status));
+    } else {
+      stmt.Bind(":status", std::optional<std::string>());
+    }
+    while (stmt.Step()) rows.push_back(ReadRun(stmt));
+  });
+  return rows;
+}
+
+std::vector<RunRow> Database::ListRuns(const RunFilter& filter) {
+  return QueryRuns(filter, std::nullopt);
+}
+
+std::optional<RunRow> Database::GetRun(std::int64_t run_id) {
+  auto rows = QueryRuns({}, run_id);
+  if (rows.empty()) return std::nullopt;
+  return std::move(rows.front());
+}
+
+std::vector<ResultRow> Database::Results(const ResultFilter& filter) {
+  std::vector<ResultRow> rows;
+  Read("Results", [&] {
+    rows.clear();
+    // Ties on EER go to the latest recorded result (largest id).
+    Statement stmt(db_, fmt::format(R"sql(
+      WITH filtered AS (
+        SELECT r.id, r.run_id, runs.recipe, runs.config, r.epoch, r.trial_list, r.eer, r.min_dcf,
+               r.p_target, r.c_miss, r.c_fa, r.n_target, r.n_nontarget, r.recorded_time
+        FROM results AS r JOIN runs ON runs.id = r.run_id
+        WHERE (:recipe IS NULL OR runs.recipe = :recipe)
+          AND (:config IS NULL OR runs.config = :config)
+          AND (:trial_list IS NULL OR r.trial_list = :trial_list)
+          AND (:run_id IS NULL OR r.run_id = :run_id)),
+      ranked AS (
+        SELECT *, ROW_NUMBER() OVER (PARTITION BY recipe, config, trial_list
+                                     ORDER BY eer IS NULL, eer ASC, id DESC) AS rank
+        FROM filtered)
+      SELECT id, run_id, recipe, config, epoch, trial_list, eer, min_dcf, p_target, c_miss, c_fa,
+             n_target, n_nontarget, recorded_time
+      FROM ranked
+      WHERE (:best = 0 OR rank = 1)
+      ORDER BY {}
+      LIMIT :limit)sql",
+                                    filter.best_per_config ? "recipe, config, trial_list"
+                                                           : "id DESC"));
+    stmt.Bind(":recipe", filter.recipe)
+        .Bind(":config", filter.config)
+        .Bind(":trial_list", filter.trial_list)
+        .Bind(":run_id", filter.run_id)
+        .Bind(":best", filter.best_per_config ? 1 : 0)
+        .Bind(":limit", filter.limit > 0 ? filter.limit : -1);
+    while (stmt.Step()) {
+      ResultRow row;
+      row.id = stmt.Int(0);
+      row.run_id = stmt.Int(1);
+      row.recipe = stmt.Text(2);
+      row.config = stmt.Text(3);
+      if (!stmt.IsNull(4)) row.record.epoch = static_cast<int>(stmt.Int(4));
+      row.record.trial_list = stmt.Text(5);
+      row.record.eer = stmt.Real(6);
+      row.record.min_dcf = stmt.Real(7);
+      row.record.p_target = stmt.Real(8);
+      row.record.c_miss = stmt.Real(9);
+      row.record.c_fa = stmt.Real(10);
+      row.record.n_target = stmt.Int(11);
+      row.record.n_nontarget = stmt.Int(12);
+      row.recorded_time = stmt.Text(13);
+      rows.push_back(std::move(row));
+    }
+  });
+  return rows;
+}
+
+std::vector<EpochRow> Database::Epochs(std::int64_t run_id) {
+  std::vector<EpochRow> rows;
+  Read("Epochs", [&] {
+    rows.clear();
+    Statement stmt(db_, R"sql(
+      SELECT id, run_id, epoch, loss, accuracy, learning_rate, seconds, frames_per_second,
+             val_loss, val_accuracy, recorded_time
+      FROM epochs WHERE run_id = :run_id ORDER BY epoch)sql");
+    stmt.Bind(":run_id", run_id);
+    while (stmt.Step()) {
+      EpochRow row;
+      row.id = stmt.Int(0);
+      row.run_id = stmt.Int(1);
+      row.record.epoch = static_cast<int>(stmt.Int(2));
+      row.record.loss = stmt.Real(3);
+      row.record.accuracy = stmt.Real(4);
+      row.record.learning_rate = stmt.Real(5);
+      row.record.seconds = stmt.Real(6);
+      row.record.frames_per_second = stmt.Real(7);
+      row.record.val_loss = stmt.OptReal(8);
+      row.record.val_accuracy = stmt.OptReal(9);
+      row.recorded_time = stmt.Text(10);
+      rows.push_back(std::move(row));
+    }
+  });
+  return rows;
+}
+
+std::vector<StageRow> Database::Stages(std::int64_t run_id) {
+  std::vector<StageRow> rows;
+  Read("Stages", [&] {
+    rows.clear();
+    Statement stmt(db_, R"sql(
+      SELECT id, run_id, stage, name, status, start_time, end_time, error_text
+      FROM stages WHERE run_id = :run_id ORDER BY id)sql");
+    stmt.Bind(":run_id", run_id);
+    while (stmt.Step()) {
+      StageRow row;
+      row.id = stmt.Int(0);
+      row.run_id = stmt.Int(1);
+      row.stage = static_cast<int>(stmt.Int(2));
+      row.name = stmt.Text(3);
+      row.status = StatusColumn(stmt, 4);
+      row.start_time = stmt.Text(5);
+      row.end_time = stmt.OptText(6);
+      row.error_text = stmt.OptText(7);
+      rows.push_back(std::move(row));
+    }
+  });
+  return rows;
+}
+
+std::vector<ArtifactRow> Database::Artifacts(std::int64_t run_id) {
+  std::vector<ArtifactRow> rows;
+  Read("Artifacts", [&] {
+    rows.clear();
+    Statement stmt(db_, R"sql(
+      SELECT id, run_id, stage_id, path, kind, checksum, bytes, recorded_time
+      FROM artifacts WHERE run_id = :run_id ORDER BY id)sql");
+    stmt.Bind(":run_id", run_id);
+    while (stmt.Step()) {
+      ArtifactRow row;
+      row.id = stmt.Int(0);
+      row.run_id = stmt.Int(1);
+      if (!stmt.IsNull(2)) row.record.stage_id = stmt.Int(2);
+      row.record.path = stmt.Text(3);
+      row.record.kind = stmt.Text(4);
+      row.record.checksum = stmt.Text(5);
+      row.record.bytes = stmt.Int(6);
+      row.recorded_time = stmt.Text(7);
+      rows.push_back(std::move(row));
+    }
+  });
+  return rows;
+}
+
+int Database::SchemaVersion() {
+  int version = 0;
+  Read("SchemaVersion", [&] { version = UserVersion(db_); });
+  return version;
+}
+
+std::string Database::IntegrityCheck() {
+  std::string report;
+  Read("IntegrityCheck", [&] {
+    report.clear();
+    Statement stmt(db_, "PRAGMA integrity_check");
+    while (stmt.Step()) {
+      if (!report.empty()) report += '\n';
+      report += stmt.Text(0);
+    }
+  });
+  return report;
+}
+
+}  // namespace asv::db

@@ -1,0 +1,268 @@
+// The experiment database: one SQLite file per output folder recording runs, stages, training
+// epochs, evaluation results and artifacts.
+//
+//   asv::db::Database db(asv::db::Database::DefaultPath(output_folder));
+//   asv::db::RunInfo info{...};
+//   const std::int64_t run = db.BeginRun(info);            // status 'running'
+//   asv::db::RunHeartbeat heartbeat(db.path(), run);        // keeps heartbeat_time fresh
+//   asv::db::EpochRecord epoch;  epoch.epoch = 1;  epoch.loss = 3.2;  ...
+//   db.RecordEpoch(run, epoch);                             // again for the same epoch: replaced
+//   asv::db::ResultRecord result;  result.trial_list = "voxceleb1_o";  result.eer = 2.31;  ...
+//   db.RecordResult(run, result);
+//   db.FinishRun(run, asv::db::RunStatus::kFinished);
+//
+// Concurrency: many processes may open the same file at once (also while it is being created and
+// migrated). The file is in WAL mode, so readers never block the single writer; every write is
+// one short BEGIN IMMEDIATE transaction. SQLITE_BUSY/SQLITE_LOCKED are first waited out by
+// SQLite's busy handler (DatabaseOptions::busy_timeout per attempt), then the whole transaction is
+// retried with exponential backoff and jitter until DatabaseOptions::retry_limit has passed, after
+// which DbError is thrown. WAL needs shared memory, so the file must be on a local file system
+// (not NFS).
+//
+// A Database object is one SQLite connection: use it from one thread at a time, and never across
+// fork() (open a new one in the child). Errors: every public member throws asv::DbError whose
+// message names the database path, the operation and SQLite's error text.
+//
+// Schema and columns: see schema.h; all times are UTC ISO-8601 text (timestamp.h).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "asvcpp/db/run_info.h"
+
+struct sqlite3;
+
+namespace asv::db {
+
+/// Tuning of one connection. Defaults suit many asvrun processes sharing one output folder.
+struct DatabaseOptions {
+  /// How long SQLite itself waits for a lock before a statement returns SQLITE_BUSY.
+  std::chrono::milliseconds busy_timeout{5000};
+  /// Total time one operation keeps retrying a busy/locked transaction before DbError.
+  std::chrono::milliseconds retry_limit{60000};
+  /// A 'running' run of a process this host cannot check (another host, container or boot) is
+  /// reported as crashed when its heartbeat_time is older than this.
+  std::chrono::seconds stale_heartbeat{600};
+  /// For tests of migrations only: when > 0, stop migrating at this schema version.
+  int max_schema_version = 0;
+};
+
+/// One training epoch. Accuracies are percentages (0-100). NaN values are stored as NULL and read
+/// back as NaN (val_* as nullopt).
+struct EpochRecord {
+  int epoch = 0;                  ///< 1-based epoch number.
+  double loss = 0;                ///< Mean training loss over the epoch.
+  double accuracy = 0;            ///< Training classification accuracy, percent.
+  double learning_rate = 0;       ///< Learning rate used in the epoch.
+  double seconds = 0;             ///< Wall-clock duration of the epoch, seconds.
+  double frames_per_second = 0;   ///< Training throughput in feature frames per second.
+  std::optional<double> val_loss;      ///< Validation loss, when computed.
+  std::optional<double> val_accuracy;  ///< Validation accuracy, percent, when computed.
+};
+
+/// One evaluation of a system on a trial list. minDCF follows the NIST SRE definition
+/// (normalised by min(c_miss * p_target, c_fa * (1 - p_target))).
+struct ResultRecord {
+  std::optional<int> epoch;  ///< Network epoch the embeddings came from; nullopt for final/none.
+  std::string trial_list;    ///< Name of the trial list, e.g. "voxceleb1_o".
+  double eer = 0;            ///< Equal error rate, percent (0-100).
+  double min_dcf = 0;        ///< Normalised minimum detection cost.
+  double p_target = 0.01;    ///< Prior of a target trial used for min_dcf.
+  double c_miss = 1;         ///< Cost of a miss used for min_dcf.
+  double c_fa = 1;           ///< Cost of a false alarm used for min_dcf.
+  std::int64_t n_target = 0;     ///< Number of target trials scored.
+  std::int64_t n_nontarget = 0;  ///< Number of non-target trials scored.
+};
+
+/// A file produced by a run.
+struct ArtifactRecord {
+  std::optional<std::int64_t> stage_id;  ///< Stage row (BeginStage) that produced it, if known.
+  std::string path;                      ///< Path as written (absolute or relative to output).
+  std::string kind;                      ///< e.g. "checkpoint", "embeddings", "scores".
+  std::string checksum;                  ///< e.g. "sha256:<hex>"; "" when not computed.
+  std::int64_t bytes = 0;                ///< File size in bytes.
+};
+
+/// A row of `runs`.
+struct RunRow {
+  std::int64_t id = 0;
+  RunInfo info;
+  /// Status as reported: the stored status, except that a 'running' run whose process this host
+  /// cannot check and whose heartbeat is stale is reported as kCrashed (see status_inferred).
+  RunStatus status = RunStatus::kRunning;
+  /// True when `status` is kCrashed only because of a stale heartbeat; the stored status is still
+  /// 'running' (the run may come back, e.g. after a network partition).
+  bool status_inferred = false;
+  std::string start_time;                 ///< UTC ISO-8601.
+  std::optional<std::string> end_time;    ///< UTC ISO-8601; nullopt while running.
+  std::string heartbeat_time;             ///< UTC ISO-8601 of the last sign of life.
+  std::optional<std::string> error_text;  ///< Failure or crash description.
+};
+
+/// A row of `stages`.
+struct StageRow {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  int stage = 0;             ///< Stage number within the recipe.
+  std::string name;          ///< Stage name, e.g. "features".
+  RunStatus status = RunStatus::kRunning;
+  std::string start_time;
+  std::optional<std::string> end_time;
+  std::optional<std::string> error_text;
+};
+
+/// A row of `epochs`.
+struct EpochRow {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  EpochRecord record;
+  std::string recorded_time;
+};
+
+/// A row of `results` joined with the recipe and config of its run.
+struct ResultRow {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  std::string recipe;
+  std::string config;
+  ResultRecord record;
+  std::string recorded_time;
+};
+
+/// A row of `artifacts`.
+struct ArtifactRow {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  ArtifactRecord record;
+  std::string recorded_time;
+};
+
+/// Selection for Database::ListRuns; unset fields match everything.
+struct RunFilter {
+  std::optional<std::string> recipe;
+  std::optional<std::string> config;
+  std::optional<RunStatus> status;  ///< Compared with the reported (possibly inferred) status.
+  int limit = 0;                    ///< At most this many rows (newest first); 0 = no limit.
+};
+
+/// Selection for Database::Results; unset fields match everything.
+struct ResultFilter {
+  std::optional<std::string> recipe;
+  std::optional<std::string> config;
+  std::optional<std::string> trial_list;
+  std::optional<std::int64_t> run_id;
+  /// Keep only the lowest-EER result of each (recipe, config, trial_list) among the rows matching
+  /// the other filters; among equal EERs the latest recorded wins.
+  bool best_per_config = false;
+  int limit = 0;  ///< At most this many rows; 0 = no limit.
+};
+
+/// One connection to an experiment database file. Movable, not copyable.
+class Database {
+ public:
+  /// `output_folder`/experiments.db: the default database of an output folder.
+  static std::filesystem::path DefaultPath(const std::filesystem::path& output_folder);
+
+  /// Opens `path`, creating it and its parent folders if missing, switches it to WAL mode, sets
+  /// foreign_keys=ON, synchronous=NORMAL and the busy timeout, and applies missing migrations.
+  /// Throws DbError (naming `path`) if the file cannot be created or opened, is not an SQLite
+  /// database, has a schema version newer than LatestSchemaVersion(), or cannot be migrated.
+  explicit Database(const std::filesystem::path& path, DatabaseOptions options = {});
+  ~Database();
+  Database(Database&& other) noexcept;
+  Database& operator=(Database&& other) noexcept;
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  const DatabaseOptions& options() const { return options_; }
+
+  /// Inserts a run with status 'running' and start_time = heartbeat_time = now. When info.pid is
+  /// 0, host/pid/process_start/boot_id/pid_namespace are taken from the calling process
+  /// (FillCurrentProcess). Returns the new run id (> 0). Throws DbError.
+  std::int64_t BeginRun(const RunInfo& info);
+
+  /// Sets the run's status (normally kFinished or kFailed), end_time = heartbeat_time = now and
+  /// error_text (NULL when empty). Throws DbError if the run does not exist.
+  void FinishRun(std::int64_t run_id, RunStatus status, const std::string& error_text = "");
+
+  /// Sets heartbeat_time = now. Throws DbError if the run does not exist.
+  void Heartbeat(std::int64_t run_id);
+
+  /// Inserts a stage execution with status 'running' and start_time = now; returns its id.
+  /// Throws DbError if the run does not exist.
+  std::int64_t BeginStage(std::int64_t run_id, int stage, const std::string& name);
+
+  /// Sets the stage's status, end_time = now and error_text (NULL when empty). Throws DbError if
+  /// the stage does not exist.
+  void FinishStage(std::int64_t stage_id, RunStatus status, const std::string& error_text = "");
+
+  /// Records an epoch of training, replacing an earlier record of the same (run, epoch), e.g.
+  /// from before a resume. Throws DbError if the run does not exist.
+  void RecordEpoch(std::int64_t run_id, const EpochRecord& epoch);
+
+  /// Records an evaluation result; returns its id. Throws DbError if the run does not exist.
+  std::int64_t RecordResult(std::int64_t run_id, const ResultRecord& result);
+
+  /// Records an artifact; returns its id. Throws DbError if the run (or the given stage) does
+  /// not exist.
+  std::int64_t RecordArtifact(std::int64_t run_id, const ArtifactRecord& artifact);
+
+  /// Persists status 'crashed' for every 'running' run whose process ran in this host, boot and
+  /// pid namespace and no longer exists (or whose pid now belongs to a process started at another
+  /// time). end_time becomes the last heartbeat_time; running stages of those runs become
+  /// 'crashed' too. Runs from elsewhere are not touched (see RunRow::status_inferred). Returns
+  /// the number of runs marked. Throws DbError.
+  int MarkCrashedRuns();
+
+  /// Runs matching `filter`, newest first, after MarkCrashedRuns(). Throws DbError.
+  std::vector<RunRow> ListRuns(const RunFilter& filter = {});
+
+  /// One run (after MarkCrashedRuns()), or nullopt if there is no such id. Throws DbError.
+  std::optional<RunRow> GetRun(std::int64_t run_id);
+
+  /// Results matching `filter`, newest first; with best_per_config ordered by recipe, config and
+  /// trial list. Throws DbError.
+  std::vector<ResultRow> Results(const ResultFilter& filter = {});
+
+  /// Epochs of a run in epoch order. Throws DbError.
+  std::vector<EpochRow> Epochs(std::int64_t run_id);
+
+  /// Stage executions of a run in the order they started. Throws DbError.
+  std::vector<StageRow> Stages(std::int64_t run_id);
+
+  /// Artifacts of a run in the order they were recorded. Throws DbError.
+  std::vector<ArtifactRow> Artifacts(std::int64_t run_id);
+
+  /// Current `PRAGMA user_version`. Throws DbError.
+  int SchemaVersion();
+
+  /// Result of `PRAGMA integrity_check`, one line per problem; "ok" when the file is sound.
+  /// Throws DbError if the check cannot run.
+  std::string IntegrityCheck();
+
+ private:
+  void Configure();
+  void Migrate();
+  // Runs `body` (inside `begin` ... COMMIT when `begin` is not null) and retries busy/locked
+  // failures with backoff until options_.retry_limit; any other failure becomes DbError.
+  void Retry(std::string_view operation, const char* begin, const std::function<void()>& body);
+  void Write(std::string_view operation, const std::function<void()>& body);
+  void Read(std::string_view operation, const std::function<void()>& body);
+  std::vector<RunRow> QueryRuns(const RunFilter& filter, std::optional<std::int64_t> run_id);
+  void CheckOpen() const;
+
+  std::filesystem::path path_;
+  DatabaseOptions options_;
+  sqlite3* db_ = nullptr;
+  RunInfo self_;  // Identity of this process (host, boot, pid namespace) for crash detection.
+};
+
+}  // namespace asv::db

@@ -1,0 +1,109 @@
+#include "asvcpp/db/schema.h"
+
+namespace asv::db {
+namespace {
+
+constexpr std::string_view kV1Tables = R"sql(
+CREATE TABLE runs (
+  id              INTEGER PRIMARY KEY,
+  recipe          TEXT    NOT NULL,
+  config          TEXT    NOT NULL,
+  parent_chain    TEXT    NOT NULL DEFAULT '[]',   -- JSON array of block names
+  settings_json   TEXT    NOT NULL DEFAULT '',
+  settings_hash   TEXT    NOT NULL DEFAULT '',
+  command_line    TEXT    NOT NULL DEFAULT '',
+  host            TEXT    NOT NULL DEFAULT '',
+  pid             INTEGER NOT NULL DEFAULT 0,
+  process_start   INTEGER NOT NULL DEFAULT 0,      -- clock ticks since boot, /proc/<pid>/stat
+  boot_id         TEXT    NOT NULL DEFAULT '',
+  pid_namespace   TEXT    NOT NULL DEFAULT '',
+  gpu_ids         TEXT    NOT NULL DEFAULT '[]',   -- JSON array of ints
+  world_size      INTEGER NOT NULL DEFAULT 1,
+  code_version    TEXT    NOT NULL DEFAULT '',
+  output_folder   TEXT    NOT NULL DEFAULT '',
+  status          TEXT    NOT NULL DEFAULT 'running'
+                  CHECK (status IN ('running', 'finished', 'failed', 'crashed')),
+  start_time      TEXT    NOT NULL,
+  end_time        TEXT,
+  heartbeat_time  TEXT    NOT NULL,
+  error_text      TEXT
+);
+
+CREATE TABLE stages (
+  id          INTEGER PRIMARY KEY,
+  run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  stage       INTEGER NOT NULL,
+  name        TEXT    NOT NULL,
+  status      TEXT    NOT NULL DEFAULT 'running'
+              CHECK (status IN ('running', 'finished', 'failed', 'crashed')),
+  start_time  TEXT    NOT NULL,
+  end_time    TEXT,
+  error_text  TEXT
+);
+
+CREATE TABLE epochs (
+  id                 INTEGER PRIMARY KEY,
+  run_id             INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  epoch              INTEGER NOT NULL,
+  loss               REAL,               -- NULL stands for NaN
+  accuracy           REAL,               -- percent
+  learning_rate      REAL,
+  seconds            REAL,
+  frames_per_second  REAL,
+  val_loss           REAL,
+  val_accuracy       REAL,               -- percent
+  recorded_time      TEXT    NOT NULL,
+  UNIQUE (run_id, epoch)
+);
+
+CREATE TABLE results (
+  id             INTEGER PRIMARY KEY,
+  run_id         INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  epoch          INTEGER,
+  trial_list     TEXT    NOT NULL,
+  eer            REAL,                   -- percent; NULL stands for NaN
+  min_dcf        REAL,
+  p_target       REAL,
+  c_miss         REAL,
+  c_fa           REAL,
+  n_target       INTEGER NOT NULL,
+  n_nontarget    INTEGER NOT NULL,
+  recorded_time  TEXT    NOT NULL
+);
+
+CREATE TABLE artifacts (
+  id             INTEGER PRIMARY KEY,
+  run_id         INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  stage_id       INTEGER REFERENCES stages(id) ON DELETE SET NULL,
+  path           TEXT    NOT NULL,
+  kind           TEXT    NOT NULL,
+  checksum       TEXT    NOT NULL DEFAULT '',
+  bytes          INTEGER NOT NULL DEFAULT 0,
+  recorded_time  TEXT    NOT NULL
+);
+)sql";
+
+// Indexes for the listing queries (asvrun runs/results) and the foreign keys of child tables.
+constexpr std::string_view kV2Indexes = R"sql(
+CREATE INDEX runs_recipe_config ON runs(recipe, config);
+CREATE INDEX runs_status_host ON runs(status, host);
+CREATE INDEX stages_run ON stages(run_id);
+CREATE INDEX results_run ON results(run_id);
+CREATE INDEX results_trial_list ON results(trial_list, eer);
+CREATE INDEX artifacts_run ON artifacts(run_id);
+CREATE INDEX artifacts_stage ON artifacts(stage_id);
+)sql";
+
+}  // namespace
+
+const std::vector<Migration>& Migrations() {
+  static const std::vector<Migration> migrations = {
+      {1, "tables runs, stages, epochs, results, artifacts", kV1Tables},
+      {2, "indexes for listing and foreign keys", kV2Indexes},
+  };
+  return migrations;
+}
+
+int LatestSchemaVersion() { return Migrations().back().version; }
+
+}  // namespace asv::db

@@ -1,0 +1,34 @@
+// Schema of the experiment database and its ordered migrations.
+//
+// The schema version lives in `PRAGMA user_version`. Migration i (1-based) upgrades a database
+// from version i-1 to version i; Database applies the missing ones in order, each in its own
+// BEGIN IMMEDIATE transaction that also sets user_version, so a crash or a concurrent opener
+// never sees a half-migrated database. Never edit a released migration: append a new one.
+//
+// Tables (all times are UTC ISO-8601 text, see timestamp.h):
+//   runs       one row per `asvrun RECIPE CONFIG` execution (identity, settings, status, times)
+//   stages     one row per stage execution of a run
+//   epochs     one row per (run, epoch) of network training; re-recording an epoch replaces it
+//   results    one row per evaluation (trial list, EER in percent, minDCF and its parameters)
+//   artifacts  files a run produced (path, kind, checksum, size)
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace asv::db {
+
+/// One migration: the SQL that moves the schema from `version - 1` to `version`.
+struct Migration {
+  int version;
+  std::string_view description;
+  std::string_view sql;  ///< One or more statements; executed inside the migration transaction.
+};
+
+/// All migrations in order; Migrations()[i].version == i + 1.
+const std::vector<Migration>& Migrations();
+
+/// The newest schema version this build knows (Migrations().back().version).
+int LatestSchemaVersion();
+
+}  // namespace asv::db
