@@ -1,0 +1,159 @@
+#include "asvcpp/settings/binding.h"
+
+#include <fmt/format.h>
+
+#include "asvcpp/base/text.h"
+#include "asvcpp/settings/check.h"
+#include "parser/parse.h"
+
+namespace asv::settings {
+
+namespace {
+
+// Looks up `key` ("group.field"), reporting an unknown group or field with a suggestion.
+const Field* Lookup(const SettingsTree& tree, const std::string& key, const Site& site, Diagnostics& diags) {
+  const auto dot = key.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == key.size()) {
+    std::string message = fmt::format("'{}' is not a setting name; expected group.field", key);
+    if (auto close = text::ClosestMatch(key, tree.Keys())) message += fmt::format(" (did you mean '{}'?)", *close);
+    diags.Error(site.pos, message, site.source_line);
+    return nullptr;
+  }
+  const std::string group_name = key.substr(0, dot);
+  const std::string field_name = key.substr(dot + 1);
+  const Group* group = tree.FindGroup(group_name);
+  if (group == nullptr) {
+    std::string message = fmt::format("unknown settings group '{}'", group_name);
+    if (auto close = text::ClosestMatch(group_name, tree.GroupNames())) {
+      message += fmt::format(" (did you mean '{}'?)", *close);
+    }
+    diags.Error(site.pos, message, site.source_line);
+    return nullptr;
+  }
+  if (const Field* field = group->Find(field_name)) return field;
+  std::string message = fmt::format("unknown field '{}'", key);
+  if (auto close = text::ClosestMatch(field_name, group->FieldNames())) {
+    message += fmt::format(" (did you mean '{}'?)", *close);
+  } else {
+    for (const auto& other : tree.groups()) {
+      if (other.Find(field_name) != nullptr) {
+        message += fmt::format(" (did you mean '{}.{}'?)", other.name, field_name);
+        break;
+      }
+    }
+  }
+  SourcePos pos = site.pos;
+  if (pos.has_line() && pos.column > 0) pos.column += static_cast<int>(dot + 1);
+  diags.Error(pos, message, site.source_line);
+  return nullptr;
+}
+
+void Assign(SettingsTree& tree, Field& field, const parser::Value& value, parser::Provenance provenance,
+            const Site& site) {
+  field.set(value);
+  field.provenance = std::move(provenance);
+  field.site = site.pos;
+  field.site_line = site.source_line;
+  field.set_seq = tree.NextSeq();
+}
+
+bool AcceptsRawString(const TypeDesc& type) {
+  return type.kind == TypeDesc::Kind::kString ||
+         (type.kind == TypeDesc::Kind::kOptional && type.element().kind == TypeDesc::Kind::kString);
+}
+
+}  // namespace
+
+void ValidateAssignments(const SettingsTree& tree, const std::vector<parser::Assignment>& assignments,
+                         Diagnostics& diags) {
+  for (const auto& a : assignments) {
+    const Site site{a.pos, a.source_line, true};
+    const Field* field = Lookup(tree, a.key, site, diags);
+    if (field == nullptr) continue;
+    CheckAssignment(*field, a.annotation ? &*a.annotation : nullptr, a.value, site, diags);
+  }
+}
+
+void ValidateRunConfigs(const SettingsTree& tree, const parser::RunConfigsFile& file, Diagnostics& diags) {
+  for (const auto& block : file.blocks) ValidateAssignments(tree, block.assignments, diags);
+}
+
+void Bind(SettingsTree& tree, const parser::ResolvedConfig& config, Diagnostics& diags) {
+  for (const auto& key : config.keys) {
+    const parser::ResolvedValue* rv = config.Find(key);
+    if (rv == nullptr) continue;
+    const Site site{rv->provenance.pos, rv->source_line, true};
+    const Field* found = Lookup(tree, key, site, diags);
+    if (found == nullptr) continue;
+    if (!CheckAssignment(*found, rv->annotation ? &*rv->annotation : nullptr, rv->value, site, diags)) continue;
+    Assign(tree, *tree.FindField(key), rv->value, rv->provenance, site);
+  }
+}
+
+void BindConfig(SettingsTree& tree, const parser::ResolvedConfig& init, const parser::ResolvedConfig& run,
+                Diagnostics& diags) {
+  Bind(tree, init, diags);
+  Bind(tree, run, diags);
+}
+
+void ApplyOverride(SettingsTree& tree, const std::string& arg, Diagnostics& diags) {
+  const Site site{SourcePos{"--set " + arg, 0, 0}, {}, false};
+  const auto eq = arg.find('=');
+  if (eq == std::string::npos) {
+    diags.Error(site.pos, "expected --set group.field=value");
+    return;
+  }
+  const std::string key(text::Trim(std::string_view(arg).substr(0, eq)));
+  const std::string raw(text::Trim(std::string_view(arg).substr(eq + 1)));
+  const Field* found = Lookup(tree, key, site, diags);
+  if (found == nullptr) return;
+  Diagnostics parse_diags;
+  std::optional<parser::Value> value = parser::ParseLiteral(raw, "--set " + key, parse_diags);
+  if (!value) {
+    if (!AcceptsRawString(found->type)) {
+      std::string reason;
+      for (const auto& d : parse_diags.all()) {
+        if (d.severity == Severity::kError) {
+          reason = ": " + d.message;
+          break;
+        }
+      }
+      diags.Error(site.pos, fmt::format("cannot read '{}' as {}{}", raw, found->type.ToString(), reason));
+      return;
+    }
+    value = parser::Value::String(raw);
+  }
+  if (!CheckAssignment(*found, nullptr, *value, site, diags)) return;
+  parser::Provenance provenance;
+  provenance.source = parser::Provenance::Source::kCommandLine;
+  Assign(tree, *tree.FindField(key), *value, provenance, site);
+}
+
+void Validate(const SettingsTree& tree, Diagnostics& diags) {
+  for (const auto& group : tree.groups()) {
+    if (group.validate) {
+      Validator v(group, diags);
+      group.validate(v);
+    }
+    for (const auto& field : group.fields) {
+      if (field.no_effect.empty() || field.provenance.source == parser::Provenance::Source::kDefault) continue;
+      if (field.IsDefault()) continue;
+      diags.Warning(field.site, fmt::format("{} has no effect in asvcpp: {}", field.key(), field.no_effect),
+                    field.site_line);
+    }
+  }
+}
+
+void ResetToDefaults(SettingsTree& tree) {
+  for (auto& group : tree.groups()) {
+    for (auto& field : group.fields) {
+      field.set(field.default_value);
+      field.provenance = parser::Provenance{};
+      field.site = SourcePos{};
+      field.site_line.clear();
+      field.set_seq = 0;
+    }
+  }
+}
+
+}  // namespace asv::settings

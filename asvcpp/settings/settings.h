@@ -1,0 +1,381 @@
+// The standard settings groups, with ASVtorch's names, types and defaults
+// (ASVtorch asvtorch/src/settings/settings.py; reference/asvtorch.md section 1.2).
+//
+// Each group lists every field once in Register (help text, constraints). Deviations from
+// ASVtorch, all deliberate:
+//   * types are real: network.bn_momentum is float (ASVtorch annotates int), momentum and
+//     net_vlad_alpha are float, max_consecutive_lr_updates is a real int field (a class attribute
+//     in ASVtorch, invisible in its printout);
+//   * computing.device is not a setting (asvrun derives it from gpu_ids and the local rank);
+//   * settings asvcpp does not read are marked NoEffect and a config that sets them to another
+//     value than the default gets a warning (see each field's reason);
+//   * features.use_kaldi = False is an error: Kaldi-compatible features are the only kind;
+//   * enumerated strings are checked against their choices when the config is read, not when
+//     a stage first uses them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "asvcpp/settings/settings_tree.h"
+#include "asvcpp/settings/types.h"
+
+namespace asv::settings {
+
+/// `paths.*`: where inputs are and outputs go.
+struct PathSettings {
+  std::string kaldi_recipe_folder = "/path/to/your/kaldi/egs/xxx/vx/";
+  std::string kaldi_mfcc_conf_file = "path/to/mfcc/conf/file";
+  std::string musan_folder = "/path/to/musan/";
+  OrderedDict<std::string> datasets = {{"example_dataset_name", "/example/input_dataset/folder/"}};
+  std::string output_folder = "/all/the/system/outputs/go/here/";
+  std::string feature_and_list_folder = "kaldi";
+  std::string system_folder = "system1";
+
+  template <class V>
+  void Register(V& v) {
+    v("kaldi_recipe_folder", kaldi_recipe_folder, "Kaldi recipe folder ASVtorch ran its shell steps in")
+        .NoEffect("asvcpp needs no Kaldi checkout; features, VAD and augmentation are built in");
+    v("kaldi_mfcc_conf_file", kaldi_mfcc_conf_file,
+      "Kaldi-style MFCC options file (--name=value lines); asvrun sets it to the recipe's configs/mfcc.conf "
+      "before applying the configs, as ASVtorch's run.py does");
+    v("musan_folder", musan_folder, "Root of the MUSAN corpus (augmentation)");
+    v("datasets", datasets, "Dataset name -> root folder of the raw corpus");
+    v("output_folder", output_folder, "Root folder of all outputs");
+    v("feature_and_list_folder", feature_and_list_folder,
+      "Subfolder of output_folder for utterance lists and features");
+    v("system_folder", system_folder, "Subfolder of output_folder for one trained system");
+  }
+};
+
+/// `computing.*`: workers and GPUs.
+struct ComputingSettings {
+  int ubm_training_workers = 8;
+  int posterior_extraction_dataloader_workers = 5;
+  int ivector_dataloader_workers = 10;
+  int network_dataloader_workers = 10;
+  int feature_extraction_workers = 44;
+  bool use_gpu = true;
+  Tuple<int> gpu_ids = {0};
+  int local_process_rank = 0;
+  int local_gpu_id = 0;
+  int world_size = 1;
+
+  template <class V>
+  void Register(V& v) {
+    static const char* kIvector = "only ASVtorch's i-vector recipes read it; asvcpp has no i-vector pipeline";
+    static const char* kRuntime = "set by asvrun at run time from the launch environment";
+    v("ubm_training_workers", ubm_training_workers, "Kaldi jobs/threads for UBM training").Min(1).NoEffect(kIvector);
+    v("posterior_extraction_dataloader_workers", posterior_extraction_dataloader_workers,
+      "Data loader workers for frame posterior extraction")
+        .Min(0)
+        .NoEffect(kIvector);
+    v("ivector_dataloader_workers", ivector_dataloader_workers, "Data loader workers for i-vector extraction")
+        .Min(0)
+        .NoEffect(kIvector);
+    v("network_dataloader_workers", network_dataloader_workers,
+      "Data loader workers for network training, validation and embedding extraction")
+        .Min(0);
+    v("feature_extraction_workers", feature_extraction_workers,
+      "Parallel jobs for feature extraction, VAD and augmentation")
+        .Min(1);
+    v("use_gpu", use_gpu, "Use CUDA when available (False forces the CPU)");
+    v("gpu_ids", gpu_ids, "Physical GPU of each local rank; several ids train data-parallel").Min(0);
+    v("local_process_rank", local_process_rank, "Rank of this process on its node").Min(0).NoEffect(kRuntime);
+    v("local_gpu_id", local_gpu_id, "GPU used by this process").Min(0).NoEffect(kRuntime);
+    v("world_size", world_size, "Number of training processes").Min(1).NoEffect(kRuntime);
+  }
+};
+
+/// `network.*`: x-vector architecture, training and extraction.
+struct NetworkSettings {
+  int resume_epoch = 0;
+  int max_epochs = 1000;
+  int eer_stop_epochs = 3;
+  double minimum_improvement = 0.1;
+  int epochs_per_train_call = 1;
+  int utts_per_speaker_in_epoch = 320;
+  int minibatch_size = 64;
+  int min_clip_size = 200;
+  int max_clip_size = 400;
+  double max_test_cut_portion = 0.02;
+  double max_val_cut_portion = 0.1;
+  int max_batch_size_in_frames = 30000;
+  int validation_utterances = 500;
+  int print_interval = 500;
+  int accuracy_print_interval = 6;
+  int extraction_print_interval = 200;
+  std::string optimizer = "sgd";
+  int max_consecutive_lr_updates = 2;
+  double initial_learning_rate = 0.1;
+  double min_loss_change_ratio = 0.01;
+  double min_room_for_improvement = 0.1;
+  double target_loss = 0.1;
+  double momentum = 0;
+  double weight_decay = 0.001;
+  Tuple<std::string> weight_decay_skiplist = {"batchnorm"};
+  int optimizer_step_interval = 1;
+  std::string cnn_padding_mode = "zeros";
+  double bn_momentum = 0.1;
+  bool bn_affine = true;
+  std::string activation = "lrelu";
+  double lrelu_slope = 0.01;
+  std::string network_class = "asvtorch.src.networks.architectures.StandardNet";
+  int frame_layer_size = 512;
+  int stat_size = 1500;
+  int embedding_size = 512;
+  std::string pooling_layer_type = "default";
+  std::string cluster_assignment_mode = "net_vlad";
+  std::string supervector_mode = "net_vlad";
+  std::string lde_covariance_type = "spherical";
+  bool normalize_supervector = true;
+  int n_clusters = 64;
+  int n_ghost_clusters = 2;
+  double net_vlad_alpha = 1;
+  int ser = 16;
+  int attention_layer_size = 64;
+
+  /// The architecture named by network_class without ASVtorch's module path, e.g.
+  /// "StandardNet" for "asvtorch.src.networks.architectures.StandardNet". network_class must have
+  /// passed validation.
+  std::string ArchitectureName() const;
+
+  template <class V>
+  void Register(V& v) {
+    v("resume_epoch", resume_epoch,
+      "0: train a new network; N > 0: resume from epoch N; N < 0: only evaluate epoch |N|");
+    v("max_epochs", max_epochs, "Last epoch to train").Min(1);
+    v("eer_stop_epochs", eer_stop_epochs,
+      "Stop after this many evaluations (one per train call) without EER improvement")
+        .Min(1);
+    v("minimum_improvement", minimum_improvement, "EER improvement (percentage points) that resets the patience")
+        .Min(0);
+    v("epochs_per_train_call", epochs_per_train_call, "Epochs between EER evaluations").Min(1);
+    v("utts_per_speaker_in_epoch", utts_per_speaker_in_epoch, "Training clips per speaker per epoch").Min(1);
+    v("minibatch_size", minibatch_size, "Clips per optimizer step, over all GPUs").Min(1);
+    v("min_clip_size", min_clip_size, "Shortest training clip (frames)").Min(1);
+    v("max_clip_size", max_clip_size, "Longest training clip (frames); >= min_clip_size").Min(1);
+    v("max_test_cut_portion", max_test_cut_portion,
+      "Largest fraction of an utterance cut off to batch utterances of similar length (extraction)")
+        .Range(0, 1);
+    v("max_val_cut_portion", max_val_cut_portion, "As max_test_cut_portion, for validation").Range(0, 1);
+    v("max_batch_size_in_frames", max_batch_size_in_frames, "Frame budget of one extraction/validation batch")
+        .Min(1);
+    v("validation_utterances", validation_utterances,
+      "Held-out validation utterances (and size of the training subset that is also evaluated)")
+        .Min(0);
+    v("print_interval", print_interval, "Minibatches between loss prints").Min(1);
+    v("accuracy_print_interval", accuracy_print_interval, "Every N-th print also runs validation").Min(1);
+    v("extraction_print_interval", extraction_print_interval, "Batches between progress prints in extraction")
+        .Min(1);
+    v("optimizer", optimizer, "Optimizer (only SGD, as in ASVtorch)").Choices({"sgd"});
+    v("max_consecutive_lr_updates", max_consecutive_lr_updates,
+      "Stop training after this many consecutive learning-rate halvings")
+        .Min(1);
+    v("initial_learning_rate", initial_learning_rate, "Learning rate of a new network").Positive();
+    v("min_loss_change_ratio", min_loss_change_ratio,
+      "Halve the learning rate when an epoch's relative loss decrease is below this")
+        .Min(0);
+    v("min_room_for_improvement", min_room_for_improvement, "Floor of the loss-decrease denominator").Positive();
+    v("target_loss", target_loss, "Loss that counts as fully trained in the learning-rate rule").Min(0);
+    v("momentum", momentum, "SGD momentum").Range(0, 1);
+    v("weight_decay", weight_decay, "L2 weight decay of parameters not in weight_decay_skiplist").Min(0);
+    v("weight_decay_skiplist", weight_decay_skiplist,
+      "Parameters whose name contains one of these substrings get no weight decay");
+    v("optimizer_step_interval", optimizer_step_interval, "Minibatches accumulated per optimizer step").Min(1);
+    v("cnn_padding_mode", cnn_padding_mode, "Padding of the frame-layer convolutions")
+        .Choices({"zeros", "circular"});
+    v("bn_momentum", bn_momentum, "BatchNorm running-statistics momentum").Range(0, 1);
+    v("bn_affine", bn_affine, "BatchNorm with learnable scale and shift");
+    v("activation", activation, "Activation function").Choices({"relu", "lrelu", "selu"});
+    v("lrelu_slope", lrelu_slope, "Negative slope of the leaky ReLU").Min(0);
+    v("network_class", network_class,
+      "Architecture: StandardNet, StandardSeNet, StandardResSeNet or LargeResSeNet, plain or as ASVtorch's "
+      "dotted path asvtorch.src.networks.architectures.<Name>")
+        .Check(CheckNetworkClass);
+    v("frame_layer_size", frame_layer_size, "Channels of the TDNN frame layers").Min(1);
+    v("stat_size", stat_size, "Channels of the last frame layer (input of pooling)").Min(1);
+    v("embedding_size", embedding_size, "Embedding dimension").Min(1);
+    v("pooling_layer_type", pooling_layer_type, "default: mean+std pooling; clustering: NetVLAD/LDE")
+        .Choices({"default", "clustering"});
+    v("cluster_assignment_mode", cluster_assignment_mode, "Cluster assignment of the clustering pooling layer")
+        .Choices({"net_vlad", "lde"});
+    v("supervector_mode", supervector_mode, "Component-vector normalisation of the clustering pooling layer")
+        .Choices({"net_vlad", "lde"});
+    v("lde_covariance_type", lde_covariance_type, "Precision shape of LDE assignment")
+        .Choices({"spherical", "shared_spherical", "diagonal", "shared_diagonal"})
+        .Unsupported({"full", "shared_full"}, "not implemented (as in ASVtorch); use spherical, shared_spherical, "
+                                              "diagonal or shared_diagonal");
+    v("normalize_supervector", normalize_supervector, "L2-normalise the pooled supervector");
+    v("n_clusters", n_clusters, "Clusters of the clustering pooling layer").Min(1);
+    v("n_ghost_clusters", n_ghost_clusters, "Ghost clusters (NetVLAD assignment)").Min(0);
+    v("net_vlad_alpha", net_vlad_alpha, "Scale of the NetVLAD assignment initialisation");
+    v("ser", ser, "Squeeze-excitation reduction factor").Min(1);
+    v("attention_layer_size", attention_layer_size, "Unused (ASVtorch defines but never reads it)")
+        .Min(1)
+        .NoEffect("no architecture reads it (ASVtorch does not either)");
+  }
+
+  void Validate(Validator& v) const;
+
+  /// Error text for a network_class value that names no known architecture, else nullopt.
+  static std::optional<std::string> CheckNetworkClass(const parser::Value& value);
+};
+
+/// `posterior_extraction.*`: i-vector frame posteriors (ASVtorch i-vector recipes only).
+struct PosteriorExtractionSettings {
+  int n_top_gaussians = 20;
+  double posterior_threshold = 0.025;
+  int batch_size_in_frames = 500000;
+
+  template <class V>
+  void Register(V& v) {
+    static const char* kIvector = "only ASVtorch's i-vector recipes read it; asvcpp has no i-vector pipeline";
+    v("n_top_gaussians", n_top_gaussians, "Gaussians kept per frame").Min(1).NoEffect(kIvector);
+    v("posterior_threshold", posterior_threshold, "Posteriors below this are dropped").Range(0, 1).NoEffect(kIvector);
+    v("batch_size_in_frames", batch_size_in_frames, "Frames per batch").Min(1).NoEffect(kIvector);
+  }
+};
+
+/// `ivector.*`: i-vector extractor (ASVtorch i-vector recipes only).
+struct IVectorSettings {
+  int num_gaussians = 2048;
+  std::string ubm_name = "ubm_2048";
+  int ivec_dim = 400;
+  std::string ivec_type = "augmented";
+  int n_iterations = 5;
+  double initial_prior_offset = 100;
+  std::string covariance_type = "full";
+  bool update_projections = true;
+  bool update_covariances = true;
+  bool minimum_divergence = true;
+  bool update_means = true;
+  int batch_size_in_utts = 200;
+  int n_component_batches = 16;
+
+  template <class V>
+  void Register(V& v) {
+    static const char* kIvector = "only ASVtorch's i-vector recipes read it; asvcpp has no i-vector pipeline";
+    v("num_gaussians", num_gaussians, "UBM components").Min(1).NoEffect(kIvector);
+    v("ubm_name", ubm_name, "UBM folder name").NoEffect(kIvector);
+    v("ivec_dim", ivec_dim, "i-vector dimension").Min(1).NoEffect(kIvector);
+    v("ivec_type", ivec_type, "augmented or standard i-vector model")
+        .Choices({"augmented", "standard"})
+        .NoEffect(kIvector);
+    v("n_iterations", n_iterations, "Extractor training iterations").Min(1).NoEffect(kIvector);
+    v("initial_prior_offset", initial_prior_offset, "Prior offset of the augmented model").NoEffect(kIvector);
+    v("covariance_type", covariance_type, "Residual covariance type")
+        .Choices({"full", "diagonal", "spherical", "shared_full", "shared_diagonal", "shared_spherical"})
+        .NoEffect(kIvector);
+    v("update_projections", update_projections, "Update T in training").NoEffect(kIvector);
+    v("update_covariances", update_covariances, "Update covariances in training").NoEffect(kIvector);
+    v("minimum_divergence", minimum_divergence, "Minimum-divergence re-estimation").NoEffect(kIvector);
+    v("update_means", update_means, "Update means in training").NoEffect(kIvector);
+    v("batch_size_in_utts", batch_size_in_utts, "Utterances per batch").Min(1).NoEffect(kIvector);
+    v("n_component_batches", n_component_batches, "Component batches; must divide num_gaussians")
+        .Min(1)
+        .NoEffect(kIvector);
+  }
+
+  void Validate(Validator& v) const;
+};
+
+/// `features.*`: acoustic features and VAD use.
+struct FeatureSettings {
+  int sampling_rate = 16000;
+  int frame_shift = 10;
+  bool use_kaldi = true;
+  std::string cmvn = "m";
+  int cmvn_window = 300;
+  std::string deltas = "b";
+  int delta_reach = 3;
+  bool sad_enabled = true;
+  bool log_feats = true;
+  bool dct_feats = true;
+  int vad_mismatch_tolerance = 0;
+
+  template <class V>
+  void Register(V& v) {
+    v("sampling_rate", sampling_rate, "Sampling rate (Hz); asvrun overwrites it with --sample-frequency from "
+                                      "paths.kaldi_mfcc_conf_file, as ASVtorch does")
+        .Min(1)
+        .NoEffect("overwritten with --sample-frequency of paths.kaldi_mfcc_conf_file (as in ASVtorch)");
+    v("frame_shift", frame_shift, "Frame shift (ms) of diarization labels")
+        .Min(1)
+        .NoEffect("only ASVtorch's unused diarization code reads it; the feature frame shift comes from mfcc.conf");
+    v("use_kaldi", use_kaldi, "Kaldi-compatible features (the only kind)").Check([](const parser::Value& x) {
+      return x.as_bool() ? std::nullopt
+                         : std::optional<std::string>(
+                               "features.use_kaldi = False is not supported: asvcpp computes Kaldi-compatible "
+                               "features only (ASVtorch raises NotImplementedError too)");
+    });
+    v("cmvn", cmvn, "Sliding-window normalisation: 'm' mean, 'mv' mean and variance, '' none")
+        .Choices({"", "m", "mv"});
+    v("cmvn_window", cmvn_window, "Sliding CMN window (frames)").Min(1);
+    v("deltas", deltas, "'b' base features, 'bv' + deltas, 'bva' + deltas and delta-deltas")
+        .Choices({"b", "bv", "bva"});
+    v("delta_reach", delta_reach, "Delta window reach (frames each side)").Min(1);
+    v("sad_enabled", sad_enabled, "Use only VAD-selected frames (False: all frames)");
+    v("log_feats", log_feats, "Unused (ASVtorch defines but never reads it)")
+        .NoEffect("no code reads it (ASVtorch does not either)");
+    v("dct_feats", dct_feats, "Unused (ASVtorch defines but never reads it)")
+        .NoEffect("no code reads it (ASVtorch does not either)");
+    v("vad_mismatch_tolerance", vad_mismatch_tolerance,
+      "Frames by which VAD and feature lengths may differ (padded/trimmed with a warning)")
+        .Min(0);
+  }
+};
+
+/// `backend.*`: PLDA and scoring.
+struct BackendSettings {
+  int plda_dim = 200;
+  std::int64_t max_all_vs_all_score_count = 100000000;
+  std::int64_t pairwise_scoring_chunk_size = 50000;
+  int score_norm_full_cohort_size = 2000;
+  int score_norm_adaptive_cohort_size = 200;
+
+  template <class V>
+  void Register(V& v) {
+    v("plda_dim", plda_dim, "PLDA speaker subspace dimension").Min(1);
+    v("max_all_vs_all_score_count", max_all_vs_all_score_count,
+      "Score all enrollment-test pairs at once when their count is below this, else trial by trial")
+        .Min(1);
+    v("pairwise_scoring_chunk_size", pairwise_scoring_chunk_size, "Trials per chunk in pairwise scoring").Min(1);
+    v("score_norm_full_cohort_size", score_norm_full_cohort_size, "Cohort size for score normalisation").Min(1);
+    v("score_norm_adaptive_cohort_size", score_norm_adaptive_cohort_size,
+      "Top cohort scores used by adaptive score normalisation")
+        .Min(1);
+  }
+};
+
+/// `diarization.*`: empty, as in ASVtorch.
+struct DiarizationSettings {
+  template <class V>
+  void Register(V&) {}
+};
+
+/// All standard groups. A recipe adds its own group(s) to the tree (see AddStandardGroups).
+struct Settings {
+  PathSettings paths;
+  ComputingSettings computing;
+  NetworkSettings network;
+  PosteriorExtractionSettings posterior_extraction;
+  IVectorSettings ivector;
+  FeatureSettings features;
+  BackendSettings backend;
+  DiarizationSettings diarization;
+};
+
+/// Adds the eight standard groups of `settings` to `tree` in ASVtorch's order. A recipe then adds
+/// its own: `tree.AddGroup("recipe", recipe_settings)`.
+void AddStandardGroups(SettingsTree& tree, Settings& settings);
+
+/// Architectures asvcpp implements, in ASVtorch's order.
+const std::vector<std::string>& KnownArchitectures();
+
+/// ASVtorch's module path of its architectures, "asvtorch.src.networks.architectures.".
+inline constexpr const char* kAsvtorchArchitecturePrefix = "asvtorch.src.networks.architectures.";
+
+}  // namespace asv::settings
