@@ -1,0 +1,823 @@
+#include "parser/parse.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string_view>
+
+#include "asvcpp/base/fs.h"
+#include "asvcpp/base/text.h"
+#include "parser/grammar.h"
+
+namespace asv::parser {
+
+namespace {
+
+namespace pegtl = tao::pegtl;
+namespace g = grammar;
+
+// ---- Parser state and semantic actions ---------------------------------------------------------
+
+// A container (or int()/float() call) being read; closed by its closing bracket's action.
+struct Frame {
+  enum class Kind { kList, kParen, kDict, kIntCall, kFloatCall };
+  Kind kind;
+  SourcePos pos;  ///< Position given to the finished value.
+  std::vector<Value> items;
+  std::vector<std::pair<Value, Value>> entries;
+  std::optional<Value> key;  ///< Dict key waiting for its value.
+  bool saw_comma = false;
+};
+
+struct ParseState : g::SyntaxContext {
+  static constexpr std::size_t kMaxNesting = 100;
+  std::string file;
+
+  std::vector<Frame> frames;
+  std::optional<Value> result;
+  Frame::Kind pending_call = Frame::Kind::kIntCall;
+  SourcePos pending_call_pos;
+
+  std::string key;
+  SourcePos key_pos;
+  std::vector<TypeExpr> types;
+  std::optional<TypeExpr> type_root;
+
+  std::string header_name;
+  SourcePos header_pos;
+  std::vector<std::string> parents;
+  std::vector<SourcePos> parent_pos;
+
+  template <typename Input>
+  SourcePos Pos(const Input& in) const {
+    const auto p = in.position();
+    return SourcePos{file, static_cast<int>(p.line), static_cast<int>(p.column)};
+  }
+
+  void Push(Frame::Kind kind, char bracket, const SourcePos& open, SourcePos value_pos) {
+    // Recursion in the grammar follows the nesting; keep it far from the stack limit.
+    if (frames.size() >= kMaxNesting) {
+      throw g::SyntaxError(fmt::format("values nested deeper than {} levels", kMaxNesting), open.line, open.column);
+    }
+    frames.push_back(Frame{kind, std::move(value_pos), {}, {}, {}, false});
+    open_brackets.push_back({bracket, open.line, open.column});
+  }
+
+  Frame Pop() {
+    Frame f = std::move(frames.back());
+    frames.pop_back();
+    open_brackets.pop_back();
+    return f;
+  }
+
+  void Emit(Value v, SourcePos pos) {
+    v.set_pos(std::move(pos));
+    Emit(std::move(v));
+  }
+
+  void Emit(Value v);
+};
+
+[[noreturn]] void Fail(const SourcePos& pos, const std::string& message) {
+  throw g::SyntaxError(message, pos.line, pos.column);
+}
+
+bool IsHashable(const Value& v) {
+  if (v.kind() == Value::Kind::kList || v.kind() == Value::Kind::kDict) return false;
+  if (v.kind() == Value::Kind::kTuple) {
+    return std::all_of(v.items().begin(), v.items().end(), IsHashable);
+  }
+  return true;
+}
+
+void ParseState::Emit(Value v) {
+  if (frames.empty()) {
+    result = std::move(v);
+    return;
+  }
+  Frame& f = frames.back();
+  if (f.kind != Frame::Kind::kDict) {
+    f.items.push_back(std::move(v));
+    return;
+  }
+  if (!f.key) {
+    if (!IsHashable(v)) Fail(v.pos(), fmt::format("a {} cannot be a dict key (keys must be hashable)", v.KindName()));
+    f.key = std::move(v);
+    return;
+  }
+  // Python keeps the first key's position and the last value of a repeated key.
+  auto same = std::find_if(f.entries.begin(), f.entries.end(), [&](const auto& e) { return e.first == *f.key; });
+  if (same != f.entries.end()) {
+    same->second = std::move(v);
+  } else {
+    f.entries.emplace_back(std::move(*f.key), std::move(v));
+  }
+  f.key.reset();
+}
+
+void AppendUtf8(std::string& out, std::uint32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xC0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xE0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  } else {
+    out += static_cast<char>(0xF0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
+    out += static_cast<char>(0x80 | (cp & 0x3F));
+  }
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Decodes a string token (prefix and quotes included) with Python's escape rules. `pos` is the
+// token's position; strings never span lines, so an escape's column is pos.column + its offset.
+std::string DecodeString(std::string_view token, const SourcePos& pos) {
+  const bool raw = token[0] == 'r' || token[0] == 'R';
+  const std::size_t start = raw ? 2 : 1;
+  const std::string_view body = token.substr(start, token.size() - start - 1);
+  if (raw) return std::string(body);  // Backslashes stay, even before a quote (as in Python).
+  std::string out;
+  for (std::size_t i = 0; i < body.size(); ++i) {
+    if (body[i] != '\\') {
+      out += body[i];
+      continue;
+    }
+    const SourcePos at{pos.file, pos.line, pos.column + static_cast<int>(start + i)};
+    const char c = body[i + 1];  // The grammar guarantees a character after a backslash.
+    switch (c) {
+      case '\\': out += '\\'; ++i; continue;
+      case '\'': out += '\''; ++i; continue;
+      case '"': out += '"'; ++i; continue;
+      case 'n': out += '\n'; ++i; continue;
+      case 't': out += '\t'; ++i; continue;
+      case 'r': out += '\r'; ++i; continue;
+      case 'a': out += '\a'; ++i; continue;
+      case 'b': out += '\b'; ++i; continue;
+      case 'f': out += '\f'; ++i; continue;
+      case 'v': out += '\v'; ++i; continue;
+      case 'N': Fail(at, "\\N{...} escapes are not supported; write the character itself or use \\u");
+      default: break;
+    }
+    if (c >= '0' && c <= '7') {
+      std::uint32_t cp = 0;
+      std::size_t n = 0;
+      while (n < 3 && i + 1 + n < body.size() && body[i + 1 + n] >= '0' && body[i + 1 + n] <= '7') {
+        cp = cp * 8 + static_cast<std::uint32_t>(body[i + 1 + n] - '0');
+        ++n;
+      }
+      AppendUtf8(out, cp);
+      i += n;
+      continue;
+    }
+    if (c == 'x' || c == 'u' || c == 'U') {
+      const std::size_t want = c == 'x' ? 2 : c == 'u' ? 4 : 8;
+      std::uint32_t cp = 0;
+      for (std::size_t k = 0; k < want; ++k) {
+        const std::size_t j = i + 2 + k;
+        const int d = j < body.size() ? HexDigit(body[j]) : -1;
+        if (d < 0) Fail(at, fmt::format("truncated \\{} escape: it needs {} hex digits", c, want));
+        cp = cp * 16 + static_cast<std::uint32_t>(d);
+      }
+      if (cp > 0x10FFFF) Fail(at, fmt::format("\\{} escape is not a Unicode code point (above U+10FFFF)", c));
+      if (cp >= 0xD800 && cp <= 0xDFFF) Fail(at, "surrogate code points cannot be stored in UTF-8 text");
+      AppendUtf8(out, cp);
+      i += 1 + want;
+      continue;
+    }
+    out += '\\';  // Unknown escape: Python keeps the backslash; the character follows as is.
+  }
+  return out;
+}
+
+std::string WithoutSeparators(std::string_view token) {
+  std::string s;
+  for (char c : token) {
+    if (c != '_' && c != ' ' && c != '\t') s += c;
+  }
+  return s;
+}
+
+Value ParseInt(std::string_view token, const SourcePos& pos) {
+  std::string s = WithoutSeparators(token);
+  bool negative = false;
+  if (s[0] == '+' || s[0] == '-') {
+    negative = s[0] == '-';
+    s.erase(0, 1);
+  }
+  int base = 10;
+  if (s.size() > 1 && s[0] == '0' && std::isalpha(static_cast<unsigned char>(s[1]))) {
+    const char b = static_cast<char>(std::tolower(static_cast<unsigned char>(s[1])));
+    base = b == 'x' ? 16 : b == 'o' ? 8 : 2;
+    s.erase(0, 2);
+  }
+  const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
+  std::uint64_t magnitude = 0;
+  for (char c : s) {
+    const auto d = static_cast<std::uint64_t>(HexDigit(c));
+    if (magnitude > (limit - d) / static_cast<std::uint64_t>(base)) {
+      Fail(pos, fmt::format("integer {} does not fit in 64 bits", token));
+    }
+    magnitude = magnitude * static_cast<std::uint64_t>(base) + d;
+  }
+  if (negative) return Value::Int(magnitude == (std::uint64_t{1} << 63) ? std::numeric_limits<std::int64_t>::min()
+                                                                      : -static_cast<std::int64_t>(magnitude));
+  return Value::Int(static_cast<std::int64_t>(magnitude));
+}
+
+Value ParseFloat(std::string_view token) {
+  std::string s = WithoutSeparators(token);
+  if (s[0] == '+') s.erase(0, 1);
+  double d = 0.0;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), d);
+  (void)end;
+  if (ec == std::errc::result_out_of_range) {
+    // Python gives inf on overflow and 0.0 on underflow; tell them apart by the decimal exponent.
+    const bool negative = s[0] == '-';
+    const auto e_pos = s.find_first_of("eE");
+    const std::string mantissa = s.substr(negative ? 1 : 0, e_pos == std::string::npos ? std::string::npos
+                                                                                      : e_pos - (negative ? 1 : 0));
+    long exponent = e_pos == std::string::npos ? 0 : std::strtol(s.c_str() + e_pos + 1, nullptr, 10);
+    const auto dot = mantissa.find('.');
+    const std::string int_part = mantissa.substr(0, dot);
+    const auto first_nonzero = int_part.find_first_not_of('0');
+    if (first_nonzero != std::string::npos) exponent += static_cast<long>(int_part.size() - first_nonzero);
+    d = exponent > 0 ? std::numeric_limits<double>::infinity() : 0.0;
+    if (negative) d = -d;
+  }
+  return Value::Float(d);
+}
+
+Value Convert(const Frame& call) {
+  const Value& x = call.items.at(0);
+  if (call.kind == Frame::Kind::kFloatCall) return Value::Float(x.as_float());
+  if (x.kind() == Value::Kind::kInt) return x;
+  const double t = std::trunc(x.as_float());
+  // 2^63 is exact in double; int64 covers [-2^63, 2^63).
+  if (!std::isfinite(t) || t < -9223372036854775808.0 || t >= 9223372036854775808.0) {
+    Fail(call.pos, fmt::format("int({}) does not fit in a 64-bit integer", x.Repr()));
+  }
+  return Value::Int(static_cast<std::int64_t>(t));
+}
+
+template <typename Rule>
+struct action : pegtl::nothing<Rule> {};
+
+template <>
+struct action<g::none_lit> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) { s.Emit(Value::None(), s.Pos(in)); }
+};
+
+template <>
+struct action<g::true_lit> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) { s.Emit(Value::Bool(true), s.Pos(in)); }
+};
+
+template <>
+struct action<g::false_lit> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) { s.Emit(Value::Bool(false), s.Pos(in)); }
+};
+
+template <>
+struct action<g::int_lit> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) {
+    const SourcePos pos = s.Pos(in);
+    s.Emit(ParseInt(in.string_view(), pos), pos);
+  }
+};
+
+template <>
+struct action<g::float_lit> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) { s.Emit(ParseFloat(in.string_view()), s.Pos(in)); }
+};
+
+template <>
+struct action<g::int_kw> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) {
+    s.pending_call = Frame::Kind::kIntCall;
+    s.pending_call_pos = s.Pos(in);
+  }
+};
+
+template <>
+struct action<g::float_kw> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) {
+    s.pending_call = Frame::Kind::kFloatCall;
+    s.pending_call_pos = s.Pos(in);
+  }
+};
+
+template <>
+struct action<g::conv_open> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) { s.Push(s.pending_call, '(', s.Pos(in), s.pending_call_pos); }
+};
+
+template <>
+struct action<g::conv_close> {
+  static void apply0(ParseState& s) {
+    const Frame f = s.Pop();
+    s.Emit(Convert(f), f.pos);
+  }
+};
+
+template <>
+struct action<g::sq_open> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) {
+    const auto p = in.position();
+    s.quote_line = static_cast<int>(p.line);
+    s.quote_column = static_cast<int>(p.column);
+  }
+};
+template <>
+struct action<g::dq_open> : action<g::sq_open> {};
+
+template <>
+struct action<g::sq_string> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) {
+    const SourcePos pos = s.Pos(in);
+    s.Emit(Value::String(DecodeString(in.string_view(), pos)), pos);
+  }
+};
+template <>
+struct action<g::dq_string> : action<g::sq_string> {};
+
+template <>
+struct action<g::list_open> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) { s.Push(Frame::Kind::kList, '[', s.Pos(in), s.Pos(in)); }
+};
+
+template <>
+struct action<g::list_close> {
+  static void apply0(ParseState& s) {
+    Frame f = s.Pop();
+    s.Emit(Value::List(std::move(f.items)), f.pos);
+  }
+};
+
+template <>
+struct action<g::paren_open> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) { s.Push(Frame::Kind::kParen, '(', s.Pos(in), s.Pos(in)); }
+};
+
+template <>
+struct action<g::paren_comma> {
+  static void apply0(ParseState& s) { s.frames.back().saw_comma = true; }
+};
+
+template <>
+struct action<g::paren_close> {
+  static void apply0(ParseState& s) {
+    Frame f = s.Pop();
+    if (f.items.size() == 1 && !f.saw_comma) {
+      s.Emit(std::move(f.items[0]));  // `(x)` is x, with x's own position.
+    } else {
+      s.Emit(Value::Tuple(std::move(f.items)), f.pos);
+    }
+  }
+};
+
+template <>
+struct action<g::dict_open> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) { s.Push(Frame::Kind::kDict, '{', s.Pos(in), s.Pos(in)); }
+};
+
+template <>
+struct action<g::dict_close> {
+  static void apply0(ParseState& s) {
+    Frame f = s.Pop();
+    s.Emit(Value::Dict(std::move(f.entries)), f.pos);
+  }
+};
+
+template <>
+struct action<g::type_name> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) {
+    std::string name = in.string();
+    const auto dot = name.rfind('.');
+    if (dot != std::string::npos) name.erase(0, dot + 1);  // typing.List -> List
+    s.types.push_back(TypeExpr{std::move(name), {}, s.Pos(in)});
+  }
+};
+
+template <>
+struct action<g::type_ellipsis> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) { s.types.back().args.push_back(TypeExpr{"...", {}, s.Pos(in)}); }
+};
+
+template <>
+struct action<g::type_expr> {
+  static void apply0(ParseState& s) {
+    TypeExpr t = std::move(s.types.back());
+    s.types.pop_back();
+    if (s.types.empty()) {
+      s.type_root = std::move(t);
+    } else {
+      s.types.back().args.push_back(std::move(t));
+    }
+  }
+};
+
+template <>
+struct action<g::key> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) {
+    s.key = in.string();
+    s.key_pos = s.Pos(in);
+  }
+};
+
+template <>
+struct action<g::header_name> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) {
+    s.header_name = in.string();
+    s.header_pos = s.Pos(in);
+  }
+};
+
+template <>
+struct action<g::parent_name> {
+  template <typename Input>
+  static void apply(const Input& in, ParseState& s) {
+    s.parents.push_back(in.string());
+    s.parent_pos.push_back(s.Pos(in));
+  }
+};
+
+// ---- Line-oriented driver ----------------------------------------------------------------------
+
+enum class LineKind { kBlank, kComment, kContent };
+
+// Reads one file's lines and parses statements from them, reporting problems into `diags`.
+class Reader {
+ public:
+  Reader(const std::string& text, const std::string& path, Diagnostics& diags)
+      : text_(text), path_(path), diags_(diags) {
+    std::size_t start = 0;
+    if (text_.compare(0, 3, "\xEF\xBB\xBF") == 0) start = 3;  // A UTF-8 byte order mark is skipped.
+    while (start < text_.size()) {
+      const std::size_t nl = text_.find('\n', start);
+      std::size_t end = nl == std::string::npos ? text_.size() : nl;
+      if (end > start && text_[end - 1] == '\r') --end;
+      lines_.push_back({start, end});
+      start = nl == std::string::npos ? text_.size() : nl + 1;
+    }
+  }
+
+  /// Reports invalid UTF-8 and empty files; false when the file must not be parsed further.
+  bool CheckText() {
+    if (const auto bad = text::FindInvalidUtf8(text_)) {
+      std::size_t i = 0;
+      while (i + 1 < lines_.size() && lines_[i + 1].begin <= *bad) ++i;
+      const std::size_t begin = lines_.empty() ? 0 : lines_[i].begin;
+      std::string line = LineText(i);
+      // Show the line with its bad bytes replaced so the report itself is valid UTF-8.
+      for (std::size_t from = 0; from < line.size();) {
+        const auto rel = text::FindInvalidUtf8(std::string_view(line).substr(from));
+        if (!rel) break;
+        line[from + *rel] = '?';
+        from += *rel + 1;
+      }
+      diags_.Error(SourcePos{path_, static_cast<int>(i) + 1, static_cast<int>(*bad - begin) + 1},
+                   fmt::format("invalid UTF-8 byte 0x{:02X}; config files must be UTF-8 text",
+                               static_cast<unsigned char>(text_[*bad])),
+                   line);
+      return false;
+    }
+    const bool empty = std::all_of(lines_.begin(), lines_.end(), [&](const Line& l) {
+      return text::Trim(std::string_view(text_).substr(l.begin, l.end - l.begin)).empty();
+    });
+    if (empty) {
+      diags_.Error(SourcePos{path_, 0, 0}, "file is empty");
+      return false;
+    }
+    return true;
+  }
+
+  std::size_t size() const noexcept { return lines_.size(); }
+
+  LineKind Kind(std::size_t i) const {
+    const std::string_view content = text::Trim(View(i));
+    if (content.empty()) return LineKind::kBlank;
+    return content[0] == '#' ? LineKind::kComment : LineKind::kContent;
+  }
+
+  /// A comment line's text without '#' and surrounding spaces.
+  std::string CommentText(std::size_t i) const {
+    std::string_view c = text::Trim(View(i));
+    while (!c.empty() && c[0] == '#') c.remove_prefix(1);
+    return std::string(text::Trim(c));
+  }
+
+  std::string LineText(std::size_t i) const { return std::string(View(i)); }
+
+  /// Whether line i (from its start) matches a probe rule.
+  template <typename Rule>
+  bool Probe(std::size_t i) const {
+    pegtl::memory_input<> in(text_.data() + lines_[i].begin, text_.data() + text_.size(), path_);
+    return pegtl::parse<Rule>(in);
+  }
+
+  /// The config name at the start of line i (for messages about header-like lines).
+  std::pair<std::string, int> NameAt(std::size_t i) const {
+    const std::size_t indent = Indent(i);
+    std::size_t end = indent;
+    const std::string_view v = View(i);
+    while (end < v.size() && (std::isalnum(static_cast<unsigned char>(v[end])) || v[end] == '_' || v[end] == '-')) ++end;
+    return {std::string(v.substr(indent, end - indent)), static_cast<int>(indent) + 1};
+  }
+
+  /// Parses statement Rule starting at the first non-blank character of line i; advances i past
+  /// it. On a syntax error reports it, skips the bad statement and returns false.
+  template <typename Rule>
+  bool Parse(std::size_t& i, ParseState& state) {
+    state.file = path_;
+    const std::size_t offset = lines_[i].begin + Indent(i);
+    pegtl::memory_input<> in(text_.data() + offset, text_.data() + text_.size(), path_, offset, i + 1,
+                             Indent(i) + 1);
+    try {
+      pegtl::parse<Rule, action, g::control>(in, state);
+      i = NextLine(in);
+      return true;
+    } catch (const g::SyntaxError& e) {
+      Error(e.line(), e.column(), e.what());
+      if (e.resume_line() > 0) {
+        i = static_cast<std::size_t>(e.resume_line()) - 1;
+      } else {
+        Skip(i, static_cast<std::size_t>(e.line()));
+      }
+      return false;
+    }
+  }
+
+  std::optional<Assignment> ParseAssignment(std::size_t& i) {
+    ParseState state;
+    const std::size_t first = i;
+    if (!Parse<g::assignment>(i, state)) return std::nullopt;
+    Assignment a;
+    a.key = state.key;
+    const auto dot = a.key.find('.');
+    a.group = a.key.substr(0, dot);
+    a.field = a.key.substr(dot + 1);
+    a.annotation = std::move(state.type_root);
+    a.value = std::move(*state.result);
+    a.pos = state.key_pos;
+    a.source_line = LineText(first);
+    return a;
+  }
+
+  /// Skips the statement that starts on line i (brackets and strings balanced, never past a
+  /// blank line) and at least up to line `min_next` (1-based line of an error).
+  void Skip(std::size_t& i, std::size_t min_next = 0) {
+    pegtl::memory_input<> in(text_.data() + lines_[i].begin, text_.data() + text_.size(), path_,
+                             lines_[i].begin, i + 1, 1);
+    pegtl::parse<g::recover_statement>(in);
+    i = std::min(std::max({NextLine(in), i + 1, min_next}), lines_.size());
+  }
+
+  Diagnostic& Error(int line, int column, const std::string& message) {
+    return diags_.Error(SourcePos{path_, line, column}, message, LineText(static_cast<std::size_t>(line) - 1));
+  }
+
+  Diagnostic& Warning(const SourcePos& pos, const std::string& message, const std::string& source_line) {
+    return diags_.Warning(pos, message, source_line);
+  }
+
+ private:
+  struct Line {
+    std::size_t begin;
+    std::size_t end;  ///< Excludes "\n" or "\r\n".
+  };
+
+  std::string_view View(std::size_t i) const {
+    if (i >= lines_.size()) return {};
+    return std::string_view(text_).substr(lines_[i].begin, lines_[i].end - lines_[i].begin);
+  }
+
+  std::size_t Indent(std::size_t i) const {
+    const std::string_view v = View(i);
+    std::size_t n = 0;
+    while (n < v.size() && (v[n] == ' ' || v[n] == '\t')) ++n;
+    return n;
+  }
+
+  template <typename Input>
+  std::size_t NextLine(const Input& in) const {
+    if (in.empty()) return lines_.size();
+    return in.position().line - 1;
+  }
+
+  const std::string& text_;
+  std::string path_;
+  Diagnostics& diags_;
+  std::vector<Line> lines_;
+};
+
+// Warns about a key set twice in one block (or in the init config); the later value wins.
+void WarnRepeatedKey(Reader& reader, const Assignment& earlier, const Assignment& later, const std::string& where) {
+  auto& w = reader.Warning(later.pos,
+                           fmt::format("'{}' is set twice {}; this value replaces the one on line {}", later.key,
+                                       where, earlier.pos.line),
+                           later.source_line);
+  w.notes.push_back(Diagnostic{Severity::kNote, earlier.pos, "previous value set here", earlier.source_line, {}});
+}
+
+std::string JoinComments(const std::vector<std::string>& comments) {
+  std::string out;
+  for (const auto& c : comments) {
+    if (c.empty()) continue;
+    if (!out.empty()) out += ' ';
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+RunConfigsFile ParseRunConfigs(const std::string& text, const std::string& path, Diagnostics& diags) {
+  RunConfigsFile file{path, text, {}};
+  Reader reader(text, path, diags);
+  if (!reader.CheckText()) return file;
+
+  enum class State { kBetween, kInBlock, kHeaderless } state = State::kBetween;
+  std::vector<std::string> comments;  // Comment lines since the last other line.
+  std::map<std::string, std::size_t> keys;  // Current block: key -> index of its last assignment.
+  bool saw_content = false;
+
+  auto start_block = [&](std::size_t& i) {
+    ParseState st;
+    const std::string source_line = reader.LineText(i);
+    const bool ok = reader.Parse<g::header>(i, st);
+    if (st.header_name.empty()) {
+      state = State::kHeaderless;
+      return;
+    }
+    // After a header error the name is still defined, so its children do not report it missing.
+    (void)ok;
+    file.blocks.push_back(Block{st.header_name, st.parents, st.parent_pos, {}, JoinComments(comments),
+                                st.header_pos, source_line});
+    keys.clear();
+    state = State::kInBlock;
+  };
+
+  std::size_t i = 0;
+  while (i < reader.size()) {
+    switch (reader.Kind(i)) {
+      case LineKind::kBlank:
+        state = State::kBetween;
+        comments.clear();
+        ++i;
+        continue;
+      case LineKind::kComment:
+        comments.push_back(reader.CommentText(i));
+        ++i;
+        continue;
+      case LineKind::kContent:
+        break;
+    }
+    saw_content = true;
+    if (state == State::kBetween) {
+      if (reader.Probe<g::assignment_like>(i)) {
+        const auto [name, column] = reader.NameAt(i);
+        reader.Error(static_cast<int>(i) + 1, column,
+                     file.blocks.empty()
+                         ? "expected a config header ('name' or 'name < parent < ...') before the first assignment"
+                         : "expected a config header ('name' or 'name < parent < ...'), found an assignment; "
+                           "a blank line ends a config, so this line belongs to none");
+        reader.Skip(i);
+        state = State::kHeaderless;
+      } else {
+        start_block(i);
+      }
+    } else if (reader.Probe<g::header_like>(i)) {
+      const auto [name, column] = reader.NameAt(i);
+      reader.Error(static_cast<int>(i) + 1, column,
+                   fmt::format("expected an assignment 'group.field = value', found what looks like the header "
+                               "of config '{}'; is a blank line missing before it?",
+                               name));
+      start_block(i);
+    } else {
+      auto a = reader.ParseAssignment(i);
+      if (a && state == State::kInBlock) {
+        Block& block = file.blocks.back();
+        const auto it = keys.find(a->key);
+        if (it != keys.end()) {
+          WarnRepeatedKey(reader, block.assignments[it->second], *a, fmt::format("in config '{}'", block.name));
+        }
+        keys[a->key] = block.assignments.size();
+        block.assignments.push_back(std::move(*a));
+      }
+    }
+    comments.clear();
+  }
+  if (!saw_content) diags.Error(SourcePos{path, 0, 0}, "file defines no configs");
+  return file;
+}
+
+InitConfigFile ParseInitConfig(const std::string& text, const std::string& path, Diagnostics& diags) {
+  InitConfigFile file{path, text, {}};
+  Reader reader(text, path, diags);
+  if (!reader.CheckText()) return file;
+  std::map<std::string, std::size_t> keys;
+  std::size_t i = 0;
+  while (i < reader.size()) {
+    if (reader.Kind(i) != LineKind::kContent) {
+      ++i;
+      continue;
+    }
+    if (reader.Probe<g::header_like>(i)) {
+      const auto [name, column] = reader.NameAt(i);
+      reader.Error(static_cast<int>(i) + 1, column,
+                   fmt::format("expected an assignment 'group.field = value', found what looks like the header "
+                               "of config '{}'; an init config holds assignments only",
+                               name));
+      reader.Skip(i);
+      continue;
+    }
+    auto a = reader.ParseAssignment(i);
+    if (!a) continue;
+    const auto it = keys.find(a->key);
+    if (it != keys.end()) WarnRepeatedKey(reader, file.assignments[it->second], *a, "in the init config");
+    keys[a->key] = file.assignments.size();
+    file.assignments.push_back(std::move(*a));
+  }
+  return file;
+}
+
+namespace {
+
+// Reads a config file; a missing or unreadable file is reported at the path.
+std::optional<std::string> ReadConfigFile(const std::string& path, const char* kind, Diagnostics& diags) {
+  try {
+    return fs::ReadFile(path);
+  } catch (const std::exception& e) {
+    std::string reason = e.what();
+    if (reason.compare(0, path.size() + 2, path + ": ") == 0) reason.erase(0, path.size() + 2);
+    diags.Error(SourcePos{path, 0, 0}, fmt::format("cannot read {} file: {}", kind, reason));
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+RunConfigsFile ParseRunConfigsFile(const std::string& path, Diagnostics& diags) {
+  const auto text = ReadConfigFile(path, "run-configs", diags);
+  if (!text) return RunConfigsFile{path, {}, {}};
+  return ParseRunConfigs(*text, path, diags);
+}
+
+InitConfigFile ParseInitConfigFile(const std::string& path, Diagnostics& diags) {
+  const auto text = ReadConfigFile(path, "init config", diags);
+  if (!text) return InitConfigFile{path, {}, {}};
+  return ParseInitConfig(*text, path, diags);
+}
+
+std::optional<Value> ParseLiteral(const std::string& text, const std::string& origin, Diagnostics& diags) {
+  if (const auto bad = text::FindInvalidUtf8(text)) {
+    diags.Error(SourcePos{origin, 0, 0}, fmt::format("invalid UTF-8 byte 0x{:02X} at byte {} of the value",
+                                                     static_cast<unsigned char>(text[*bad]), *bad + 1));
+    return std::nullopt;
+  }
+  ParseState state;
+  state.file = origin;
+  pegtl::memory_input<> in(text, origin);
+  try {
+    pegtl::parse<g::literal, action, g::control>(in, state);
+    return std::move(state.result);
+  } catch (const g::SyntaxError& e) {
+    diags.Error(SourcePos{origin, e.line(), e.column()}, e.what(), LineOf(text, e.line()));
+    return std::nullopt;
+  }
+}
+
+}  // namespace asv::parser

@@ -1,0 +1,239 @@
+// PEGTL grammar of the config language (see DESIGN.md section 2): one rule per line, every rule
+// used under must<> has its message in the error table at the end of this file.
+//
+// The line structure (blank lines separating blocks, comment lines, headers versus assignments)
+// is driven line by line in parse.cc; each statement (a header, an assignment, a `--set` literal)
+// is parsed with the rules below from its first character. Inside open brackets a value may
+// continue over several lines (Python's implicit line joining) but never across a blank line.
+#pragma once
+
+#include <tao/pegtl.hpp>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace asv::parser::grammar {
+
+using namespace tao::pegtl;  // NOLINT(google-build-using-namespace): the PEGTL DSL, this namespace only.
+
+// ---- Whitespace, comments and line breaks ------------------------------------------------------
+struct sp : one<' ', '\t'> {};
+struct ws : star<sp> {};
+struct comment : seq<one<'#'>, until<at<eolf>>> {};
+struct blank_rest : seq<ws, eolf> {};                      // the rest of the line is empty
+struct continuation : seq<eol, not_at<blank_rest>> {};     // line break inside brackets
+struct bws : star<sor<sp, comment, continuation>> {};      // whitespace inside brackets
+
+// ---- Names -------------------------------------------------------------------------------------
+struct ident_first : ranges<'a', 'z', 'A', 'Z', '_'> {};
+struct ident_other : ranges<'a', 'z', 'A', 'Z', '0', '9', '_'> {};
+struct identifier : seq<ident_first, star<ident_other>> {};
+struct config_name : seq<ident_first, star<sor<ident_other, one<'-'>>>> {};
+
+// ---- Block header: `name` or `name < parent1 < parent2` ----------------------------------------
+struct header_name : config_name {};
+struct parent_name : config_name {};
+struct parent : seq<one<'<'>, ws, must<parent_name>, ws> {};
+struct header_end : eolf {};
+struct header : seq<must<header_name>, ws, star<parent>, opt<comment>, must<header_end>> {};
+
+// Probes (no must<>, no actions) that classify a line before it is parsed.
+struct header_like : seq<ws, config_name, ws, sor<eolf, one<'<', '#'>>> {};
+struct assignment_like : seq<ws, identifier, sor<one<'.'>, seq<ws, one<'=', ':'>>>> {};
+
+// ---- Type annotations: `int`, `Tuple[int, ...]`, `typing.Optional[List[str]]` ------------------
+struct type_expr;
+struct type_name : seq<identifier, star<one<'.'>, identifier>> {};
+struct type_ellipsis : string<'.', '.', '.'> {};
+struct type_arg : sor<type_ellipsis, type_expr> {};
+struct type_open : one<'['> {};
+struct type_close : one<']'> {};
+struct type_comma : one<','> {};
+struct type_args : seq<type_arg, ws, star<type_comma, ws, not_at<type_close>, must<type_arg>, ws>, opt<type_comma, ws>> {};
+struct type_expr : seq<type_name, opt<ws, type_open, ws, must<type_args>, ws, must<type_close>>> {};
+struct annotation : seq<one<':'>, ws, must<type_expr>> {};
+
+// ---- Scalar literals ---------------------------------------------------------------------------
+struct none_lit : keyword<'N', 'o', 'n', 'e'> {};
+struct true_lit : keyword<'T', 'r', 'u', 'e'> {};
+struct false_lit : keyword<'F', 'a', 'l', 's', 'e'> {};
+
+struct sign : one<'+', '-'> {};
+struct digits : seq<digit, star<opt<one<'_'>>, digit>> {};
+struct exponent : seq<one<'e', 'E'>, opt<sign>, digits> {};
+struct point_float : sor<seq<opt<digits>, one<'.'>, digits>, seq<digits, one<'.'>>> {};
+struct float_body : sor<seq<sor<point_float, digits>, exponent>, point_float> {};
+struct hex_int : seq<one<'0'>, one<'x', 'X'>, plus<opt<one<'_'>>, xdigit>> {};
+struct oct_int : seq<one<'0'>, one<'o', 'O'>, plus<opt<one<'_'>>, range<'0', '7'>>> {};
+struct bin_int : seq<one<'0'>, one<'b', 'B'>, plus<opt<one<'_'>>, one<'0', '1'>>> {};
+struct dec_int : sor<seq<range<'1', '9'>, star<opt<one<'_'>>, digit>>, seq<one<'0'>, star<opt<one<'_'>>, one<'0'>>>> {};
+struct int_body : sor<hex_int, oct_int, bin_int, dec_int> {};
+struct float_lit : seq<opt<sign>, ws, float_body> {};
+struct int_lit : seq<opt<sign>, ws, int_body> {};
+struct number : sor<float_lit, int_lit> {};
+
+// int(x) and float(x) around a number literal (e.g. `int(100e6)`), nothing else is callable.
+struct int_kw : keyword<'i', 'n', 't'> {};
+struct float_kw : keyword<'f', 'l', 'o', 'a', 't'> {};
+struct conv_open : one<'('> {};
+struct conv_arg : number {};
+struct conv_close : one<')'> {};
+struct conv_call : seq<sor<int_kw, float_kw>, ws, conv_open, bws, must<conv_arg>, bws, must<conv_close>> {};
+
+// Strings: '...' or "..." on one line, optional r/R prefix; escapes are decoded by the action.
+struct raw_prefix : one<'r', 'R'> {};
+struct escape : seq<one<'\\'>, not_one<'\r', '\n'>> {};
+template <char Q>
+struct str_char : sor<escape, not_one<Q, '\\', '\r', '\n'>> {};
+struct sq_open : seq<opt<raw_prefix>, one<'\''>> {};
+struct sq_close : one<'\''> {};
+struct sq_string : seq<sq_open, star<str_char<'\''>>, must<sq_close>> {};
+struct dq_open : seq<opt<raw_prefix>, one<'"'>> {};
+struct dq_close : one<'"'> {};
+struct dq_string : seq<dq_open, star<str_char<'"'>>, must<dq_close>> {};
+struct string_lit : sor<sq_string, dq_string> {};
+
+// ---- Containers (elements separated by commas, trailing comma allowed) -------------------------
+struct value;
+struct comma : one<','> {};
+
+struct list_open : one<'['> {};
+struct list_close : one<']'> {};
+struct list_items : seq<must<value>, bws, star<comma, bws, not_at<list_close>, must<value>, bws>, opt<comma, bws>, must<list_close>> {};
+struct list_lit : seq<list_open, bws, sor<list_close, list_items>> {};
+
+// `()` and `(1,)` are tuples, `(1)` is just 1.
+struct paren_open : one<'('> {};
+struct paren_close : one<')'> {};
+struct paren_comma : one<','> {};
+struct paren_items : seq<must<value>, bws, star<paren_comma, bws, not_at<paren_close>, must<value>, bws>, opt<paren_comma, bws>, must<paren_close>> {};
+struct paren_lit : seq<paren_open, bws, sor<paren_close, paren_items>> {};
+
+struct dict_open : one<'{'> {};
+struct dict_close : one<'}'> {};
+struct dict_colon : one<':'> {};
+struct dict_key : seq<value> {};
+struct dict_entry : seq<must<dict_key>, bws, must<dict_colon>, bws, must<value>> {};
+struct dict_items : seq<dict_entry, bws, star<comma, bws, not_at<dict_close>, dict_entry, bws>, opt<comma, bws>, must<dict_close>> {};
+struct dict_lit : seq<dict_open, bws, sor<dict_close, dict_items>> {};
+
+// A name where a value belongs (`foo`, `torch.float`, `true`) is reported with its own message.
+struct bare_name : identifier {};
+struct name_value : seq<at<bare_name>, raise<bare_name>> {};
+
+struct value : sor<none_lit, true_lit, false_lit, conv_call, number, string_lit, paren_lit, list_lit, dict_lit, name_value> {};
+
+// ---- Statements --------------------------------------------------------------------------------
+struct key_group : identifier {};
+struct key_field : identifier {};
+struct key_dot : seq<one<'.'>, must<key_field>> {};
+struct key : seq<key_group, must<key_dot>, star<key_dot>> {};
+struct equals : one<'='> {};
+struct line_end : eolf {};
+struct assignment : seq<must<key>, ws, opt<annotation>, ws, must<equals>, ws, must<value>, ws, opt<comment>, must<line_end>> {};
+
+// The value of `--set group.field=VALUE`.
+struct literal_end : seq<opt<eol>, eof> {};
+struct literal : seq<ws, must<value>, ws, must<literal_end>> {};
+
+// ---- Error recovery: skip the rest of a bad statement, brackets and strings balanced -----------
+struct lenient_string : sor<seq<one<'\''>, star<sor<escape, not_one<'\'', '\\', '\r', '\n'>>>, opt<one<'\''>>>,
+                            seq<one<'"'>, star<sor<escape, not_one<'"', '\\', '\r', '\n'>>>, opt<one<'"'>>>> {};
+struct lenient_group;
+struct lenient_inner : sor<comment, lenient_string, lenient_group, continuation, seq<not_at<one<')', ']', '}'>>, not_at<eol>, any>> {};
+struct lenient_group : seq<one<'(', '[', '{'>, star<lenient_inner>, opt<one<')', ']', '}'>>> {};
+struct lenient_token : sor<comment, lenient_string, lenient_group, seq<not_at<eol>, any>> {};
+struct recover_statement : seq<star<lenient_token>, opt<eol>> {};
+
+// ---- Error messages ----------------------------------------------------------------------------
+template <typename Rule>
+inline constexpr const char* error_message = nullptr;
+
+// clang-format off
+template <> inline constexpr auto error_message<header_name> = "expected a config header: a name, or 'name < parent < ...' (names are letters, digits, '_' and '-')";
+template <> inline constexpr auto error_message<parent_name> = "expected the name of a parent config after '<'";
+template <> inline constexpr auto error_message<header_end> = "expected '<' and a parent config name, or the end of the line, after the config name";
+template <> inline constexpr auto error_message<type_expr> = "expected a type after ':' (e.g. int, str, List[int], Optional[str])";
+template <> inline constexpr auto error_message<type_args> = "expected a type after '[' (e.g. int, str, ...)";
+template <> inline constexpr auto error_message<type_arg> = "expected a type after ','";
+template <> inline constexpr auto error_message<type_close> = "expected ',' or ']' in the type";
+template <> inline constexpr auto error_message<conv_arg> = "expected a number literal inside int(...) or float(...); nothing else is evaluated";
+template <> inline constexpr auto error_message<conv_close> = "expected ')' after the number of int(...) or float(...)";
+template <> inline constexpr auto error_message<sq_close> = "unterminated string (missing closing ')";
+template <> inline constexpr auto error_message<dq_close> = "unterminated string (missing closing \")";
+template <> inline constexpr auto error_message<value> = "expected a literal value (None, True, False, a number, a quoted string, a tuple, a list or a dict)";
+template <> inline constexpr auto error_message<list_close> = "expected ',' or ']' after the list element";
+template <> inline constexpr auto error_message<paren_close> = "expected ',' or ')' after the tuple element";
+template <> inline constexpr auto error_message<dict_key> = "expected a dict key (a literal value) or '}'";
+template <> inline constexpr auto error_message<dict_colon> = "expected ':' after the dict key";
+template <> inline constexpr auto error_message<dict_close> = "expected ',' or '}' after the dict entry";
+template <> inline constexpr auto error_message<bare_name> = "expected a literal value, found the name '{}'; strings need quotes, and names are not evaluated";
+template <> inline constexpr auto error_message<key> = "expected an assignment 'group.field = value'";
+template <> inline constexpr auto error_message<key_dot> = "expected '.' and a field name: settings are assigned as 'group.field = value'";
+template <> inline constexpr auto error_message<key_field> = "expected a field name after '.' (no spaces around '.')";
+template <> inline constexpr auto error_message<equals> = "expected '=' after the setting name";
+template <> inline constexpr auto error_message<line_end> = "expected a literal value, found an expression: operators, names and calls are not evaluated (write the resulting literal)";
+template <> inline constexpr auto error_message<literal_end> = "expected a literal value, found an expression: operators, names and calls are not evaluated (write the resulting literal)";
+// clang-format on
+
+// How a failure is turned into a message (see ThrowSyntaxError).
+enum class ErrorKind {
+  kPlain,               ///< The message as is, at the failure position.
+  kBareName,            ///< '{}' in the message is replaced by the name at the failure position.
+  kUnterminatedString,  ///< Reported at the opening quote.
+};
+template <typename Rule>
+inline constexpr ErrorKind error_kind = ErrorKind::kPlain;
+template <> inline constexpr ErrorKind error_kind<bare_name> = ErrorKind::kBareName;
+template <> inline constexpr ErrorKind error_kind<sq_close> = ErrorKind::kUnterminatedString;
+template <> inline constexpr ErrorKind error_kind<dq_close> = ErrorKind::kUnterminatedString;
+
+/// Open constructs at the point of failure; the parser state derives from this so that errors at
+/// a blank line or the end of the file can point at the bracket or quote that was left open.
+struct SyntaxContext {
+  struct Open {
+    char bracket;
+    int line;
+    int column;
+  };
+  std::vector<Open> open_brackets;  ///< Innermost last.
+  int quote_line = 0;               ///< Opening quote of the string being read.
+  int quote_column = 0;
+};
+
+/// A syntax error at 1-based line:column (byte column).
+class SyntaxError : public std::runtime_error {
+ public:
+  SyntaxError(const std::string& message, int line, int column, int resume_line = 0)
+      : std::runtime_error(message), line_(line), column_(column), resume_line_(resume_line) {}
+  int line() const noexcept { return line_; }
+  int column() const noexcept { return column_; }
+  /// When non-zero, the line where parsing should go on (an unclosed bracket swallowed it).
+  int resume_line() const noexcept { return resume_line_; }
+
+ private:
+  int line_;
+  int column_;
+  int resume_line_;
+};
+
+/// Builds the message for a failed must<> rule and throws SyntaxError. `current`..`end` is the
+/// unread input at the failure position `line`:`column`.
+[[noreturn]] void ThrowSyntaxError(const char* message, ErrorKind kind, int line, int column,
+                                   const char* current, const char* end, const SyntaxContext& context);
+
+/// PEGTL control class: must<> failures become SyntaxError with the message from the table.
+template <typename Rule>
+struct control : normal<Rule> {
+  template <typename ParseInput, typename State>
+  [[noreturn]] static void raise(const ParseInput& in, State& state) {
+    static_assert(error_message<Rule> != nullptr, "every rule under must<> needs an error_message");
+    const auto pos = in.position();
+    ThrowSyntaxError(error_message<Rule>, error_kind<Rule>, static_cast<int>(pos.line),
+                     static_cast<int>(pos.column), in.current(), in.end(),
+                     static_cast<const SyntaxContext&>(state));
+  }
+};
+
+}  // namespace asv::parser::grammar

@@ -1,0 +1,355 @@
+#include "parser/parse.h"
+
+#include <gtest/gtest.h>
+
+#include "parser/resolve.h"
+
+namespace asv::parser {
+namespace {
+
+RunConfigsFile ParseOk(const std::string& text) {
+  Diagnostics diags;
+  RunConfigsFile file = ParseRunConfigs(text, "run_configs", diags);
+  EXPECT_TRUE(diags.empty()) << diags.Render();
+  return file;
+}
+
+std::string Errors(const std::string& text) {
+  Diagnostics diags;
+  ParseRunConfigs(text, "run_configs", diags);
+  EXPECT_TRUE(diags.has_errors()) << text;
+  return diags.Render();
+}
+
+TEST(ParseTest, BlocksHeadersAndAssignments) {
+  const auto file = ParseOk(
+      "# pylint: skip-file\n"
+      "\n"
+      "# Trains the network\n"
+      "# (default architecture)\n"
+      "net\n"
+      "recipe.start_stage = 5\n"
+      "  network.weight_decay = 0.001  \n"
+      "\n"
+      "\n"
+      "emb_net <emb<  net\n"
+      "\n"
+      "emb\n"
+      "recipe.start_stage = 7\n");
+  ASSERT_EQ(file.blocks.size(), 3u);
+  const Block& net = file.blocks[0];
+  EXPECT_EQ(net.name, "net");
+  EXPECT_TRUE(net.parents.empty());
+  EXPECT_EQ(net.comment, "Trains the network (default architecture)");
+  EXPECT_EQ(net.pos.ToString(), "run_configs:5:1");
+  EXPECT_EQ(net.source_line, "net");
+  ASSERT_EQ(net.assignments.size(), 2u);
+  EXPECT_EQ(net.assignments[0].key, "recipe.start_stage");
+  EXPECT_EQ(net.assignments[0].group, "recipe");
+  EXPECT_EQ(net.assignments[0].field, "start_stage");
+  EXPECT_EQ(net.assignments[0].value, Value::Int(5));
+  EXPECT_EQ(net.assignments[0].pos.ToString(), "run_configs:6:1");
+  EXPECT_EQ(net.assignments[1].pos.ToString(), "run_configs:7:3");
+  EXPECT_EQ(net.assignments[1].source_line, "  network.weight_decay = 0.001  ");
+  EXPECT_EQ(net.assignments[1].value.pos().ToString(), "run_configs:7:26");
+
+  const Block& emb_net = file.blocks[1];
+  EXPECT_EQ(emb_net.name, "emb_net");
+  EXPECT_EQ(emb_net.parents, (std::vector<std::string>{"emb", "net"}));
+  ASSERT_EQ(emb_net.parent_pos.size(), 2u);
+  EXPECT_EQ(emb_net.parent_pos[0].column, 10);
+  EXPECT_EQ(emb_net.parent_pos[1].column, 16);
+  EXPECT_TRUE(emb_net.assignments.empty());
+  EXPECT_EQ(emb_net.comment, "");
+}
+
+TEST(ParseTest, CommentLinesDoNotSeparateBlocks) {
+  const auto file = ParseOk(
+      "net\n"
+      "a.b = 1\n"
+      "# still net\n"
+      "   # indented comment\n"
+      "a.c = 2\n");
+  ASSERT_EQ(file.blocks.size(), 1u);
+  EXPECT_EQ(file.blocks[0].assignments.size(), 2u);
+}
+
+TEST(ParseTest, WhitespaceOnlyLinesSeparateBlocks) {
+  const auto file = ParseOk("a\nx.y = 1\n  \t \nb\nx.y = 2\n");
+  ASSERT_EQ(file.blocks.size(), 2u);
+  EXPECT_EQ(file.blocks[1].name, "b");
+}
+
+TEST(ParseTest, TrailingCommentsAndHashInStrings) {
+  const auto file = ParseOk(
+      "net\n"
+      "recipe.selected_epoch = None  # None = select the last epoch automatically\n"
+      "paths.system_folder = 'a # b'  # a real comment\n"
+      "paths.other = \"c#d\"#no space\n");
+  const auto& a = file.blocks[0].assignments;
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a[0].value, Value::None());
+  EXPECT_EQ(a[1].value, Value::String("a # b"));
+  EXPECT_EQ(a[2].value, Value::String("c#d"));
+}
+
+TEST(ParseTest, MultiLineDictWithComments) {
+  const auto file = ParseOk(
+      "net\n"
+      "paths.datasets = {\n"
+      "    'voxceleb1': '/data/vox1',  # first\n"
+      "    # a comment line inside the value\n"
+      "    'voxceleb2': '/data/vox2',\n"
+      "}\n"
+      "network.x = [1,\n"
+      "             2]  # done\n"
+      "network.y = 3\n");
+  const auto& a = file.blocks[0].assignments;
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a[0].value.Repr(), "{'voxceleb1': '/data/vox1', 'voxceleb2': '/data/vox2'}");
+  EXPECT_EQ(a[0].value.pos().ToString(), "run_configs:2:18");
+  EXPECT_EQ(a[0].value.entries()[1].first.pos().ToString(), "run_configs:5:5");
+  EXPECT_EQ(a[0].value.entries()[1].second.pos().ToString(), "run_configs:5:18");
+  EXPECT_EQ(a[1].value.Repr(), "[1, 2]");
+  EXPECT_EQ(a[1].value.items()[1].pos().ToString(), "run_configs:8:14");
+  EXPECT_EQ(a[2].key, "network.y");
+  EXPECT_EQ(a[2].pos.line, 9);
+}
+
+TEST(ParseTest, TypeAnnotations) {
+  const auto file = ParseOk(
+      "net\n"
+      "network.frame_layer_size: int = 512\n"
+      "network.a : Tuple[int, ...] = (1, 2)\n"
+      "network.b:typing.Optional[List[str]]=None\n"
+      "network.c: Dict[str, str] = {}\n"
+      "network.d = 1\n");
+  const auto& a = file.blocks[0].assignments;
+  ASSERT_EQ(a.size(), 5u);
+  ASSERT_TRUE(a[0].annotation.has_value());
+  EXPECT_EQ(a[0].annotation->name, "int");
+  EXPECT_TRUE(a[0].annotation->args.empty());
+  EXPECT_EQ(a[0].annotation->pos.column, 27);
+  EXPECT_EQ(a[0].value, Value::Int(512));
+  EXPECT_EQ(a[1].annotation->ToString(), "Tuple[int, ...]");
+  ASSERT_EQ(a[1].annotation->args.size(), 2u);
+  EXPECT_EQ(a[1].annotation->args[1].name, "...");
+  EXPECT_EQ(a[2].annotation->name, "Optional");
+  EXPECT_EQ(a[2].annotation->ToString(), "Optional[List[str]]");
+  EXPECT_EQ(a[2].annotation->args[0].args[0].name, "str");
+  EXPECT_EQ(a[3].annotation->ToString(), "Dict[str, str]");
+  EXPECT_FALSE(a[4].annotation.has_value());
+}
+
+TEST(ParseTest, BadTypeAnnotation) {
+  EXPECT_EQ(Errors("net\nnetwork.x: List[int = 5\n"),
+            "run_configs:2:21: error: expected ',' or ']' in the type\n"
+            " 2 | network.x: List[int = 5\n"
+            "   |                     ^\n");
+  EXPECT_NE(Errors("net\nnetwork.x: 5 = 5\n").find("2:12: error: expected a type after ':'"), std::string::npos);
+}
+
+TEST(ParseTest, DottedKeysKeepTheRestAsField) {
+  const auto file = ParseOk("net\na.b.c = 1\n");
+  const auto& a = file.blocks[0].assignments[0];
+  EXPECT_EQ(a.key, "a.b.c");
+  EXPECT_EQ(a.group, "a");
+  EXPECT_EQ(a.field, "b.c");
+}
+
+TEST(ParseTest, CrLfLineEndings) {
+  const auto crlf = ParseOk("net\r\nrecipe.x = [1,\r\n  2]  # c\r\n\r\nemb < net\r\nrecipe.y = 'a'\r\n");
+  ASSERT_EQ(crlf.blocks.size(), 2u);
+  EXPECT_EQ(crlf.blocks[0].assignments[0].value.Repr(), "[1, 2]");
+  EXPECT_EQ(crlf.blocks[0].source_line, "net");
+  EXPECT_EQ(crlf.blocks[1].parents, std::vector<std::string>{"net"});
+  EXPECT_EQ(crlf.blocks[1].assignments[0].value, Value::String("a"));
+}
+
+TEST(ParseTest, NoNewlineAtEndOfFile) {
+  const auto file = ParseOk("net\nrecipe.x = 1");
+  ASSERT_EQ(file.blocks.size(), 1u);
+  EXPECT_EQ(file.blocks[0].assignments[0].value, Value::Int(1));
+}
+
+TEST(ParseTest, RepeatedKeyWarnsAndLaterValueWins) {
+  Diagnostics diags;
+  const auto file = ParseRunConfigs("net\na.b = 1\na.c = 2\na.b = 3\n", "run_configs", diags);
+  EXPECT_FALSE(diags.has_errors());
+  EXPECT_EQ(diags.Render(),
+            "run_configs:4:1: warning: 'a.b' is set twice in config 'net'; this value replaces the one on line 2\n"
+            " 4 | a.b = 3\n"
+            "   | ^\n"
+            "run_configs:2:1: note: previous value set here\n"
+            " 2 | a.b = 1\n"
+            "   | ^\n");
+  Diagnostics resolve_diags;
+  const auto net = Resolve(file, "net", resolve_diags);
+  ASSERT_TRUE(net.has_value());
+  EXPECT_EQ(net->Find("a.b")->value, Value::Int(3));
+  EXPECT_EQ(net->keys, (std::vector<std::string>{"a.b", "a.c"}));
+}
+
+TEST(ParseTest, MissingBlankLineStartsTheNextBlock) {
+  Diagnostics diags;
+  const auto file = ParseRunConfigs("net\na.b = 1\nnet_se < net\na.b = 2\n", "run_configs", diags);
+  EXPECT_EQ(diags.Render(),
+            "run_configs:3:1: error: expected an assignment 'group.field = value', found what looks like the "
+            "header of config 'net_se'; is a blank line missing before it?\n"
+            " 3 | net_se < net\n"
+            "   | ^\n");
+  // Recovery: the header still opens a block, so later references to it are not reported.
+  ASSERT_EQ(file.blocks.size(), 2u);
+  EXPECT_EQ(file.blocks[1].name, "net_se");
+  EXPECT_EQ(file.blocks[1].assignments.size(), 1u);
+}
+
+TEST(ParseTest, ErrorsInDifferentStatementsAreAllReported) {
+  Diagnostics diags;
+  const auto file = ParseRunConfigs(
+      "net\n"
+      "a.b = foo\n"
+      "a.c = [1,\n"
+      "       2 3,\n"
+      "       4]\n"
+      "a.d = 'ok'\n"
+      "a.e 5\n"
+      "\n"
+      "emb\n"
+      "a.f = 1 + 1\n"
+      "a.g = 2\n",
+      "run_configs", diags);
+  EXPECT_EQ(diags.error_count(), 4u) << diags.Render();
+  ASSERT_EQ(diags.all().size(), 4u);
+  EXPECT_EQ(diags.all()[0].pos.ToString(), "run_configs:2:7");
+  EXPECT_EQ(diags.all()[1].pos.ToString(), "run_configs:4:10");
+  EXPECT_EQ(diags.all()[2].pos.ToString(), "run_configs:7:5");
+  EXPECT_EQ(diags.all()[3].pos.ToString(), "run_configs:10:9");
+  // Good statements between the bad ones are kept.
+  ASSERT_EQ(file.blocks.size(), 2u);
+  ASSERT_EQ(file.blocks[0].assignments.size(), 1u);
+  EXPECT_EQ(file.blocks[0].assignments[0].key, "a.d");
+  ASSERT_EQ(file.blocks[1].assignments.size(), 1u);
+  EXPECT_EQ(file.blocks[1].assignments[0].key, "a.g");
+}
+
+TEST(ParseTest, UnterminatedBracketAtBlankLineRecoversAfterIt) {
+  Diagnostics diags;
+  const auto file = ParseRunConfigs("net\na.b = [1,\n  2\n\nemb\na.c = 1\n", "run_configs", diags);
+  EXPECT_EQ(diags.Render(),
+            "run_configs:2:7: error: unterminated '[' (no closing ']' before the blank line on line 4)\n"
+            " 2 | a.b = [1,\n"
+            "   |       ^\n");
+  ASSERT_EQ(file.blocks.size(), 2u);
+  EXPECT_EQ(file.blocks[1].assignments.size(), 1u);
+}
+
+// Python would join the next assignment into the open list; we point at the bracket instead and
+// go on with that assignment.
+TEST(ParseTest, UnclosedBracketBeforeNextAssignment) {
+  Diagnostics diags;
+  const auto file = ParseRunConfigs("net\na.b = [1,\n  2\na.c = 3\n", "run_configs", diags);
+  EXPECT_EQ(diags.Render(),
+            "run_configs:2:7: error: unterminated '[' (no closing ']' before the assignment on line 4)\n"
+            " 2 | a.b = [1,\n"
+            "   |       ^\n");
+  ASSERT_EQ(file.blocks.size(), 1u);
+  ASSERT_EQ(file.blocks[0].assignments.size(), 1u);
+  EXPECT_EQ(file.blocks[0].assignments[0].key, "a.c");
+}
+
+TEST(ParseTest, HeaderWithTrailingComment) {
+  const auto file = ParseOk("net_se < net  # squeeze-and-excitation\na.b = 1\n\nnet\n");
+  ASSERT_EQ(file.blocks.size(), 2u);
+  EXPECT_EQ(file.blocks[0].parents, std::vector<std::string>{"net"});
+}
+
+TEST(ParseTest, LinesThatAreNeitherHeaderNorAssignment) {
+  EXPECT_EQ(Errors("net\n= 5\n[1, 2]\n"),
+            "run_configs:2:1: error: expected an assignment 'group.field = value'\n"
+            " 2 | = 5\n"
+            "   | ^\n"
+            "run_configs:3:1: error: expected an assignment 'group.field = value'\n"
+            " 3 | [1, 2]\n"
+            "   | ^\n");
+  EXPECT_NE(Errors("<net\na.b = 1\n").find("run_configs:1:1: error: expected a config header: a name"),
+            std::string::npos);
+}
+
+TEST(ParseTest, NestingIsLimited) {
+  const std::string deep = "net\na.b = " + std::string(150, '[') + std::string(150, ']') + "\n";
+  EXPECT_NE(Errors(deep).find("run_configs:2:107: error: values nested deeper than 100 levels"), std::string::npos);
+  const std::string ok = "net\na.b = " + std::string(100, '[') + std::string(100, ']') + "\n";
+  EXPECT_EQ(ParseOk(ok).blocks[0].assignments.size(), 1u);
+}
+
+TEST(ParseTest, EmptyAndCommentOnlyFiles) {
+  EXPECT_EQ(Errors(""), "run_configs: error: file is empty\n");
+  EXPECT_EQ(Errors(" \n\t\r\n"), "run_configs: error: file is empty\n");
+  EXPECT_EQ(Errors("# nothing\n\n  # here\n"), "run_configs: error: file defines no configs\n");
+}
+
+TEST(ParseTest, InvalidUtf8StopsParsing) {
+  EXPECT_EQ(Errors("net\na.b = 'caf\xE9'\na.c = foo\n"),
+            "run_configs:2:11: error: invalid UTF-8 byte 0xE9; config files must be UTF-8 text\n"
+            " 2 | a.b = 'caf?'\n"
+            "   |           ^\n");
+}
+
+TEST(ParseTest, ByteOrderMarkIsSkipped) {
+  const auto file = ParseOk("\xEF\xBB\xBFnet\na.b = 1\n");
+  ASSERT_EQ(file.blocks.size(), 1u);
+  EXPECT_EQ(file.blocks[0].name, "net");
+}
+
+TEST(ParseTest, ParseFileReportsMissingFile) {
+  Diagnostics diags;
+  const auto file = ParseRunConfigsFile("/nonexistent/run_configs.py", diags);
+  EXPECT_TRUE(file.blocks.empty());
+  EXPECT_EQ(diags.Render(), "/nonexistent/run_configs.py: error: cannot read run-configs file: file does not exist\n");
+  Diagnostics init_diags;
+  ParseInitConfigFile("/nonexistent/init_config.py", init_diags);
+  EXPECT_EQ(init_diags.Render(),
+            "/nonexistent/init_config.py: error: cannot read init config file: file does not exist\n");
+}
+
+TEST(ParseInitTest, AssignmentsOnly) {
+  Diagnostics diags;
+  const auto init = ParseInitConfig(
+      "# pylint: skip-file\n"
+      "\n"
+      "computing.gpu_ids = (0,)\n"
+      "\n"
+      "paths.datasets = { 'voxceleb1': '/a',\n"
+      "                   'voxceleb2': '/b'}\n"
+      "features.vad_mismatch_tolerance = 0 # comment\n",
+      "init_config", diags);
+  EXPECT_TRUE(diags.empty()) << diags.Render();
+  ASSERT_EQ(init.assignments.size(), 3u);
+  EXPECT_EQ(init.assignments[0].value.Repr(), "(0,)");
+  EXPECT_EQ(init.assignments[1].value.Repr(), "{'voxceleb1': '/a', 'voxceleb2': '/b'}");
+  EXPECT_EQ(init.assignments[2].pos.ToString(), "init_config:7:1");
+}
+
+TEST(ParseInitTest, HeaderIsAnError) {
+  Diagnostics diags;
+  const auto init = ParseInitConfig("a.b = 1\n  net < base\na.c = 2\n", "init_config", diags);
+  EXPECT_EQ(diags.Render(),
+            "init_config:2:3: error: expected an assignment 'group.field = value', found what looks like the "
+            "header of config 'net'; an init config holds assignments only\n"
+            " 2 |   net < base\n"
+            "   |   ^\n");
+  EXPECT_EQ(init.assignments.size(), 2u);
+}
+
+TEST(ParseInitTest, CommentOnlyInitConfigIsFine) {
+  Diagnostics diags;
+  const auto init = ParseInitConfig("# all defaults\n", "init_config", diags);
+  EXPECT_TRUE(diags.empty());
+  EXPECT_TRUE(init.assignments.empty());
+  ParseInitConfig("\n\n", "init_config", diags);
+  EXPECT_EQ(diags.Render(), "init_config: error: file is empty\n");
+}
+
+}  // namespace
+}  // namespace asv::parser
