@@ -13,6 +13,7 @@ std::string Provenance::ToString() const {
   switch (source) {
     case Source::kDefault: return "default";
     case Source::kInitConfig: return "init config " + where;
+    case Source::kRecipe: return "recipe (" + where + ")";
     case Source::kRunConfig: return fmt::format("run config '{}' ({})", block, where);
     case Source::kCommandLine: return "command line (--set)";
   }

@@ -17,13 +17,16 @@ namespace asv::parser {
 
 /// Where a resolved value came from.
 struct Provenance {
-  enum class Source { kDefault, kInitConfig, kRunConfig, kCommandLine };
+  enum class Source { kDefault, kInitConfig, kRecipe, kRunConfig, kCommandLine };
   Source source = Source::kDefault;
   std::string block;  ///< Run-config block that set the value (kRunConfig only).
   SourcePos pos;      ///< Position of the assignment (file:line:column); empty for defaults.
 
-  /// "default", "init config init_config.py:7", "run config 'net' (run_configs.py:42)",
-  /// "command line (--set)".
+  /// "default", "init config init_config.py:7", "recipe (mfcc.conf)",
+  /// "run config 'net' (run_configs.py:42)", "command line (--set)".
+  /// kRecipe marks values the recipe itself sets between layers (ASVtorch's run.py sets the
+  /// mfcc.conf path after the init config; post_update_call reads the sample rate from it); `pos`
+  /// names the file the value comes from.
   std::string ToString() const;
 };
 

@@ -64,6 +64,16 @@ void Diagnostics::Append(const Diagnostics& other) {
   items_.insert(items_.end(), other.items_.begin(), other.items_.end());
 }
 
+void Diagnostics::AppendUnique(const Diagnostics& other) {
+  for (const auto& d : other.items_) {
+    const bool seen = std::any_of(items_.begin(), items_.end(), [&](const Diagnostic& e) {
+      return e.severity == d.severity && e.pos.file == d.pos.file && e.pos.line == d.pos.line &&
+             e.pos.column == d.pos.column && e.message == d.message;
+    });
+    if (!seen) items_.push_back(d);
+  }
+}
+
 bool Diagnostics::has_errors() const noexcept { return error_count() > 0; }
 
 std::size_t Diagnostics::error_count() const noexcept {

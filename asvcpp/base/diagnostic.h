@@ -49,6 +49,9 @@ class Diagnostics {
     return Add(Severity::kWarning, std::move(pos), std::move(message), std::move(source_line));
   }
   void Append(const Diagnostics& other);
+  /// Appends the diagnostics of `other` that are not already here (same severity, position and
+  /// message): resolving several configs from one file reports a shared problem once.
+  void AppendUnique(const Diagnostics& other);
 
   bool has_errors() const noexcept;
   std::size_t error_count() const noexcept;

@@ -53,6 +53,19 @@ TEST(DiagnosticTest, ThrowIfErrorsCollectsAllAndMapsToExitCode2) {
   }
 }
 
+TEST(DiagnosticTest, AppendUniqueSkipsRepeats) {
+  Diagnostics a;
+  a.Error({"f", 1, 2}, "bad");
+  Diagnostics b;
+  b.Error({"f", 1, 2}, "bad");
+  b.Error({"f", 1, 3}, "bad");
+  b.Warning({"f", 1, 2}, "bad");
+  a.AppendUnique(b);
+  ASSERT_EQ(a.all().size(), 3u);
+  EXPECT_EQ(a.all()[1].pos.column, 3);
+  EXPECT_EQ(a.all()[2].severity, Severity::kWarning);
+}
+
 TEST(DiagnosticTest, LineOf) {
   const std::string text = "a\nbb\r\n\nccc";
   EXPECT_EQ(LineOf(text, 1), "a");

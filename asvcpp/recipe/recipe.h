@@ -1,0 +1,68 @@
+// A recipe: an ordered list of numbered stages plus the settings groups it reads.
+//
+// voxceleb/xvector, for instance, has stages 0 prepare, 1 features, 2 augmentation, 5 network
+// training, 7 embedding extraction and 9 scoring (DESIGN.md section 5). `recipe.start_stage` and
+// `recipe.end_stage` select the stages a run config executes.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "asvcpp/settings/settings.h"
+#include "asvcpp/settings/settings_tree.h"
+
+namespace asv::recipe {
+
+class RunContext;
+
+/// One numbered stage of a recipe.
+struct StageInfo {
+  int number = 0;
+  std::string name;         ///< Short name, e.g. "prepare", "features".
+  std::string description;  ///< One line for --dry-run and `asvrun list`.
+  bool all_ranks = false;   ///< Runs on every rank (training); otherwise on global rank 0 only.
+};
+
+/// The settings of one run of a recipe: the common groups (paths, computing, network, ...) and the
+/// recipe's own groups, all behind one SettingsTree. Not copyable: the tree points into it.
+class RecipeSettings {
+ public:
+  RecipeSettings() = default;
+  RecipeSettings(const RecipeSettings&) = delete;
+  RecipeSettings& operator=(const RecipeSettings&) = delete;
+  virtual ~RecipeSettings() = default;
+
+  settings::Settings& common() noexcept { return common_; }
+  const settings::Settings& common() const noexcept { return common_; }
+  settings::SettingsTree& tree() noexcept { return tree_; }
+  const settings::SettingsTree& tree() const noexcept { return tree_; }
+
+  /// First and last stage to run (inclusive), from the recipe's own group.
+  virtual int start_stage() const = 0;
+  virtual int end_stage() const = 0;
+
+ protected:
+  settings::Settings common_;
+  settings::SettingsTree tree_;
+};
+
+/// A recipe such as voxceleb/xvector. Implementations live under recipes/.
+class Recipe {
+ public:
+  virtual ~Recipe() = default;
+
+  /// "corpus/system", e.g. "voxceleb/xvector"; also the folder under run_configs/.
+  virtual std::string name() const = 0;
+  /// All stages in ascending order of number.
+  virtual std::vector<StageInfo> stages() const = 0;
+  /// Fresh settings with compiled defaults, the tree covering every group.
+  virtual std::unique_ptr<RecipeSettings> NewSettings() const = 0;
+  /// Runs one stage. Throws StageError (or DataError) on failure.
+  virtual void RunStage(const StageInfo& stage, RunContext& context) const = 0;
+
+  /// The stages with start <= number <= end, in order.
+  std::vector<StageInfo> SelectStages(int start, int end) const;
+};
+
+}  // namespace asv::recipe

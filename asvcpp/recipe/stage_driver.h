@@ -1,0 +1,16 @@
+// Runs a config's selected stages in ascending order and records each one (start, end, status,
+// error) in the experiment database.
+#pragma once
+
+#include "asvcpp/recipe/recipe.h"
+#include "asvcpp/recipe/run_context.h"
+
+namespace asv::recipe {
+
+/// Runs every stage of `recipe` with start_stage <= number <= end_stage (from the context's
+/// settings) on this rank: stages marked all_ranks everywhere, the others on global rank 0
+/// only. Each stage is recorded as running, then finished or failed (with the error text).
+/// Rethrows the first stage's exception after recording it; later stages are not started.
+void RunStages(const Recipe& recipe, RunContext& context);
+
+}  // namespace asv::recipe

@@ -1,0 +1,34 @@
+// The voxceleb/xvector recipe (ASVtorch asvtorch/recipes/voxceleb/xvector/run.py): x-vector
+// training on VoxCeleb2 and PLDA scoring of the VoxCeleb1 trial lists.
+//
+// Stages: 0 prepare, 1 features, 2 augmentation, 5 network training (all ranks), 7 embedding
+// extraction, 9 scoring.
+#pragma once
+
+#include "asvcpp/recipe/recipe.h"
+#include "recipes/voxceleb/xvector/recipe_settings.h"
+
+namespace asv::recipes::voxceleb_xvector {
+
+/// Common settings groups plus the `recipe` group of this recipe.
+class XvectorSettings : public recipe::RecipeSettings {
+ public:
+  XvectorSettings();
+  voxceleb_xvector::RecipeSettings& recipe() noexcept { return recipe_; }
+  const voxceleb_xvector::RecipeSettings& recipe() const noexcept { return recipe_; }
+  int start_stage() const override { return recipe_.start_stage; }
+  int end_stage() const override { return recipe_.end_stage; }
+
+ private:
+  voxceleb_xvector::RecipeSettings recipe_;
+};
+
+class XvectorRecipe : public recipe::Recipe {
+ public:
+  std::string name() const override { return "voxceleb/xvector"; }
+  std::vector<recipe::StageInfo> stages() const override;
+  std::unique_ptr<recipe::RecipeSettings> NewSettings() const override;
+  void RunStage(const recipe::StageInfo& stage, recipe::RunContext& context) const override;
+};
+
+}  // namespace asv::recipes::voxceleb_xvector

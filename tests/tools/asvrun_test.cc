@@ -1,0 +1,242 @@
+// asvrun as users call it: exit codes, what is printed, what is (not) written.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "asvcpp/db/database.h"
+#include "tests/tools/test_util.h"
+
+namespace asv {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::RunCommand;
+using testing::ScratchDir;
+using testing::CommandResult;
+
+// A small recipe folder: run_configs/voxceleb/xvector/{init_config,run_configs} in `dir`.
+void WriteRecipe(const ScratchDir& dir, const std::string& run_configs, const std::string& init_config = "") {
+  dir.Write("run_configs/voxceleb/xvector/run_configs", run_configs);
+  dir.Write("run_configs/voxceleb/xvector/init_config",
+            init_config.empty() ? "paths.output_folder = 'out'\n" : init_config);
+}
+
+// Configs whose stage range selects no stage: runs that record everything and execute nothing.
+constexpr const char* kNoStageConfigs =
+    "# Base of the tests\n"
+    "base\n"
+    "recipe.start_stage = 10\n"
+    "recipe.end_stage = 10\n"
+    "network.max_epochs = 7\n"
+    "\n"
+    "# A child\n"
+    "child < base\n"
+    "network.frame_layer_size: int = 256\n";
+
+CommandResult Asvrun(const ScratchDir& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), ASV_ASVRUN);
+  return RunCommand(args, dir.path());
+}
+
+TEST(AsvrunTest, RunRecordsResolvedSettingsInTheDatabase) {
+  ScratchDir dir("asvrun_run");
+  WriteRecipe(dir, kNoStageConfigs);
+  const auto r = Asvrun(dir, {"voxceleb/xvector", "child", "base", "--set", "network.max_epochs=9"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  ASSERT_TRUE(fs::exists(dir / "out/experiments.db"));
+  db::Database database(dir / "out/experiments.db");
+  const auto runs = database.ListRuns();
+  ASSERT_EQ(runs.size(), 2u);
+  // Newest first: base ran after child.
+  EXPECT_EQ(runs[0].info.config, "base");
+  EXPECT_EQ(runs[1].info.config, "child");
+  const auto& child = runs[1];
+  EXPECT_EQ(child.status, db::RunStatus::kFinished);
+  EXPECT_EQ(child.info.recipe, "voxceleb/xvector");
+  EXPECT_EQ(child.info.parent_chain, std::vector<std::string>{"base"});
+  EXPECT_NE(child.info.command_line.find("--set network.max_epochs=9"), std::string::npos);
+  EXPECT_EQ(child.info.pid > 0, true);
+  EXPECT_FALSE(child.info.host.empty());
+  EXPECT_TRUE(child.end_time.has_value());
+  EXPECT_EQ(child.info.settings_hash.size(), 16u);
+  const auto settings = nlohmann::json::parse(child.info.settings_json);
+  EXPECT_EQ(settings["network.max_epochs"], 9);
+  EXPECT_EQ(settings["network.frame_layer_size"], 256);
+  EXPECT_EQ(settings["recipe.start_stage"], 10);
+  EXPECT_EQ(fs::path(child.info.output_folder), fs::weakly_canonical(dir / "out"));
+  // Different configs, different hashes.
+  EXPECT_NE(runs[0].info.settings_hash, child.info.settings_hash);
+
+  const auto listed = Asvrun(dir, {"runs"});
+  ASSERT_EQ(listed.status, 0) << listed.err;
+  EXPECT_NE(listed.out.find("finished  voxceleb/xvector  child"), std::string::npos) << listed.out;
+}
+
+TEST(AsvrunTest, EveryProblemIsReportedAndNothingRuns) {
+  ScratchDir dir("asvrun_bad");
+  WriteRecipe(dir,
+              "base\n"
+              "network.frame_layer_sise = 512\n"
+              "network.max_epochs = 'ten'\n"
+              "\n"
+              "child < bas\n"
+              "recipe.start_stage = 0\n",
+              "paths.output_folder = 'out'\ncomputing.gpu_id = (0,)\n");
+  const auto r = Asvrun(dir, {"voxceleb/xvector", "child", "nonexistent"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("did you mean 'frame_layer_size'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean 'gpu_ids'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("run_configs/voxceleb/xvector/run_configs:3:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'bas'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no config named 'nonexistent'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("nothing was run"), std::string::npos) << r.err;
+  // Nothing is written: no output folder, no database.
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+TEST(AsvrunTest, UnknownConfigSuggestsTheClosestName) {
+  ScratchDir dir("asvrun_unknown");
+  WriteRecipe(dir, kNoStageConfigs);
+  const auto r = Asvrun(dir, {"voxceleb/xvector", "chlid"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("no config named 'chlid'"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("did you mean 'child'"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+TEST(AsvrunTest, BadSetValueIsAConfigError) {
+  ScratchDir dir("asvrun_set");
+  WriteRecipe(dir, kNoStageConfigs);
+  const auto r = Asvrun(dir, {"voxceleb/xvector", "base", "--set", "network.max_epochs=many"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--set network.max_epochs"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+TEST(AsvrunTest, ShowPrintsNonDefaultValuesAndExplains) {
+  ScratchDir dir("asvrun_show");
+  WriteRecipe(dir, kNoStageConfigs);
+  const auto r = Asvrun(dir, {"show", "voxceleb/xvector", "child", "--explain"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("# voxceleb/xvector child < base"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("network.max_epochs = 7  # run config 'base' (run_configs/voxceleb/xvector/run_configs:5)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("network.frame_layer_size = 256  # run config 'child' (run_configs/voxceleb/xvector/run_configs:9)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("paths.output_folder = 'out'  # init config run_configs/voxceleb/xvector/init_config:1"),
+            std::string::npos)
+      << r.out;
+  // Defaults are left out unless --all.
+  EXPECT_EQ(r.out.find("network.stat_size"), std::string::npos);
+  const auto all = Asvrun(dir, {"show", "voxceleb/xvector", "child", "--all"});
+  ASSERT_EQ(all.status, 0) << all.err;
+  EXPECT_NE(all.out.find("network.stat_size = 1500"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+TEST(AsvrunTest, ListShowsParentsAndFirstComment) {
+  ScratchDir dir("asvrun_list");
+  WriteRecipe(dir, kNoStageConfigs);
+  const auto r = Asvrun(dir, {"list", "voxceleb/xvector"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("base             Base of the tests"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("child   < base   A child"), std::string::npos) << r.out;
+}
+
+TEST(AsvrunTest, DryRunShowsStagesAndWritesNothing) {
+  ScratchDir dir("asvrun_dry");
+  WriteRecipe(dir, "all\nrecipe.start_stage = 0\nrecipe.end_stage = 9\n\nnet\nrecipe.start_stage = 5\nrecipe.end_stage = 5\n");
+  const auto r = Asvrun(dir, {"voxceleb/xvector", "all", "net", "--dry-run"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("stage 0 prepare"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("stage 9 scoring"), std::string::npos) << r.out;
+  const auto net = r.out.substr(r.out.find("config net"));
+  EXPECT_NE(net.find("stage 5 train"), std::string::npos);
+  EXPECT_EQ(net.find("stage 0"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+TEST(AsvrunTest, FailedStageMarksTheRunFailed) {
+  ScratchDir dir("asvrun_fail");
+  // Stage 0 cannot prepare anything here: the run must end as failed with the error recorded.
+  WriteRecipe(dir, "prep\nrecipe.start_stage = 0\nrecipe.end_stage = 0\n",
+              "paths.output_folder = 'out'\npaths.datasets = {'voxceleb1': 'missing/vox1'}\n");
+  const auto r = Asvrun(dir, {"voxceleb/xvector", "prep"});
+  EXPECT_NE(r.status, 0);
+  db::Database database(dir / "out/experiments.db");
+  const auto runs = database.ListRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, db::RunStatus::kFailed);
+  ASSERT_TRUE(runs[0].error_text.has_value());
+  const auto stages = database.Stages(runs[0].id);
+  ASSERT_EQ(stages.size(), 1u);
+  EXPECT_EQ(stages[0].stage, 0);
+  EXPECT_EQ(stages[0].status, db::RunStatus::kFailed);
+}
+
+TEST(AsvrunTest, ResultsAndDiffReadTheDatabase) {
+  ScratchDir dir("asvrun_results");
+  WriteRecipe(dir, kNoStageConfigs);
+  ASSERT_EQ(Asvrun(dir, {"voxceleb/xvector", "base", "child"}).status, 0);
+  {
+    db::Database database(dir / "out/experiments.db");
+    const auto runs = database.ListRuns();
+    const auto base = runs[1].id;
+    const auto child = runs[0].id;
+    auto result = [](int epoch, double eer) {
+      db::ResultRecord r;
+      r.epoch = epoch;
+      r.trial_list = "vox1_original";
+      r.eer = eer;
+      r.min_dcf = eer / 10;
+      r.p_target = 0.05;
+      r.c_miss = 1;
+      r.c_fa = 1;
+      r.n_target = 100;
+      r.n_nontarget = 200;
+      return r;
+    };
+    database.RecordResult(base, result(1, 9.5));
+    database.RecordResult(base, result(2, 7.25));
+    database.RecordResult(child, result(1, 8.0));
+  }
+  const auto best = Asvrun(dir, {"results", "--best", "--format", "csv"});
+  ASSERT_EQ(best.status, 0) << best.err;
+  EXPECT_NE(best.out.find("voxceleb/xvector,base,2,vox1_original,7.2500,0.7250,0.05,100,200"), std::string::npos)
+      << best.out;
+  EXPECT_NE(best.out.find("voxceleb/xvector,child,1,vox1_original,8.0000"), std::string::npos) << best.out;
+  EXPECT_EQ(best.out.find("9.5000"), std::string::npos);
+  const auto json = Asvrun(dir, {"results", "--format", "json", "--config", "base"});
+  ASSERT_EQ(json.status, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out).size(), 2u);
+
+  const auto diff = Asvrun(dir, {"diff", "1", "2"});
+  ASSERT_EQ(diff.status, 0) << diff.err;
+  EXPECT_NE(diff.out.find("network.frame_layer_size: 512 -> 256"), std::string::npos) << diff.out;
+  EXPECT_NE(diff.out.find("7.2500"), std::string::npos) << diff.out;
+}
+
+TEST(AsvrunTest, UsageErrorsExitWithStatus2) {
+  ScratchDir dir("asvrun_usage");
+  EXPECT_EQ(Asvrun(dir, {}).status, 2);
+  EXPECT_EQ(Asvrun(dir, {"runs", "--status", "sleeping"}).status, 2);
+  const auto r = Asvrun(dir, {"voxceleb/xvectr", "net"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("did you mean 'voxceleb/xvector'"), std::string::npos) << r.err;
+}
+
+TEST(AsvrunTest, EmptyAndMissingFilesAreConfigErrors) {
+  ScratchDir dir("asvrun_empty");
+  WriteRecipe(dir, "");
+  const auto empty = Asvrun(dir, {"voxceleb/xvector", "net"});
+  EXPECT_EQ(empty.status, 2);
+  EXPECT_NE(empty.err.find("file is empty"), std::string::npos) << empty.err;
+  const auto missing = Asvrun(dir, {"voxceleb/xvector", "net", "--run-configs", "nope/run_configs"});
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_NE(missing.err.find("nope/run_configs"), std::string::npos) << missing.err;
+}
+
+}  // namespace
+}  // namespace asv

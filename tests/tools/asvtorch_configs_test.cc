@@ -1,0 +1,130 @@
+// Both real ASVtorch files of voxceleb/xvector resolve, through --init-config/--run-configs, to
+// exactly the values ASVtorch computes, for every config in the file.
+//
+// Golden: tests/tools/asvtorch_golden/voxceleb_xvector.json, made by running ASVtorch's own
+// settings code (commit 9c656dd of the SoftwareX release) with
+//   ASVTORCH_COMMIT=9c656dd python3 tools/golden/asvtorch_resolve.py <asvtorch checkout>
+//     tests/tools/asvtorch_configs/voxceleb_xvector/init_config.py
+//     tests/tools/asvtorch_configs/voxceleb_xvector/run_configs.py (one command line)
+// (see that script's docstring). The config files are verbatim copies of ASVtorch's.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "asvcpp/recipe/config_loader.h"
+#include "asvcpp/settings/dump.h"
+#include "recipes/registry.h"
+#include "tests/tools/test_util.h"
+
+namespace asv {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kConfigDir = fs::path(ASV_SOURCE_DIR) / "tests/tools/asvtorch_configs/voxceleb_xvector";
+
+nlohmann::json Golden() {
+  std::ifstream in(fs::path(ASV_SOURCE_DIR) / "tests/tools/asvtorch_golden/voxceleb_xvector.json");
+  return nlohmann::json::parse(in);
+}
+
+recipe::RecipeFiles AsvtorchFiles() {
+  recipe::LocateOptions options;
+  options.init_config = kConfigDir / "init_config.py";
+  options.run_configs = kConfigDir / "run_configs.py";
+  return recipe::LocateRecipeFiles("voxceleb/xvector", options);
+}
+
+// Settings asvcpp adds to ASVtorch's recipe group (everything else must match key for key).
+const std::set<std::string> kAsvcppOnlyKeys = {
+    "recipe.training_datasets", "recipe.min_speech_frames", "recipe.min_utterances_per_speaker",
+    "recipe.plda_datasets",     "recipe.plda_speakers_during_training", "recipe.trial_dataset",
+    "recipe.trial_lists",       "recipe.training_trial_lists",          "recipe.seed"};
+
+// Equality as ASVtorch's values compare: numbers by value (ASVtorch keeps `momentum = 0` as a
+// Python int where asvcpp has the float 0.0), everything else structurally.
+bool SameValue(const nlohmann::json& ours, const nlohmann::json& theirs) {
+  if (ours.is_number() && theirs.is_number()) return ours.get<double>() == theirs.get<double>();
+  if (ours.is_array() && theirs.is_array()) {
+    if (ours.size() != theirs.size()) return false;
+    for (std::size_t i = 0; i < ours.size(); ++i) {
+      if (!SameValue(ours[i], theirs[i])) return false;
+    }
+    return true;
+  }
+  if (ours.is_object() && theirs.is_object()) {
+    if (ours.size() != theirs.size()) return false;
+    for (auto it = theirs.begin(); it != theirs.end(); ++it) {
+      if (!ours.contains(it.key()) || !SameValue(ours[it.key()], it.value())) return false;
+    }
+    return true;
+  }
+  return ours == theirs;
+}
+
+TEST(AsvtorchConfigsTest, EveryConfigResolvesToAsvtorchValues) {
+  const auto golden = Golden();
+  const auto& recipe = recipes::FindRecipe("voxceleb/xvector");
+  const auto files = AsvtorchFiles();
+  std::vector<std::string> names;
+  for (auto it = golden["configs"].begin(); it != golden["configs"].end(); ++it) names.push_back(it.key());
+  ASSERT_EQ(names.size(), 27u);
+
+  std::string warnings;
+  const auto loaded = recipe::LoadConfigs(recipe, files, names, {}, &warnings);
+  ASSERT_EQ(loaded.size(), names.size());
+  for (const auto& config : loaded) {
+    SCOPED_TRACE(config.name);
+    const auto ours = nlohmann::json::parse(settings::ToJson(config.settings->tree()).dump());
+    const auto& theirs = golden["configs"][config.name];
+    for (auto it = theirs.begin(); it != theirs.end(); ++it) {
+      ASSERT_TRUE(ours.contains(it.key())) << it.key();
+      if (it.key() == "paths.kaldi_mfcc_conf_file") {
+        EXPECT_EQ(fs::weakly_canonical(fs::absolute(ours[it.key()].get<std::string>())),
+                  fs::weakly_canonical(kConfigDir / "mfcc.conf"));
+        continue;
+      }
+      EXPECT_TRUE(SameValue(ours[it.key()], it.value()))
+          << it.key() << ": asvcpp " << ours[it.key()].dump() << ", ASVtorch " << it.value().dump();
+    }
+    std::set<std::string> extra;
+    for (auto it = ours.begin(); it != ours.end(); ++it) {
+      if (!theirs.contains(it.key())) extra.insert(it.key());
+    }
+    EXPECT_EQ(extra, kAsvcppOnlyKeys);
+  }
+}
+
+TEST(AsvtorchConfigsTest, ResolvingNeedsNoneOfTheInitConfigPaths) {
+  // The init config names /media/... folders that do not exist here.
+  ASSERT_FALSE(fs::exists("/media/hdd3/voxceleb1"));
+  const auto& recipe = recipes::FindRecipe("voxceleb/xvector");
+  std::string warnings;
+  EXPECT_NO_THROW(recipe::LoadConfigs(recipe, AsvtorchFiles(), {"score_net_netvlad"}, {}, &warnings));
+}
+
+TEST(AsvtorchConfigsTest, ShowJsonThroughTheCommandLine) {
+  testing::ScratchDir dir("asvtorch_show");
+  const auto result = testing::RunCommand({ASV_ASVRUN, "show", "voxceleb/xvector", "emb_net_lde_tied_diagonal", "--json",
+                                           "--init-config", (kConfigDir / "init_config.py").string(),
+                                           "--run-configs", (kConfigDir / "run_configs.py").string()},
+                                          dir.path());
+  ASSERT_EQ(result.status, 0) << result.err;
+  const auto ours = nlohmann::json::parse(result.out);
+  const auto theirs = Golden()["configs"]["emb_net_lde_tied_diagonal"];
+  for (const char* key : {"recipe.start_stage", "network.max_batch_size_in_frames", "paths.system_folder",
+                          "network.lde_covariance_type", "network.stat_size", "paths.datasets", "computing.gpu_ids",
+                          "recipe.selected_epoch", "network.bn_momentum"}) {
+    EXPECT_TRUE(SameValue(ours[key], theirs[key])) << key;
+  }
+  EXPECT_TRUE(ours["recipe.selected_epoch"].is_null());
+  EXPECT_TRUE(ours["computing.gpu_ids"].is_array());
+  EXPECT_TRUE(ours["paths.datasets"].is_object());
+  // Nothing was written: show runs nothing and creates no database.
+  EXPECT_TRUE(fs::is_empty(dir.path()));
+}
+
+}  // namespace
+}  // namespace asv

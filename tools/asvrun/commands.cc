@@ -1,0 +1,337 @@
+#include "tools/asvrun/commands.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <iostream>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/log.h"
+#include "asvcpp/db/database.h"
+#include "asvcpp/db/run_heartbeat.h"
+#include "asvcpp/dist/runtime_info.h"
+#include "asvcpp/recipe/config_loader.h"
+#include "asvcpp/recipe/run_context.h"
+#include "asvcpp/recipe/stage_driver.h"
+#include "asvcpp/settings/dump.h"
+#include "recipes/registry.h"
+#include "tools/asvrun/signal_guard.h"
+#include "tools/asvrun/table.h"
+#include "tools/asvrun/version.h"
+
+namespace asv::tools {
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* kDefaultRecipe = "voxceleb/xvector";
+
+recipe::RecipeFiles Locate(const ConfigSource& source) {
+  recipe::LocateOptions options;
+  if (!source.init_config.empty()) options.init_config = fs::path(source.init_config);
+  if (!source.run_configs.empty()) options.run_configs = fs::path(source.run_configs);
+  if (!source.config_root.empty()) options.config_root = fs::path(source.config_root);
+  return recipe::LocateRecipeFiles(source.recipe, options);
+}
+
+void PrintWarnings(const Diagnostics& diags) {
+  for (const auto& d : diags.all()) {
+    if (d.severity != Severity::kError) std::cerr << d.Render();
+  }
+}
+
+std::string RecipeName(const ConfigSource& source) {
+  return source.recipe.empty() ? std::string(kDefaultRecipe) : source.recipe;
+}
+
+fs::path OutputFolder(const recipe::RecipeSettings& settings) {
+  return fs::weakly_canonical(fs::absolute(settings.common().paths.output_folder));
+}
+
+// The database the listing commands read. Returns an empty path when it does not exist yet.
+fs::path SelectDatabase(const DbSelection& selection) {
+  if (!selection.db.empty()) {
+    if (!fs::exists(selection.db)) throw DbError(fmt::format("{}: no such experiment database", selection.db));
+    return selection.db;
+  }
+  ConfigSource source = selection.source;
+  source.recipe = RecipeName(source);
+  const auto& recipe = recipes::FindRecipe(source.recipe);
+  Diagnostics diags;
+  recipe::ConfigSet set(recipe, Locate(source), diags);
+  const auto settings = set.InitSettings(diags);
+  diags.ThrowIfErrors();
+  const fs::path path = db::Database::DefaultPath(OutputFolder(*settings));
+  return fs::exists(path) ? path : fs::path();
+}
+
+// "score_net < score < emb_net < emb < net": the config and its ancestors, last applied first.
+std::string Lineage(const recipe::LoadedConfig& config) {
+  std::string out = config.name;
+  for (auto it = config.parents.rbegin(); it != config.parents.rend(); ++it) out += " < " + *it;
+  return out;
+}
+
+std::string FirstLine(const std::string& s) {
+  const auto nl = s.find('\n');
+  return nl == std::string::npos ? s : s.substr(0, nl) + " ...";
+}
+
+std::string ShortTime(const std::string& iso) {
+  // "2026-11-21T08:37:00.123Z" -> "2026-11-21 08:37:00"
+  if (iso.size() < 19) return iso;
+  std::string t = iso.substr(0, 19);
+  t[10] = ' ';
+  return t;
+}
+
+}  // namespace
+
+int RunConfigs(const RunOptions& options) {
+  const auto& recipe = recipes::FindRecipe(options.source.recipe);
+  std::string warnings;
+  auto loaded = recipe::LoadConfigs(recipe, Locate(options.source), options.configs, options.overrides, &warnings);
+  std::cerr << warnings;
+
+  if (options.dry_run) {
+    for (auto& config : loaded) {
+      auto& s = *config.settings;
+      fmt::print("config {}\n", Lineage(config));
+      const fs::path out = OutputFolder(s);
+      fmt::print("  output folder: {}\n", out.string());
+      fmt::print("  database:      {}\n",
+                 options.db.empty() ? db::Database::DefaultPath(out).string() : options.db);
+      fmt::print("  settings hash: {}\n", settings::SettingsHash(s.tree()));
+      const auto stages = recipe.SelectStages(s.start_stage(), s.end_stage());
+      if (stages.empty()) fmt::print("  stages:        none (recipe.start_stage..end_stage selects no stage)\n");
+      for (const auto& stage : stages) {
+        fmt::print("  stage {} {:<13}{}{}\n", stage.number, stage.name, stage.description,
+                   stage.all_ranks ? " [all ranks]" : "");
+      }
+    }
+    return kExitOk;
+  }
+
+  SignalGuard guard;
+  for (auto& config : loaded) {
+    auto& s = *config.settings;
+    const fs::path output_folder = OutputFolder(s);
+    const fs::path db_path = options.db.empty() ? db::Database::DefaultPath(output_folder) : fs::path(options.db);
+    db::Database database(db_path);
+
+    db::RunInfo info;
+    info.recipe = recipe.name();
+    info.config = config.name;
+    info.parent_chain = config.parents;
+    info.settings_json = settings::ToJson(s.tree()).dump();
+    info.settings_hash = settings::SettingsHash(s.tree());
+    info.command_line = options.command_line;
+    info.gpu_ids.assign(s.common().computing.gpu_ids.begin(), s.common().computing.gpu_ids.end());
+    info.world_size = 1;
+    info.code_version = kAsvcppVersion;
+    info.output_folder = output_folder.string();
+    const std::int64_t run_id = database.BeginRun(info);
+    guard.SetActiveRun(db_path, run_id);
+    ASV_LOG(Info, "run {} of {} {} recorded in {}", run_id, recipe.name(), config.name, db_path.string());
+    {
+      db::RunHeartbeat heartbeat(db_path, run_id);
+      recipe::RunContext context(recipe.name(), config.name, s, output_folder, &database, run_id);
+      try {
+        recipe::RunStages(recipe, context);
+      } catch (const std::exception& e) {
+        database.FinishRun(run_id, db::RunStatus::kFailed, e.what());
+        guard.ClearActiveRun();
+        throw;
+      }
+    }
+    database.FinishRun(run_id, db::RunStatus::kFinished);
+    guard.ClearActiveRun();
+    ASV_LOG(Info, "run {} ({}) finished", run_id, config.name);
+  }
+  return kExitOk;
+}
+
+int Show(const ShowOptions& options) {
+  const auto& recipe = recipes::FindRecipe(options.source.recipe);
+  std::string warnings;
+  auto loaded = recipe::LoadConfigs(recipe, Locate(options.source), {options.config}, options.overrides, &warnings);
+  std::cerr << warnings;
+  const auto& config = loaded.front();
+  const auto& tree = config.settings->tree();
+  if (options.json) {
+    std::cout << settings::ToJson(tree).dump(2) << "\n";
+    return kExitOk;
+  }
+  fmt::print("# {} {}\n", recipe.name(), Lineage(config));
+  settings::TextOptions text;
+  text.only_non_default = !options.all;
+  text.explain = options.explain;
+  std::cout << settings::ToText(tree, text);
+  return kExitOk;
+}
+
+int List(const ConfigSource& source) {
+  if (source.recipe.empty()) {
+    for (const auto* r : recipes::AllRecipes()) {
+      fmt::print("{}\n", r->name());
+      for (const auto& stage : r->stages()) fmt::print("  stage {} {:<13}{}\n", stage.number, stage.name, stage.description);
+    }
+    return kExitOk;
+  }
+  const auto& recipe = recipes::FindRecipe(source.recipe);
+  Diagnostics diags;
+  recipe::ConfigSet set(recipe, Locate(source), diags);
+  PrintWarnings(diags);
+  diags.ThrowIfErrors();
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& block : set.run_configs().blocks) {
+    rows.push_back({block.name, block.parents.empty() ? "" : fmt::format("< {}", fmt::join(block.parents, " < ")),
+                    block.comment});
+  }
+  fmt::print("# {} ({})\n", recipe.name(), set.files().run_configs.string());
+  std::cout << FormatTable({"config", "parents", "description"}, rows);
+  return kExitOk;
+}
+
+int HelpSettings(const ConfigSource& source) {
+  const auto& recipe = recipes::FindRecipe(RecipeName(source));
+  const auto settings = recipe.NewSettings();
+  std::cout << settings::HelpText(settings->tree());
+  return kExitOk;
+}
+
+int Runs(const RunsOptions& options) {
+  const fs::path path = SelectDatabase(options.selection);
+  if (path.empty()) {
+    fmt::print(stderr, "no experiment database yet: no run has been recorded\n");
+    return kExitOk;
+  }
+  db::Database database(path);
+  db::RunFilter filter;
+  if (options.selection.recipe_given) filter.recipe = options.selection.source.recipe;
+  if (!options.config.empty()) filter.config = options.config;
+  if (!options.status.empty()) filter.status = db::ParseRunStatus(options.status);
+  filter.limit = options.limit;
+  const auto runs = database.ListRuns(filter);
+  if (options.json) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& r : runs) {
+      out.push_back({{"id", r.id},
+                     {"recipe", r.info.recipe},
+                     {"config", r.info.config},
+                     {"parents", r.info.parent_chain},
+                     {"status", std::string(db::ToString(r.status))},
+                     {"start_time", r.start_time},
+                     {"end_time", r.end_time ? nlohmann::ordered_json(*r.end_time) : nlohmann::ordered_json()},
+                     {"host", r.info.host},
+                     {"pid", r.info.pid},
+                     {"settings_hash", r.info.settings_hash},
+                     {"command_line", r.info.command_line},
+                     {"error", r.error_text ? nlohmann::ordered_json(*r.error_text) : nlohmann::ordered_json()}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : runs) {
+    rows.push_back({std::to_string(r.id), std::string(db::ToString(r.status)), r.info.recipe, r.info.config,
+                    ShortTime(r.start_time), r.end_time ? ShortTime(*r.end_time) : "",
+                    fmt::format("{}:{}", r.info.host, r.info.pid), r.error_text ? FirstLine(*r.error_text) : ""});
+  }
+  fmt::print("# {}\n", path.string());
+  std::cout << FormatTable({"run", "status", "recipe", "config", "started (UTC)", "ended (UTC)", "host:pid", "error"},
+                           rows);
+  return kExitOk;
+}
+
+int Results(const ResultsOptions& options) {
+  const fs::path path = SelectDatabase(options.selection);
+  if (path.empty()) {
+    fmt::print(stderr, "no experiment database yet: no run has been recorded\n");
+    return kExitOk;
+  }
+  db::Database database(path);
+  db::ResultFilter filter;
+  if (options.selection.recipe_given) filter.recipe = options.selection.source.recipe;
+  if (!options.config.empty()) filter.config = options.config;
+  if (!options.trial_list.empty()) filter.trial_list = options.trial_list;
+  filter.best_per_config = options.best;
+  const auto results = database.Results(filter);
+  const std::vector<std::string> header = {"run", "recipe", "config", "epoch", "trial_list", "eer_percent",
+                                           "min_dcf", "p_target", "targets", "nontargets"};
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : results) {
+    const auto& x = r.record;
+    rows.push_back({std::to_string(r.run_id), r.recipe, r.config, x.epoch ? std::to_string(*x.epoch) : "",
+                    x.trial_list, fmt::format("{:.4f}", x.eer), fmt::format("{:.4f}", x.min_dcf),
+                    fmt::format("{:g}", x.p_target), std::to_string(x.n_target), std::to_string(x.n_nontarget)});
+  }
+  if (options.format == "csv") {
+    std::cout << FormatCsv(header, rows);
+  } else if (options.format == "json") {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& r : results) {
+      const auto& x = r.record;
+      out.push_back({{"run", r.run_id}, {"recipe", r.recipe}, {"config", r.config},
+                     {"epoch", x.epoch ? nlohmann::ordered_json(*x.epoch) : nlohmann::ordered_json()},
+                     {"trial_list", x.trial_list}, {"eer_percent", x.eer}, {"min_dcf", x.min_dcf},
+                     {"p_target", x.p_target}, {"targets", x.n_target}, {"nontargets", x.n_nontarget}});
+    }
+    std::cout << out.dump(2) << "\n";
+  } else {
+    fmt::print("# {}\n", path.string());
+    std::cout << FormatTable(header, rows);
+  }
+  return kExitOk;
+}
+
+int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b) {
+  const fs::path path = SelectDatabase(selection);
+  if (path.empty()) throw DbError("no experiment database yet: no run has been recorded");
+  db::Database database(path);
+  const auto a = database.GetRun(run_a);
+  const auto b = database.GetRun(run_b);
+  if (!a) throw DbError(fmt::format("{}: no run {}", path.string(), run_a));
+  if (!b) throw DbError(fmt::format("{}: no run {}", path.string(), run_b));
+  fmt::print("run {}: {} {} ({})\nrun {}: {} {} ({})\n\n", a->id, a->info.recipe, a->info.config,
+             db::ToString(a->status), b->id, b->info.recipe, b->info.config, db::ToString(b->status));
+  const auto diffs = settings::DiffJson(nlohmann::ordered_json::parse(a->info.settings_json),
+                                        nlohmann::ordered_json::parse(b->info.settings_json));
+  if (diffs.empty()) {
+    fmt::print("settings: identical (hash {})\n", a->info.settings_hash);
+  } else {
+    fmt::print("settings that differ (run {} | run {}):\n{}", a->id, b->id, settings::FormatDiff(diffs));
+  }
+  db::ResultFilter fa;
+  fa.run_id = run_a;
+  db::ResultFilter fb;
+  fb.run_id = run_b;
+  const auto ra = database.Results(fa);
+  const auto rb = database.Results(fb);
+  if (ra.empty() && rb.empty()) {
+    fmt::print("\nresults: none recorded for either run\n");
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  auto add = [&](const std::vector<db::ResultRow>& results) {
+    for (const auto& r : results) {
+      rows.push_back({std::to_string(r.run_id), r.record.epoch ? std::to_string(*r.record.epoch) : "",
+                      r.record.trial_list, fmt::format("{:.4f}", r.record.eer), fmt::format("{:.4f}", r.record.min_dcf)});
+    }
+  };
+  add(ra);
+  add(rb);
+  fmt::print("\nresults:\n");
+  std::cout << FormatTable({"run", "epoch", "trial_list", "eer_percent", "min_dcf"}, rows);
+  return kExitOk;
+}
+
+int Info() {
+  fmt::print("asvcpp {}\n", kAsvcppVersion);
+  std::cout << dist::Describe(dist::GetRuntimeInfo());
+  return kExitOk;
+}
+
+}  // namespace asv::tools

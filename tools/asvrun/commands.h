@@ -1,0 +1,84 @@
+// asvrun's commands. main.cc only parses the command line (CLI11) and calls these; each returns
+// the process exit status and throws asv::Error subclasses for failures.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace asv::tools {
+
+/// Where a recipe's config files come from (--init-config, --run-configs, --config-root).
+struct ConfigSource {
+  std::string recipe;
+  std::string init_config;
+  std::string run_configs;
+  std::string config_root;
+};
+
+struct RunOptions {
+  ConfigSource source;
+  std::vector<std::string> configs;
+  std::vector<std::string> overrides;  ///< --set group.field=value
+  bool dry_run = false;
+  std::string db;                    ///< --db FILE; default <paths.output_folder>/experiments.db
+  std::string command_line;          ///< The whole asvrun invocation, recorded with each run.
+};
+/// `asvrun RECIPE CONFIG [CONFIG...]`: resolves every config first (exit 2 on any problem),
+/// then runs each one's stages in turn, recording the run in the experiment database.
+int RunConfigs(const RunOptions& options);
+
+struct ShowOptions {
+  ConfigSource source;
+  std::string config;
+  std::vector<std::string> overrides;
+  bool all = false;
+  bool explain = false;
+  bool json = false;
+};
+/// `asvrun show RECIPE CONFIG`: the resolved settings (non-default ones, or --all), with
+/// --explain where each value came from, or --json one flat object of every setting.
+int Show(const ShowOptions& options);
+
+/// `asvrun list [RECIPE]`: the recipes, or a recipe's configs with parents and first comment.
+int List(const ConfigSource& source);
+
+/// `asvrun help-settings [RECIPE]`: every setting with type, default, constraints and help.
+int HelpSettings(const ConfigSource& source);
+
+/// Which experiment database the listing commands read: --db, else the output folder of the
+/// recipe's init config.
+struct DbSelection {
+  ConfigSource source;  ///< recipe may be empty: voxceleb/xvector
+  std::string db;
+  bool recipe_given = false;
+};
+
+struct RunsOptions {
+  DbSelection selection;
+  std::string config;
+  std::string status;
+  int limit = 50;
+  bool json = false;
+};
+/// `asvrun runs`: the recorded runs, newest first; runs whose process died show as crashed.
+int Runs(const RunsOptions& options);
+
+struct ResultsOptions {
+  DbSelection selection;
+  std::string config;
+  std::string trial_list;
+  bool best = false;
+  std::string format = "table";  ///< table, csv or json
+};
+/// `asvrun results`: the EER/minDCF table.
+int Results(const ResultsOptions& options);
+
+/// `asvrun diff RUN_A RUN_B`: settings and results of two runs side by side.
+int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b);
+
+/// `asvrun info`: LibTorch version, CUDA/NCCL/Gloo support, visible GPUs.
+int Info();
+
+}  // namespace asv::tools

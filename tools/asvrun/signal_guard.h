@@ -1,0 +1,26 @@
+// Marks the active run as failed in the experiment database when asvrun is interrupted
+// (SIGINT, SIGTERM, SIGHUP), then exits with 128 + signal number.
+//
+// The signal handler only writes the signal number to a pipe (async-signal-safe); a watcher
+// thread does the database work with its own connection.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+
+namespace asv::tools {
+
+class SignalGuard {
+ public:
+  /// Installs the handlers and starts the watcher. One instance per process.
+  SignalGuard();
+  ~SignalGuard();
+  SignalGuard(const SignalGuard&) = delete;
+  SignalGuard& operator=(const SignalGuard&) = delete;
+
+  /// The run to mark as failed on a signal (database file and run id); run_id 0 = none.
+  void SetActiveRun(const std::filesystem::path& db_path, std::int64_t run_id);
+  void ClearActiveRun() { SetActiveRun({}, 0); }
+};
+
+}  // namespace asv::tools
