@@ -3,6 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 #include "asvcpp/db/database.h"
 #include "tests/tools/test_util.h"
 
@@ -216,6 +218,28 @@ TEST(AsvrunTest, ResultsAndDiffReadTheDatabase) {
   ASSERT_EQ(diff.status, 0) << diff.err;
   EXPECT_NE(diff.out.find("network.frame_layer_size: 512 -> 256"), std::string::npos) << diff.out;
   EXPECT_NE(diff.out.find("7.2500"), std::string::npos) << diff.out;
+}
+
+TEST(AsvrunTest, ConcurrentAsvrunProcessesShareOneDatabase) {
+  ScratchDir dir("asvrun_concurrent");
+  WriteRecipe(dir, kNoStageConfigs);
+  // 8 asvrun processes started at once, each recording two runs in the same database.
+  std::string script = "pids=''; for i in 1 2 3 4 5 6 7 8; do " + testing::ShellQuote(ASV_ASVRUN) +
+                       " voxceleb/xvector base child --set network.max_epochs=$i >log.$i 2>&1 & pids=\"$pids $!\"; done;"
+                       " status=0; for p in $pids; do wait $p || status=1; done; exit $status";
+  const auto r = RunCommand({"/bin/sh", "-c", script}, dir.path());
+  ASSERT_EQ(r.status, 0) << testing::Slurp(dir / "log.1");
+  db::Database database(dir / "out/experiments.db");
+  const auto runs = database.ListRuns();
+  ASSERT_EQ(runs.size(), 16u);
+  std::map<int, int> per_value;
+  for (const auto& run : runs) {
+    EXPECT_EQ(run.status, db::RunStatus::kFinished);
+    ++per_value[nlohmann::json::parse(run.info.settings_json)["network.max_epochs"].get<int>()];
+  }
+  ASSERT_EQ(per_value.size(), 8u);
+  for (const auto& [value, count] : per_value) EXPECT_EQ(count, 2) << value;
+  EXPECT_EQ(database.IntegrityCheck(), "ok");
 }
 
 TEST(AsvrunTest, UsageErrorsExitWithStatus2) {
