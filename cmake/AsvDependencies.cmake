@@ -70,3 +70,19 @@ if(ASV_WITH_CUDA)
     add_link_options("LINKER:-rpath-link,${_dir}")
   endforeach()
 endif()
+
+# The PyPI wheels ship their own (newer) fmt headers in LibTorch's include folder. Every target
+# that links LibTorch would compile against them while linking the fmt found above. Put the
+# headers of the fmt we link first (a build-tree folder whose only entry links to them).
+get_target_property(_asv_fmt_include fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
+list(GET _asv_fmt_include 0 _asv_fmt_include)
+foreach(_dir IN LISTS TORCH_INCLUDE_DIRS)
+  if(EXISTS "${_dir}/fmt/format.h" AND NOT _dir STREQUAL _asv_fmt_include)
+    set(_asv_first "${PROJECT_BINARY_DIR}/include-first")
+    file(MAKE_DIRECTORY "${_asv_first}")
+    file(CREATE_LINK "${_asv_fmt_include}/fmt" "${_asv_first}/fmt" SYMBOLIC)
+    include_directories(BEFORE "${_asv_first}")
+    message(STATUS "LibTorch bundles fmt headers in ${_dir}; using ${_asv_fmt_include}/fmt instead")
+    break()
+  endif()
+endforeach()

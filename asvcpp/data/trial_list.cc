@@ -1,0 +1,211 @@
+#include "asvcpp/data/trial_list.h"
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <unordered_set>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/fs.h"
+#include "asvcpp/base/text.h"
+
+namespace asv::data {
+namespace {
+
+bool IsSpace(char c) { return c == ' ' || c == '\t'; }
+
+std::vector<std::string_view> Tokens(std::string_view s) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && IsSpace(s[i])) ++i;
+    const std::size_t begin = i;
+    while (i < s.size() && !IsSpace(s[i])) ++i;
+    if (i > begin) out.push_back(s.substr(begin, i - begin));
+  }
+  return out;
+}
+
+// Calls fn(line_no, tokens) for every non-blank line.
+template <typename F>
+void ForEachLine(const std::filesystem::path& path, F&& fn) {
+  const std::string contents = fs::ReadFile(path);
+  std::size_t start = 0;
+  int line_no = 0;
+  while (start < contents.size()) {
+    std::size_t end = contents.find('\n', start);
+    if (end == std::string::npos) end = contents.size();
+    ++line_no;
+    const std::string_view line = text::Trim(std::string_view(contents).substr(start, end - start));
+    start = end + 1;
+    if (line.empty()) continue;
+    if (!fn(line_no, Tokens(line))) return;
+  }
+}
+
+DataError LineError(const std::filesystem::path& path, int line, const std::string& message) {
+  return DataError(fmt::format("{}:{}: {}", path.string(), line, message));
+}
+
+void CheckSessions(const std::filesystem::path& path, int line, std::string_view id) {
+  for (const std::string& part : SplitSessions(id)) {
+    if (part.empty()) throw LineError(path, line, fmt::format("'{}' has an empty '&' part", id));
+  }
+}
+
+}  // namespace
+
+TrialList ReadTrialList(const std::filesystem::path& path) {
+  TrialList list;
+  list.source = path;
+  ForEachLine(path, [&](int line, const std::vector<std::string_view>& tokens) {
+    if (tokens.size() < 3) {
+      throw LineError(path, line, fmt::format("expected '<left> <right> <label>', found {} field{}",
+                                              tokens.size(), tokens.size() == 1 ? "" : "s"));
+    }
+    CheckSessions(path, line, tokens[0]);
+    CheckSessions(path, line, tokens[1]);
+    list.trials.push_back({std::string(tokens[0]), std::string(tokens[1]), std::string(tokens[2]), line});
+    return true;
+  });
+  return list;
+}
+
+void WriteTrialList(const std::filesystem::path& path, const TrialList& list) {
+  fs::WriteFileAtomic(path, [&](std::ostream& out) {
+    for (const Trial& t : list.trials) out << t.left << ' ' << t.right << ' ' << t.label << '\n';
+  });
+}
+
+std::string VoxCelebPathToId(std::string_view relative_path) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t slash = relative_path.find('/', start);
+    parts.push_back(relative_path.substr(start, slash == std::string_view::npos ? slash : slash - start));
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  if (parts.size() != 3 || parts[0].empty() || parts[1].empty() || parts[2].empty() ||
+      parts[2].front() == '.') {
+    throw std::invalid_argument(
+        fmt::format("'{}' is not a VoxCeleb path '<speaker>/<video>/<file>.wav'", relative_path));
+  }
+  const std::string_view file = parts[2].substr(0, parts[2].find('.'));
+  return fmt::format("{}-{}-{}", parts[0], parts[1], file);
+}
+
+TrialListFormat DetectTrialListFormat(const std::filesystem::path& path) {
+  TrialListFormat format = TrialListFormat::kIds;
+  ForEachLine(path, [&](int, const std::vector<std::string_view>& tokens) {
+    if (tokens.size() >= 3 && tokens[1].find('/') != std::string_view::npos &&
+        tokens[2].find('/') != std::string_view::npos) {
+      format = TrialListFormat::kVoxCelebOfficial;
+    }
+    return false;
+  });
+  return format;
+}
+
+TrialList ReadVoxCelebTrialList(const std::filesystem::path& path) {
+  TrialList list;
+  list.source = path;
+  ForEachLine(path, [&](int line, const std::vector<std::string_view>& tokens) {
+    if (tokens.size() < 3) {
+      throw LineError(path, line, fmt::format("expected '<label> <path1> <path2>', found {} field{}",
+                                              tokens.size(), tokens.size() == 1 ? "" : "s"));
+    }
+    try {
+      list.trials.push_back({VoxCelebPathToId(tokens[1]), VoxCelebPathToId(tokens[2]),
+                             std::string(tokens[0]), line});
+    } catch (const std::invalid_argument& e) {
+      throw LineError(path, line, e.what());
+    }
+    return true;
+  });
+  return list;
+}
+
+TrialList ConvertTrialList(const std::filesystem::path& input, const std::filesystem::path& output) {
+  TrialList list = DetectTrialListFormat(input) == TrialListFormat::kVoxCelebOfficial
+                       ? ReadVoxCelebTrialList(input)
+                       : ReadTrialList(input);
+  WriteTrialList(output, list);
+  return list;
+}
+
+std::vector<std::string> SplitSessions(std::string_view id) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (;;) {
+    const std::size_t amp = id.find('&', start);
+    parts.emplace_back(id.substr(start, amp == std::string_view::npos ? amp : amp - start));
+    if (amp == std::string_view::npos) break;
+    start = amp + 1;
+  }
+  return parts;
+}
+
+namespace {
+
+void Collect(const TrialList& list, TrialSide side, std::unordered_set<std::string>& seen,
+             std::vector<std::string>& out) {
+  const auto add = [&](const std::string& id) {
+    for (std::string& part : SplitSessions(id)) {
+      if (seen.insert(part).second) out.push_back(std::move(part));
+    }
+  };
+  for (const Trial& t : list.trials) {
+    if (side != TrialSide::kTest) add(t.left);
+    if (side != TrialSide::kEnroll) add(t.right);
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> TrialUtterances(const TrialList& list, TrialSide side) {
+  std::unordered_set<std::string> seen;
+  std::vector<std::string> out;
+  Collect(list, side, seen, out);
+  return out;
+}
+
+std::vector<std::string> TrialUtterances(const std::vector<TrialList>& lists) {
+  std::unordered_set<std::string> seen;
+  std::vector<std::string> out;
+  for (const TrialList& list : lists) Collect(list, TrialSide::kBoth, seen, out);
+  return out;
+}
+
+std::vector<UnknownUtterance> FindUnknownUtterances(
+    const TrialList& list, const std::function<bool(const std::string&)>& is_known) {
+  std::unordered_set<std::string> seen;
+  std::vector<UnknownUtterance> unknown;
+  for (const Trial& t : list.trials) {
+    for (const std::string* side : {&t.left, &t.right}) {
+      for (std::string& part : SplitSessions(*side)) {
+        if (!seen.insert(part).second) continue;
+        if (!is_known(part)) unknown.push_back({std::move(part), t.line});
+      }
+    }
+  }
+  return unknown;
+}
+
+void CheckTrialUtterances(const TrialList& list, std::string_view dataset,
+                          const std::function<bool(const std::string&)>& is_known) {
+  const std::vector<UnknownUtterance> unknown = FindUnknownUtterances(list, is_known);
+  if (unknown.empty()) return;
+  constexpr std::size_t kShown = 10;
+  std::string message = fmt::format("{}: {} utterance{} not in data set '{}':",
+                                    list.source.string(), unknown.size(),
+                                    unknown.size() == 1 ? "" : "s", dataset);
+  for (std::size_t i = 0; i < unknown.size() && i < kShown; ++i) {
+    message += fmt::format("\n{}:{}: unknown utterance '{}'", list.source.string(), unknown[i].line,
+                           unknown[i].id);
+  }
+  if (unknown.size() > kShown) message += fmt::format("\n... and {} more", unknown.size() - kShown);
+  throw DataError(message);
+}
+
+}  // namespace asv::data

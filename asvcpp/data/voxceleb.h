@@ -1,0 +1,71 @@
+// VoxCeleb1 and VoxCeleb2 preparation (recipe stage 0; reference section 3.7): Kaldi list folders
+// under `<output_folder>/<feature_and_list_folder>/<dataset>/lists` (use DatasetRoot/ListFolder
+// from data_dir.h).
+//
+// Differences from ASVtorch, on purpose:
+//   * Folders and files are walked in sorted (byte) order, not os.listdir order, so ids, wav.scp
+//     and concatenation order do not depend on the filesystem.
+//   * Trial lists are not downloaded (the official URLs are gone): the six official lists are
+//     taken from the corpus folder when present and converted WITHOUT dropping the first line.
+//   * voxceleb2 wav.scp values are plain .m4a paths (asvcpp's decoder runs ffmpeg itself), not
+//     `ffmpeg ... |` pipes; voxceleb2_cat values are `cat:<list>` (audio/audio_source.h) whose
+//     audio is the exact concatenation of the decoded files instead of an ADTS stream copy.
+#pragma once
+
+#include <array>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace asv::data {
+
+/// File names of the official VoxCeleb1 trial lists, looked up in the VoxCeleb1 corpus folder.
+inline constexpr std::array<std::string_view, 6> kVoxCeleb1TrialLists = {
+    "veri_test.txt",      "veri_test2.txt",      "list_test_hard.txt",
+    "list_test_hard2.txt", "list_test_all.txt", "list_test_all2.txt"};
+
+/// Options of the preparation functions.
+struct VoxCelebOptions {
+  /// When false (default) a trial list naming an utterance that is not in the corpus is a
+  /// DataError listing file:line of each; when true it is a warning and the list is kept.
+  bool allow_unknown_trial_utterances = false;
+};
+
+/// Summary of one prepared list folder.
+struct PreparedDataset {
+  std::string name;                      ///< "voxceleb1", "voxceleb2", "voxceleb2_cat".
+  std::filesystem::path list_folder;     ///< Where wav.scp, utt2spk, spk2utt were written.
+  std::size_t utterances = 0;
+  std::size_t speakers = 0;
+  std::vector<std::string> trial_lists;  ///< File names of converted trial lists (VoxCeleb1).
+  std::size_t trials = 0;                ///< Total trials over those lists.
+};
+
+/// Prepares `voxceleb1` from `<corpus>/wav/<spk>/<video>/<file>.wav`: utterance id
+/// `<spk>-<video>-<file name up to its first '.'>`, wav.scp with absolute paths, utt2spk, spk2utt;
+/// then converts each of kVoxCeleb1TrialLists found directly in `corpus` (official `label path
+/// path` or already id format) into the list folder under the same name and checks that every
+/// trial utterance exists. Re-running rewrites the same files (atomic writes).
+/// Throws DataError naming the folder when `<corpus>/wav` is missing or holds no .wav file, for
+/// two files mapping to the same id, for malformed trial lists (file:line) and unknown trial
+/// utterances (see VoxCelebOptions).
+PreparedDataset PrepareVoxCeleb1(const std::filesystem::path& corpus,
+                                 const std::filesystem::path& dataset_root,
+                                 const VoxCelebOptions& options = {});
+
+/// Prepares `voxceleb2` and `voxceleb2_cat` from `<corpus>/{dev,test}/aac/<spk>/<video>/*.m4a`
+/// (either part may be missing):
+///   voxceleb2      one utterance per file, id `<spk>-<video>-<file>`, wav.scp value = absolute
+///                  .m4a path.
+///   voxceleb2_cat  one utterance per (speaker, video), id `<spk>-<video>`, its files listed in
+///                  sorted order in `<voxceleb2_cat lists>/cat/<spk>-<video>.txt`, wav.scp value
+///                  `cat:<absolute list path>`. Lists left over from an earlier run that no
+///                  longer correspond to a video are deleted.
+/// Returns {voxceleb2, voxceleb2_cat}. Throws DataError naming the corpus folder when neither
+/// dev/aac nor test/aac exists or they hold no .m4a file, and for duplicate ids (naming both
+/// files).
+std::vector<PreparedDataset> PrepareVoxCeleb2(const std::filesystem::path& corpus,
+                                              const std::filesystem::path& dataset_root);
+
+}  // namespace asv::data

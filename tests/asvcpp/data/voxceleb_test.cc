@@ -1,0 +1,143 @@
+#include "asvcpp/data/voxceleb.h"
+
+#include <gtest/gtest.h>
+
+#include "asvcpp/audio/audio_source.h"
+#include "asvcpp/audio/decode.h"
+#include "asvcpp/data/data_dir.h"
+#include "asvcpp/data/trial_list.h"
+#include "tests/asvcpp/data/data_test_util.h"
+
+namespace asv::data {
+namespace {
+
+using testing::Contains;
+using testing::ErrorOf;
+using testing::TempDir;
+using testing::Write;
+
+void MakeWav(const std::filesystem::path& path, std::size_t samples) {
+  audio::WriteWav(path, std::vector<float>(samples, 100.0f), 16000);
+}
+
+// <root>/wav/{id10001,id10002}/{vidA,vidB}/0000{1,2}.wav, created in reverse order so that
+// directory listing order is unlikely to be sorted.
+std::filesystem::path MakeVox1(const TempDir& dir) {
+  const auto root = dir / "vox1";
+  for (const char* spk : {"id10002", "id10001"}) {
+    for (const char* video : {"vidB", "-vidA"}) {
+      for (const char* file : {"00002.wav", "00001.wav"}) {
+        MakeWav(root / "wav" / spk / video / file, 160);
+      }
+    }
+  }
+  Write(root / "wav" / "id10001" / "-vidA" / "notes.txt", "not audio\n");
+  Write(root / "wav" / "README", "stray file at speaker level\n");
+  return root;
+}
+
+TEST(VoxCelebTest, PrepareVoxCeleb1WritesSortedListsAndConvertsTrials) {
+  TempDir dir("vox1");
+  const auto corpus = MakeVox1(dir);
+  Write(corpus / "veri_test.txt",
+        "1 id10001/-vidA/00001.wav id10001/vidB/00002.wav\n"
+        "0 id10001/-vidA/00001.wav id10002/vidB/00001.wav\n");
+  Write(corpus / "list_test_hard2.txt", "id10002--vidA-00002 id10001-vidB-00001 0\n");
+  const auto root = dir / "out" / "datasets";
+  const PreparedDataset ds = PrepareVoxCeleb1(corpus, root);
+  EXPECT_EQ(ds.name, "voxceleb1");
+  EXPECT_EQ(ds.list_folder, ListFolder(root, "voxceleb1"));
+  EXPECT_EQ(ds.utterances, 8u);
+  EXPECT_EQ(ds.speakers, 2u);
+  EXPECT_EQ(ds.trial_lists, (std::vector<std::string>{"veri_test.txt", "list_test_hard2.txt"}));
+  EXPECT_EQ(ds.trials, 3u);
+
+  const std::string wav_scp = fs::ReadFile(ds.list_folder / "wav.scp");
+  const std::string abs = (corpus / "wav").string();
+  EXPECT_EQ(wav_scp.substr(0, wav_scp.find('\n')),
+            "id10001--vidA-00001 " + abs + "/id10001/-vidA/00001.wav");
+  EXPECT_EQ(fs::ReadFile(ds.list_folder / "utt2spk").substr(0, 28), "id10001--vidA-00001 id10001\n");
+  EXPECT_EQ(fs::ReadFile(ds.list_folder / "spk2utt"),
+            "id10001 id10001--vidA-00001 id10001--vidA-00002 id10001-vidB-00001 id10001-vidB-00002\n"
+            "id10002 id10002--vidA-00001 id10002--vidA-00002 id10002-vidB-00001 id10002-vidB-00002\n");
+  EXPECT_EQ(fs::ReadFile(ds.list_folder / "veri_test.txt"),
+            "id10001--vidA-00001 id10001-vidB-00002 1\n"
+            "id10001--vidA-00001 id10002-vidB-00001 0\n");
+  EXPECT_EQ(ReadTrialList(ds.list_folder / "list_test_hard2.txt").trials.size(), 1u);
+  const DataDir data = DataDir::Load(ds.list_folder);
+  EXPECT_EQ(data.wav_scp.size(), 8u);
+
+  // Idempotent: a second run leaves identical files.
+  PrepareVoxCeleb1(corpus, root);
+  EXPECT_EQ(fs::ReadFile(ds.list_folder / "wav.scp"), wav_scp);
+}
+
+TEST(VoxCelebTest, PrepareVoxCeleb1Errors) {
+  TempDir dir("vox1_errors");
+  EXPECT_TRUE(Contains(ErrorOf([&] { PrepareVoxCeleb1(dir / "nothing", dir / "out"); }),
+                       "nothing/wav: VoxCeleb1 audio folder does not exist"));
+  std::filesystem::create_directories(dir / "empty" / "wav" / "id1" / "v");
+  EXPECT_TRUE(Contains(ErrorOf([&] { PrepareVoxCeleb1(dir / "empty", dir / "out"); }),
+                       "empty/wav: no .wav files found"));
+
+  const auto corpus = MakeVox1(dir);
+  Write(corpus / "veri_test.txt", "1 id10001/-vidA/00001.wav id10001/vidB/00002.wav\n"
+                                  "1 id10001/-vidA/00001.wav id10009/zz/00001.wav\n");
+  const std::string message = ErrorOf([&] { PrepareVoxCeleb1(corpus, dir / "out"); });
+  EXPECT_TRUE(Contains(message, "veri_test.txt:2: unknown utterance 'id10009-zz-00001'")) << message;
+  VoxCelebOptions lenient;
+  lenient.allow_unknown_trial_utterances = true;
+  EXPECT_EQ(PrepareVoxCeleb1(corpus, dir / "out", lenient).trials, 2u);
+
+  MakeWav(corpus / "wav" / "id10001" / "vidB" / "00001.x.wav", 160);
+  EXPECT_TRUE(Contains(ErrorOf([&] { PrepareVoxCeleb1(corpus, dir / "out", lenient); }),
+                       "both map to utterance id 'id10001-vidB-00001'"));
+}
+
+TEST(VoxCelebTest, PrepareVoxCeleb2WritesPerFileAndPerVideoLists) {
+  TempDir dir("vox2");
+  const auto corpus = dir / "vox2";
+  // Content does not matter for preparation; decoding is tested with the demo corpus.
+  for (const char* f : {"dev/aac/id00012/vid2/00002.m4a", "dev/aac/id00012/vid2/00001.m4a",
+                        "dev/aac/id00012/vid1/00001.m4a", "dev/aac/id00015/v/00003.m4a",
+                        "test/aac/id09999/t/00001.m4a", "dev/aac/id00012/vid1/skip.txt"}) {
+    Write(corpus / f, "x");
+  }
+  const auto root = dir / "out" / "datasets";
+  // A stale list from an earlier run of another corpus.
+  Write(ListFolder(root, "voxceleb2_cat") / "cat" / "old-video.txt", "file '/x.m4a'\n");
+  const std::vector<PreparedDataset> ds = PrepareVoxCeleb2(corpus, root);
+  ASSERT_EQ(ds.size(), 2u);
+  EXPECT_EQ(ds[0].name, "voxceleb2");
+  EXPECT_EQ(ds[0].utterances, 5u);
+  EXPECT_EQ(ds[0].speakers, 3u);
+  EXPECT_EQ(ds[1].name, "voxceleb2_cat");
+  EXPECT_EQ(ds[1].utterances, 4u);
+
+  const DataDir single = DataDir::Load(ds[0].list_folder);
+  EXPECT_EQ(single.wav_scp.at("id00012-vid2-00001"), (corpus / "dev/aac/id00012/vid2/00001.m4a").string());
+  EXPECT_EQ(single.utt2spk.at("id09999-t-00001"), "id09999");
+  EXPECT_EQ(audio::AudioSource::Parse(single.wav_scp.begin()->second).kind, audio::AudioSource::Kind::kFile);
+
+  const DataDir cat = DataDir::Load(ds[1].list_folder);
+  const auto list_path = ds[1].list_folder / "cat" / "id00012-vid2.txt";
+  EXPECT_EQ(cat.wav_scp.at("id00012-vid2"), "cat:" + list_path.string());
+  EXPECT_EQ(cat.utt2spk.at("id00012-vid2"), "id00012");
+  EXPECT_EQ(audio::ReadConcatList(list_path),
+            (std::vector<std::filesystem::path>{corpus / "dev/aac/id00012/vid2/00001.m4a",
+                                                corpus / "dev/aac/id00012/vid2/00002.m4a"}));
+  EXPECT_FALSE(std::filesystem::exists(ListFolder(root, "voxceleb2_cat") / "cat" / "old-video.txt"));
+  EXPECT_EQ(fs::ReadFile(ds[1].list_folder / "spk2utt"),
+            "id00012 id00012-vid1 id00012-vid2\nid00015 id00015-v\nid09999 id09999-t\n");
+}
+
+TEST(VoxCelebTest, PrepareVoxCeleb2Errors) {
+  TempDir dir("vox2_errors");
+  EXPECT_TRUE(Contains(ErrorOf([&] { PrepareVoxCeleb2(dir / "none", dir / "out"); }),
+                       "neither dev/aac nor test/aac exists"));
+  std::filesystem::create_directories(dir / "empty" / "dev" / "aac" / "id1");
+  EXPECT_TRUE(Contains(ErrorOf([&] { PrepareVoxCeleb2(dir / "empty", dir / "out"); }), "no .m4a files found"));
+}
+
+}  // namespace
+}  // namespace asv::data

@@ -1,0 +1,448 @@
+#!/usr/bin/env python3
+"""Generates asvcpp's synthetic demo corpus: VoxCeleb-shaped data spoken by espeak-ng voices.
+
+    python3 tools/make_demo_corpus.py                       # default corpus into ./demo_data
+    python3 tools/make_demo_corpus.py --small --out /tmp/c  # a tiny corpus for tests (seconds)
+
+Every speaker is a fixed combination of an espeak-ng English accent (en-us, en-gb,
+en-gb-scotland, ...), a voice variant (+m1..+m8, +f1..+f5, +klatt..) and a base pitch and speed.
+Each "video" (session) of a speaker shifts speed, pitch, word gap and loudness a little and
+passes the audio through its own channel (band limits, pink noise). Utterances are 2-8 s of
+English sentences built from word lists, 16 kHz mono. Everything is derived from --seed, so the
+same arguments always give the same corpus.
+
+Layout (what asvcpp's VoxCeleb preparation reads):
+    <out>/voxceleb1/wav/id1NNNN/<video>/00001.wav     held-out test speakers (16-bit PCM WAV)
+    <out>/voxceleb1/veri_test.txt                     official format: "1 spk/vid/00001.wav spk/vid/00002.wav"
+    <out>/voxceleb2/dev/aac/id0NNNN/<video>/00001.m4a training speakers (AAC in MP4 via ffmpeg)
+Training and test speakers are disjoint.
+
+Idempotent: the arguments are recorded in <out>/.demo_corpus.json, written last. Re-running with
+the same arguments returns at once; an interrupted run (marker <out>/.demo_corpus.partial.json)
+is completed, keeping the files already written (each file is written under a temporary name and
+renamed, so a file that exists is complete); different arguments regenerate the corpus.
+
+Needs Python 3 (standard library only) and the command-line tools of the Debian packages
+espeak-ng and ffmpeg. --jobs runs that many espeak-ng/ffmpeg pipelines at once (threads that only
+wait for the child processes, so a thread pool is a process pool here).
+"""
+
+import argparse
+import concurrent.futures
+import hashlib
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import threading
+import time
+
+GENERATOR_VERSION = 1
+SAMPLE_RATE = 16000
+MIN_SECONDS = 2.0
+MAX_SECONDS = 8.0
+MARKER = ".demo_corpus.json"
+PARTIAL_MARKER = ".demo_corpus.partial.json"
+
+ACCENTS = ["en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-gb-x-gbclan",
+           "en-gb-x-gbcwmd", "en-us-nyc"]
+VARIANTS = ["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "f1", "f2", "f3", "f4", "f5",
+            "klatt", "klatt2", "klatt3"]
+
+NAMES = ["Anna", "Peter", "Maria", "John", "Laura", "David", "Sarah", "Michael", "Emma", "Thomas",
+         "Olivia", "James", "Sophie", "Daniel", "Grace", "Henry", "Alice", "Oscar", "Clara", "Felix"]
+ADJECTIVES = ["small", "quiet", "bright", "heavy", "ancient", "curious", "gentle", "silver",
+              "crowded", "distant", "golden", "narrow", "famous", "wooden", "frozen", "busy",
+              "empty", "careful", "strange", "happy", "modern", "rusty", "tall", "warm"]
+NOUNS = ["river", "garden", "teacher", "village", "machine", "window", "market", "doctor",
+         "mountain", "letter", "engine", "kitchen", "station", "painter", "forest", "bridge",
+         "library", "captain", "harbour", "museum", "farmer", "island", "camera", "violin",
+         "journey", "castle", "student", "bakery", "tower", "meadow"]
+VERBS_PAST = ["visited", "painted", "carried", "noticed", "repaired", "followed", "described",
+              "opened", "watched", "collected", "remembered", "discovered", "cleaned", "measured",
+              "ignored", "explained", "borrowed", "delivered", "photographed", "announced"]
+VERBS_BASE = ["visit", "paint", "carry", "notice", "repair", "follow", "describe", "open",
+              "watch", "collect", "remember", "discover", "clean", "measure", "explain", "borrow"]
+ADVERBS = ["slowly", "quickly", "quietly", "carefully", "suddenly", "happily", "rarely",
+           "eagerly", "calmly", "proudly", "early", "later"]
+PREPOSITIONS = ["near", "behind", "beside", "under", "above", "across", "inside", "around",
+                "beyond", "along"]
+TIMES = ["on Monday", "last summer", "every morning", "after lunch", "in the evening",
+         "before sunrise", "during the storm", "at midnight", "next week", "yesterday"]
+NUMBERS = ["two", "three", "four", "five", "seven", "nine", "twelve", "fifteen", "twenty",
+           "forty", "a hundred"]
+CONNECTIVES = ["and then", "but", "because", "while", "so", "although"]
+
+ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+
+
+def log(message):
+    print(f"[make_demo_corpus] {message}", flush=True)
+
+
+def rng_for(*parts):
+    """A random.Random seeded from the given parts (string seeding uses SHA-512: portable)."""
+    return random.Random(":".join(str(p) for p in parts))
+
+
+# ----------------------------------------------------------------------------------------------
+# Text
+
+def noun_phrase(r):
+    if r.random() < 0.5:
+        return f"the {r.choice(ADJECTIVES)} {r.choice(NOUNS)}"
+    return f"the {r.choice(NOUNS)}"
+
+
+def sentence(r):
+    kind = r.randrange(6)
+    if kind == 0:
+        return (f"{noun_phrase(r).capitalize()} {r.choice(VERBS_PAST)} {noun_phrase(r)} "
+                f"{r.choice(PREPOSITIONS)} {noun_phrase(r)}.")
+    if kind == 1:
+        return (f"{r.choice(NAMES)} {r.choice(ADVERBS)} {r.choice(VERBS_PAST)} {noun_phrase(r)} "
+                f"{r.choice(TIMES)}.")
+    if kind == 2:
+        return (f"Why did {noun_phrase(r)} {r.choice(VERBS_BASE)} {noun_phrase(r)} "
+                f"{r.choice(PREPOSITIONS)} {noun_phrase(r)}?")
+    if kind == 3:
+        return (f"{r.choice(NUMBERS).capitalize()} {r.choice(ADJECTIVES)} {r.choice(NOUNS)}s "
+                f"arrived {r.choice(TIMES)}, {r.choice(CONNECTIVES)} {r.choice(NAMES)} "
+                f"{r.choice(VERBS_PAST)} them.")
+    if kind == 4:
+        return (f"{r.choice(NAMES)} told {r.choice(NAMES)} that {noun_phrase(r)} was "
+                f"{r.choice(ADJECTIVES)} {r.choice(TIMES)}.")
+    return (f"{r.choice(TIMES).capitalize()} we {r.choice(VERBS_PAST)} {noun_phrase(r)} "
+            f"{r.choice(PREPOSITIONS)} {noun_phrase(r)} {r.choice(ADVERBS)}.")
+
+
+def utterance_text(r, words_per_minute):
+    """Sentences whose spoken length should land between MIN_SECONDS and MAX_SECONDS."""
+    target_seconds = r.uniform(MIN_SECONDS + 0.3, MAX_SECONDS - 1.5)
+    target_words = max(4, int(target_seconds * words_per_minute / 60.0))
+    words = []
+    while len(words) < target_words:
+        words.extend(sentence(r).split())
+    # Cut long tails at the target (a sentence may stop mid-way; it is still speech).
+    return " ".join(words[: target_words + 3])
+
+
+# ----------------------------------------------------------------------------------------------
+# Speakers, videos, utterances
+
+def make_speakers(args):
+    """All speakers: the training ones (VoxCeleb2) first, then the test ones (VoxCeleb1)."""
+    r = rng_for(args.seed, "speakers")
+    combos = [(a, v) for a in ACCENTS for v in VARIANTS]
+    r.shuffle(combos)
+    total = args.speakers + args.test_speakers
+    speakers = []
+    used = set()
+    for i in range(total):
+        accent, variant = combos[i % len(combos)]
+        while True:  # distinct full combinations even when (accent, variant) pairs repeat
+            pitch = r.randrange(20, 81)
+            speed = r.randrange(135, 196)
+            if (accent, variant, pitch, speed) not in used:
+                break
+        used.add((accent, variant, pitch, speed))
+        test = i >= args.speakers
+        spk_id = f"id{10270 + i - args.speakers:05d}" if test else f"id{1 + i:05d}"
+        speakers.append({"id": spk_id, "test": test, "accent": accent, "variant": variant,
+                         "pitch": pitch, "speed": speed})
+    return speakers
+
+
+def video_id(r):
+    first = r.choice(ALPHABET[:62])
+    return first + "".join(r.choice(ALPHABET) for _ in range(10))
+
+
+def make_jobs(args, out, speakers):
+    jobs = []
+    for spk in speakers:
+        r = rng_for(args.seed, "videos", spk["id"])
+        videos = set()
+        for v in range(args.videos):
+            vid = video_id(r)
+            while vid in videos:
+                vid = video_id(r)
+            videos.add(vid)
+            session = {
+                "speed": max(80, int(round(spk["speed"] * r.uniform(0.94, 1.06)))),
+                "pitch": min(99, max(0, spk["pitch"] + r.randrange(-5, 6))),
+                "gap": r.randrange(0, 4),
+                "volume": round(r.uniform(0.5, 1.2), 3),
+                "highpass": r.randrange(60, 300),
+                "lowpass": r.randrange(3400, 7801),
+                "noise": round(r.uniform(0.001, 0.01), 5),
+            }
+            for u in range(args.utts_per_video):
+                ur = rng_for(args.seed, "utt", spk["id"], vid, u)
+                name = f"{u + 1:05d}"
+                if spk["test"]:
+                    rel = f"{spk['id']}/{vid}/{name}.wav"
+                    path = os.path.join(out, "voxceleb1", "wav", spk["id"], vid, name + ".wav")
+                else:
+                    rel = f"{spk['id']}/{vid}/{name}.m4a"
+                    path = os.path.join(out, "voxceleb2", "dev", "aac", spk["id"], vid, name + ".m4a")
+                jobs.append({
+                    "speaker": spk, "video": vid, "rel": rel, "path": path, "session": session,
+                    "text": utterance_text(ur, session["speed"]),
+                    "noise_seed": ur.randrange(1, 2**31 - 1),
+                })
+    return jobs
+
+
+# ----------------------------------------------------------------------------------------------
+# Synthesis
+
+def wav_seconds(data):
+    """Duration of espeak-ng's --stdout WAV (its header sizes are placeholders: use the length)."""
+    if len(data) < 44 or data[:4] != b"RIFF":
+        raise RuntimeError("espeak-ng did not produce a WAV stream")
+    rate = int.from_bytes(data[24:28], "little")
+    channels = int.from_bytes(data[22:24], "little")
+    bits = int.from_bytes(data[34:36], "little")
+    return (len(data) - 44) / float(rate * channels * bits // 8)
+
+
+def speak(job):
+    """espeak-ng's WAV stream (22050 Hz) for one utterance and its final duration in seconds."""
+    spk, session = job["speaker"], job["session"]
+    voice = f"{spk['accent']}+{spk['variant']}"
+    espeak = ["espeak-ng", "-v", voice, "-s", str(session["speed"]), "-p", str(session["pitch"]),
+              "-g", str(session["gap"]), "--stdout", job["text"]]
+    speech = subprocess.run(espeak, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+    if speech.returncode != 0:
+        raise RuntimeError(f"{' '.join(espeak)}: {speech.stderr.decode(errors='replace').strip()}")
+    return speech.stdout, min(MAX_SECONDS, max(MIN_SECONDS, wav_seconds(speech.stdout)))
+
+
+def synthesize_video(video_jobs, scratch):
+    """All utterances of one video: espeak-ng for each, then ONE ffmpeg run that applies the
+    video's channel to every utterance and writes every output (ffmpeg's start-up cost dominates
+    for short files). Files that already exist are kept. Returns the durations in seconds."""
+    seconds, inputs, outputs, graph = [], [], [], []
+    for job in video_jobs:
+        wav, secs = speak(job)
+        seconds.append(secs)
+        if os.path.exists(job["path"]):
+            continue
+        session, k = job["session"], len(inputs) // 2
+        src = os.path.join(scratch, f"in{k}.wav")
+        with open(src, "wb") as f:
+            f.write(wav)
+        inputs += ["-i", src]
+        graph.append(
+            f"[{k}:a]aresample={SAMPLE_RATE},highpass=f={session['highpass']},"
+            f"lowpass=f={session['lowpass']},volume={session['volume']},"
+            f"apad=whole_dur={MIN_SECONDS}[s{k}];"
+            f"anoisesrc=r={SAMPLE_RATE}:c=pink:a={session['noise']}:seed={job['noise_seed']}[n{k}];"
+            f"[s{k}][n{k}]amix=inputs=2:duration=first:normalize=0,atrim=end={MAX_SECONDS}[o{k}]")
+        path = job["path"]
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.tmp{os.getpid()}{os.path.splitext(path)[1]}"
+        codec = (["-c:a", "aac", "-b:a", "48k", "-f", "mp4"] if path.endswith(".m4a")
+                 else ["-c:a", "pcm_s16le", "-f", "wav"])
+        outputs += (["-map", f"[o{k}]", "-ac", "1", "-ar", str(SAMPLE_RATE), "-fflags", "+bitexact",
+                     "-flags:a", "+bitexact", "-map_metadata", "-1"] + codec + [tmp])
+        job["tmp"] = tmp
+    if not inputs:
+        return seconds
+    ffmpeg = (["ffmpeg", "-nostdin", "-v", "error", "-y"] + inputs +
+              ["-filter_complex", ";".join(graph)] + outputs)
+    result = subprocess.run(ffmpeg, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    pending = [j for j in video_jobs if "tmp" in j]
+    if result.returncode != 0:
+        for j in pending:
+            if os.path.exists(j["tmp"]):
+                os.remove(j["tmp"])
+        raise RuntimeError(f"ffmpeg failed for {os.path.dirname(video_jobs[0]['path'])}: "
+                           f"{result.stderr.decode(errors='replace').strip()}")
+    for j in pending:
+        os.replace(j.pop("tmp"), j["path"])
+    return seconds
+
+
+# ----------------------------------------------------------------------------------------------
+# Trials
+
+def make_trials(args, jobs):
+    """Balanced target/non-target trials over the test speakers, VoxCeleb style: target pairs
+    come from different videos of one speaker."""
+    test = [j for j in jobs if j["speaker"]["test"]]
+    r = rng_for(args.seed, "trials")
+    targets = [(a["rel"], b["rel"]) for i, a in enumerate(test) for b in test[i + 1:]
+               if a["speaker"]["id"] == b["speaker"]["id"] and a["video"] != b["video"]]
+    n = min(args.trials // 2, len(targets))
+    chosen_targets = r.sample(targets, n)
+    nontargets = set()
+    if len({j["speaker"]["id"] for j in test}) > 1:
+        while len(nontargets) < n:
+            a, b = r.choice(test), r.choice(test)
+            if a["speaker"]["id"] != b["speaker"]["id"]:
+                nontargets.add((a["rel"], b["rel"]))
+    trials = [("1", a, b) for a, b in chosen_targets] + [("0", a, b) for a, b in sorted(nontargets)]
+    r.shuffle(trials)
+    return trials
+
+
+def write_atomic(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+
+
+# ----------------------------------------------------------------------------------------------
+
+def parse_args(argv):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--out", default="demo_data", help="output folder (default: demo_data)")
+    p.add_argument("--speakers", type=int, default=100, help="training speakers (VoxCeleb2 layout)")
+    p.add_argument("--test-speakers", type=int, default=20, help="test speakers (VoxCeleb1 layout)")
+    p.add_argument("--videos", type=int, default=4, help="videos (sessions) per speaker")
+    p.add_argument("--utts-per-video", type=int, default=4, help="utterances per video")
+    p.add_argument("--trials", type=int, default=3000, help="trials in veri_test.txt (half target)")
+    p.add_argument("--seed", type=int, default=2024, help="random seed")
+    p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel pipelines")
+    p.add_argument("--small", action="store_true",
+                   help="tiny corpus for tests: 5+3 speakers, 2 videos, 2 utterances, 40 trials")
+    p.add_argument("--force", action="store_true", help="regenerate even if up to date")
+    args = p.parse_args(argv)
+    if args.small:
+        args.speakers, args.test_speakers, args.videos, args.utts_per_video, args.trials = 5, 3, 2, 2, 40
+    for name in ("speakers", "videos", "utts_per_video", "jobs"):
+        if getattr(args, name) < 1:
+            p.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.test_speakers < 2:
+        p.error("--test-speakers must be at least 2 (non-target trials need two speakers)")
+    if args.videos < 2:
+        p.error("--videos must be at least 2 (target trials pair different videos)")
+    return args
+
+
+def settings_of(args):
+    return {"version": GENERATOR_VERSION, "speakers": args.speakers,
+            "test_speakers": args.test_speakers, "videos": args.videos,
+            "utts_per_video": args.utts_per_video, "trials": args.trials, "seed": args.seed}
+
+
+def read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except (OSError, ValueError):
+        return None
+
+
+def main(argv):
+    args = parse_args(argv)
+    out = os.path.abspath(args.out)
+    settings = settings_of(args)
+    marker, partial = os.path.join(out, MARKER), os.path.join(out, PARTIAL_MARKER)
+
+    done = read_json(marker)
+    if done and done.get("settings") == settings and not args.force:
+        s = done["summary"]
+        log(f"{out} is up to date ({s['speakers']} speakers, {s['utterances']} utterances, "
+            f"{s['hours']:.2f} h); nothing to do")
+        return 0
+
+    missing = [tool for tool in ("espeak-ng", "ffmpeg") if shutil.which(tool) is None]
+    if missing:
+        log(f"missing tools: {', '.join(missing)} (Debian packages espeak-ng and ffmpeg)")
+        return 2
+
+    started = read_json(partial)
+    ours = done is not None or started is not None
+    generated = [os.path.join(out, d) for d in ("voxceleb1", "voxceleb2")]
+    if any(os.path.exists(d) for d in generated):
+        if not ours:
+            log(f"{out} holds voxceleb1/ or voxceleb2/ folders not made by this tool; refusing "
+                "to overwrite them (choose another --out)")
+            return 2
+        if args.force or done is not None or (started or {}).get("settings") != settings:
+            log("removing the previous corpus (different settings or --force)")
+            for d in generated:
+                shutil.rmtree(d, ignore_errors=True)
+        else:
+            log("completing an interrupted run")
+    if os.path.exists(marker):
+        os.remove(marker)
+    write_atomic(partial, json.dumps({"settings": settings}, indent=1) + "\n")
+
+    start = time.time()
+    speakers = make_speakers(args)
+    jobs = make_jobs(args, out, speakers)
+    log(f"{len(speakers)} speakers ({args.speakers} training, {args.test_speakers} test), "
+        f"{len(jobs)} utterances, {args.jobs} jobs -> {out}")
+
+    videos = {}
+    for index, job in enumerate(jobs):
+        videos.setdefault((job["speaker"]["id"], job["video"]), []).append(index)
+    seconds = [0.0] * len(jobs)
+    progress = {"done": 0, "last": 0.0}
+    lock = threading.Lock()
+    scratch_root = os.path.join(out, ".scratch")
+    shutil.rmtree(scratch_root, ignore_errors=True)
+
+    def run(n, indices):
+        scratch = os.path.join(scratch_root, str(n))
+        os.makedirs(scratch, exist_ok=True)
+        durations = synthesize_video([jobs[i] for i in indices], scratch)
+        shutil.rmtree(scratch, ignore_errors=True)
+        with lock:
+            for i, d in zip(indices, durations):
+                seconds[i] = d
+            progress["done"] += len(indices)
+            now = time.time()
+            if now - progress["last"] >= 5.0 or progress["done"] == len(jobs):
+                progress["last"] = now
+                elapsed = now - start
+                rate = progress["done"] / max(elapsed, 1e-9)
+                eta = (len(jobs) - progress["done"]) / max(rate, 1e-9)
+                log(f"{progress['done']}/{len(jobs)} utterances, {rate:.1f}/s, "
+                    f"elapsed {elapsed:.0f} s, ETA {eta:.0f} s")
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = [pool.submit(run, n, indices) for n, indices in enumerate(videos.values())]
+        for f in concurrent.futures.as_completed(futures):
+            error = f.exception()
+            if error is not None:
+                for other in futures:
+                    other.cancel()
+                log(f"error: {error}")
+                return 1
+    shutil.rmtree(scratch_root, ignore_errors=True)
+
+    trials = make_trials(args, jobs)
+    write_atomic(os.path.join(out, "voxceleb1", "veri_test.txt"),
+                 "".join(f"{label} {a} {b}\n" for label, a, b in trials))
+
+    fingerprint = hashlib.sha256(
+        "\n".join(f"{j['rel']} {j['text']}" for j in jobs).encode()).hexdigest()
+    summary = {"speakers": len(speakers), "training_speakers": args.speakers,
+               "test_speakers": args.test_speakers, "utterances": len(jobs),
+               "training_utterances": sum(1 for j in jobs if not j["speaker"]["test"]),
+               "test_utterances": sum(1 for j in jobs if j["speaker"]["test"]),
+               "trials": len(trials), "hours": round(sum(seconds) / 3600.0, 4),
+               "seconds_to_generate": round(time.time() - start, 1), "text_sha256": fingerprint}
+    speakers_table = {s["id"]: {k: s[k] for k in ("test", "accent", "variant", "pitch", "speed")}
+                      for s in speakers}
+    write_atomic(marker, json.dumps({"settings": settings, "summary": summary,
+                                     "speakers": speakers_table}, indent=1) + "\n")
+    os.remove(partial)
+    log(f"done in {summary['seconds_to_generate']} s: {summary['speakers']} speakers, "
+        f"{summary['utterances']} utterances ({summary['training_utterances']} m4a, "
+        f"{summary['test_utterances']} wav), {summary['hours']:.2f} h, {len(trials)} trials")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
