@@ -1,0 +1,104 @@
+// Probabilistic linear discriminant analysis (PLDA), two-covariance model, closed-form training
+// and verification scoring (ASVtorch asvtorch/src/backend/plda.py, reference section 8.3).
+//
+// Model (Brümmer & de Villiers, "The speaker partitioning problem", Odyssey 2010; also Ioffe,
+// "Probabilistic linear discriminant analysis", ECCV 2006, and Prince & Elder, "Probabilistic
+// linear discriminant analysis for inferences about identity", ICCV 2007): an embedding is
+// x = m + y + e with speaker variable y ~ N(0, Sb) and residual e ~ N(0, Sw). The model stores the
+// total covariance St = Sb + Sw and the between-speaker covariance Sb.
+//
+// Closed-form training (ASVtorch train_closed_form):
+//   Sw = covariance of the rows after subtracting each speaker's mean from that speaker's rows,
+//   St = covariance of all rows, Sb = St - Sw.
+//   Divisors: St always N - 1. Sw: N - 1 by default, as ASVtorch (WithinClassDivisor::kAsvtorch);
+//   the unbiased within-class estimate divides by N - K (K speakers; kUnbiased).
+//   Speakers may appear in any row order. Expects pre-processed vectors (VectorProcessor, e.g.
+//   "cwl": centred, whitened, length-normalised).
+//
+// Scoring matrices for a PLDA dimension d (ASVtorch _compute_scoring_matrices), float64:
+//   Lambda = St^-1,  Gamma = (St - Sb St^-1 Sb)^-1,  Q = Lambda - Gamma,  P = Lambda Sb Gamma,
+//   SVD P = U diag(s) V^T,  l = s[:d],  U_d = U[:, :d],  Q^ = U_d^T Q U_d,
+// and the verification score of embeddings a, b with a~ = U_d^T a, b~ = U_d^T b is
+//   s(a, b) = a~^T Q^ a~ + b~^T Q^ b~ + 2 sum_k l_k a~_k b~_k,
+// twice the two-covariance log-likelihood ratio log p(a, b | same) / p(a, b | different)
+// without its constant term (for d = D). Scores are computed in float32.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "asvcpp/backend/scorer.h"
+#include "asvcpp/base/matrix.h"
+
+namespace asv::backend {
+
+/// Divisor of the within-class covariance Sw.
+enum class WithinClassDivisor {
+  kAsvtorch,  ///< N - 1 (ASVtorch; the default, so that results match ASVtorch's).
+  kUnbiased,  ///< N - K, the unbiased pooled within-class estimate.
+};
+
+struct PldaTrainOptions {
+  WithinClassDivisor within_class_divisor = WithinClassDivisor::kAsvtorch;
+};
+
+/// The matrices PLDA scoring uses for one plda_dim (see the file comment).
+struct PldaScoringMatrices {
+  MatrixD projection;         ///< U_d, [D, d].
+  std::vector<double> cross;  ///< l, [d]: the d largest singular values of P, descending.
+  MatrixD quadratic;          ///< Q^, [d, d].
+};
+
+class Plda {
+ public:
+  Plda() = default;
+  /// A model from its covariances, each [D, D]. Throws std::invalid_argument when the shapes
+  /// differ or are not square.
+  Plda(MatrixD total_covariance, MatrixD between_covariance, std::int64_t n_vectors = 0, std::int64_t n_speakers = 0);
+
+  /// Closed-form training. vectors: [N, D]; speakers: [N] speaker label of each row.
+  /// Throws std::invalid_argument when the lengths differ; DataError when N < 2, K < 1,
+  /// N - K < 1 with kUnbiased, or a value is not finite. Trains even when St is singular (e.g.
+  /// N - 1 < D); MakeScorer then reports it.
+  static Plda TrainClosedForm(const Matrix& vectors, const std::vector<std::string>& speakers,
+                              const PldaTrainOptions& options = {});
+  /// Same with integer speaker ids (any values; only equality matters).
+  static Plda TrainClosedForm(const Matrix& vectors, const std::vector<std::int64_t>& speakers,
+                              const PldaTrainOptions& options = {});
+
+  /// Embedding dimension D (0 for a default-constructed model).
+  std::int64_t dim() const { return st_.rows(); }
+  const MatrixD& total_covariance() const { return st_; }    ///< St, [D, D].
+  const MatrixD& between_covariance() const { return sb_; }  ///< Sb, [D, D].
+  MatrixD within_covariance() const;                         ///< Sw = St - Sb, [D, D].
+  std::int64_t n_vectors() const { return n_vectors_; }      ///< N of training (0 if unknown).
+  std::int64_t n_speakers() const { return n_speakers_; }    ///< K of training (0 if unknown).
+
+  /// Scoring matrices for plda_dim d in [1, D]. `ridge` >= 0: when > 0, ridge * trace(St) / D is
+  /// added to the diagonal of St (equivalently of Sw) before the inversions; default 0 = exact
+  /// ASVtorch formulas.
+  /// Throws ConfigError when d is outside [1, D] or ridge < 0; DataError when St or
+  /// St - Sb St^-1 Sb is singular or not positive definite (smallest eigenvalue <= 1e-10 times
+  /// the largest), typically because there are fewer training vectors than dimensions, or speakers
+  /// with one vector each; the message suggests a smaller dimension, more data or a ridge.
+  PldaScoringMatrices ScoringMatrices(std::int64_t plda_dim, double ridge = 0.0) const;
+
+  /// A Scorer for ScoreTrials / ScoreAllVsAll (scorer.h), built from ScoringMatrices(). Throws as
+  /// ScoringMatrices.
+  Scorer MakeScorer(std::int64_t plda_dim, double ridge = 0.0) const;
+
+  /// Binary file (model_io.h, magic "ASVPLDA\0"): D, N, K, St, Sb. Atomic; DataError on failure.
+  void Save(const std::filesystem::path& path) const;
+  /// Throws DataError naming the path when it is missing, not a PLDA file, or corrupt.
+  static Plda Load(const std::filesystem::path& path);
+
+ private:
+  MatrixD st_;
+  MatrixD sb_;
+  std::int64_t n_vectors_ = 0;
+  std::int64_t n_speakers_ = 0;
+};
+
+}  // namespace asv::backend

@@ -1,0 +1,375 @@
+// Scorer handles, the generic bilinear scorer (cosine, PLDA), trial scoring and adaptive s-norm.
+#include "asvcpp/backend/scoring.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "asvcpp/backend/matrix_torch.h"
+#include "asvcpp/backend/score_norm.h"
+#include "asvcpp/backend/scorer_torch.h"
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/log.h"
+
+namespace asv::backend {
+namespace {
+
+torch::Tensor IndexTensor(const std::vector<std::int64_t>& v) {
+  return torch::from_blob(const_cast<std::int64_t*>(v.data()), {static_cast<std::int64_t>(v.size())}, torch::kInt64)
+      .clone();
+}
+
+void CheckInput(const torch::Tensor& x, std::int64_t dim, const std::string& name) {
+  if (x.dim() != 2) throw std::invalid_argument(fmt::format("{}: expected [n, dim] vectors, got {} dimensions", name, x.dim()));
+  if (dim >= 0 && x.size(1) != dim) {
+    throw std::invalid_argument(fmt::format("{}: vectors have dimension {}, the scorer expects {}", name, x.size(1), dim));
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// PreparedVectors, BilinearScorer
+
+PreparedVectors PreparedVectors::Select(const torch::Tensor& index) const {
+  PreparedVectors p;
+  p.vectors = vectors.index_select(0, index);
+  if (self_terms.defined()) p.self_terms = self_terms.index_select(0, index);
+  return p;
+}
+
+PreparedVectors PreparedVectors::Slice(std::int64_t begin, std::int64_t end) const {
+  PreparedVectors p;
+  p.vectors = vectors.slice(0, begin, end);
+  if (self_terms.defined()) p.self_terms = self_terms.slice(0, begin, end);
+  return p;
+}
+
+BilinearScorer::BilinearScorer(Parts parts) : parts_(std::move(parts)) {
+  const std::int64_t d = parts_.projection.defined() ? parts_.projection.size(1) : -1;
+  if (parts_.quadratic.defined() && d >= 0 && (parts_.quadratic.size(0) != d || parts_.quadratic.size(1) != d)) {
+    throw std::invalid_argument("BilinearScorer: quadratic term does not match the projection");
+  }
+  if (parts_.weights.defined() && d >= 0 && parts_.weights.size(0) != d) {
+    throw std::invalid_argument("BilinearScorer: weights do not match the projection");
+  }
+}
+
+std::int64_t BilinearScorer::dim() const {
+  return parts_.projection.defined() ? parts_.projection.size(0) : -1;
+}
+
+PreparedVectors BilinearScorer::Prepare(const torch::Tensor& vectors) const {
+  torch::NoGradGuard no_grad;
+  CheckInput(vectors, dim(), parts_.name);
+  torch::Tensor v = vectors.to(torch::kFloat32);
+  if (parts_.normalise) {
+    torch::Tensor norms = v.norm(2, {1}, /*keepdim=*/true);
+    norms.masked_fill_(norms == 0, 1.0);
+    v = v / norms;
+  }
+  if (parts_.projection.defined()) v = v.matmul(parts_.projection);
+  PreparedVectors p;
+  p.vectors = v.contiguous();
+  if (parts_.quadratic.defined()) p.self_terms = (v.matmul(parts_.quadratic) * v).sum(1);
+  return p;
+}
+
+torch::Tensor BilinearScorer::AllVsAll(const PreparedVectors& left, const PreparedVectors& right) const {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor lw = parts_.weights.defined() ? left.vectors * parts_.weights : left.vectors;
+  torch::Tensor s = lw.matmul(right.vectors.t());
+  if (left.self_terms.defined()) s = s + left.self_terms.unsqueeze(1) + right.self_terms.unsqueeze(0);
+  if (parts_.clamp_unit) s.clamp_(-1.0, 1.0);
+  return s;
+}
+
+torch::Tensor BilinearScorer::Pairs(const PreparedVectors& left, const PreparedVectors& right) const {
+  torch::NoGradGuard no_grad;
+  if (left.size() != right.size()) {
+    throw std::invalid_argument(fmt::format("{}: {} left but {} right vectors", parts_.name, left.size(), right.size()));
+  }
+  const torch::Tensor lw = parts_.weights.defined() ? left.vectors * parts_.weights : left.vectors;
+  torch::Tensor s = (lw * right.vectors).sum(1);
+  if (left.self_terms.defined()) s = s + left.self_terms + right.self_terms;
+  if (parts_.clamp_unit) s.clamp_(-1.0, 1.0);
+  return s;
+}
+
+torch::Tensor TensorScorer::IndexedPairs(const PreparedVectors& prepared, const torch::Tensor& left_index,
+                                         const torch::Tensor& right_index) const {
+  return Pairs(prepared.Select(left_index), prepared.Select(right_index));
+}
+
+torch::Tensor BilinearScorer::IndexedPairs(const PreparedVectors& prepared, const torch::Tensor& left_index,
+                                           const torch::Tensor& right_index) const {
+  torch::NoGradGuard no_grad;
+  const torch::Tensor v = prepared.vectors.to(torch::kCPU, torch::kFloat32).contiguous();
+  const torch::Tensor h = prepared.self_terms.defined() ? prepared.self_terms.to(torch::kCPU, torch::kFloat32).contiguous()
+                                                        : torch::Tensor();
+  const torch::Tensor w = parts_.weights.defined() ? parts_.weights.to(torch::kCPU, torch::kFloat32).contiguous()
+                                                   : torch::ones({v.size(1)}, torch::kFloat32);
+  const torch::Tensor li = left_index.to(torch::kCPU, torch::kInt64).contiguous();
+  const torch::Tensor ri = right_index.to(torch::kCPU, torch::kInt64).contiguous();
+  if (li.numel() != ri.numel()) throw std::invalid_argument("IndexedPairs: index lengths differ");
+  const std::int64_t n = li.numel();
+  const std::int64_t d = v.size(1);
+  const std::int64_t rows = v.size(0);
+  const float* vp = v.data_ptr<float>();
+  const float* wp = w.data_ptr<float>();
+  const float* hp = h.defined() ? h.data_ptr<float>() : nullptr;
+  const std::int64_t* lp = li.data_ptr<std::int64_t>();
+  const std::int64_t* rp = ri.data_ptr<std::int64_t>();
+  for (std::int64_t t = 0; t < n; ++t) {
+    if (lp[t] < 0 || lp[t] >= rows || rp[t] < 0 || rp[t] >= rows) throw std::out_of_range("IndexedPairs: index out of range");
+  }
+  torch::Tensor out = torch::empty({n}, torch::kFloat32);
+  float* op = out.data_ptr<float>();
+  const bool clamp = parts_.clamp_unit;
+  at::parallel_for(0, n, 4096, [&](std::int64_t begin, std::int64_t end) {
+    for (std::int64_t t = begin; t < end; ++t) {
+      const float* a = vp + lp[t] * d;
+      const float* b = vp + rp[t] * d;
+      // Four partial sums in double: independent chains for the CPU, less rounding than float.
+      double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+      std::int64_t k = 0;
+      for (; k + 4 <= d; k += 4) {
+        s0 += static_cast<double>(a[k] * wp[k] * b[k]);
+        s1 += static_cast<double>(a[k + 1] * wp[k + 1] * b[k + 1]);
+        s2 += static_cast<double>(a[k + 2] * wp[k + 2] * b[k + 2]);
+        s3 += static_cast<double>(a[k + 3] * wp[k + 3] * b[k + 3]);
+      }
+      for (; k < d; ++k) s0 += static_cast<double>(a[k] * wp[k] * b[k]);
+      double s = (s0 + s1) + (s2 + s3);
+      if (hp != nullptr) s += static_cast<double>(hp[lp[t]]) + static_cast<double>(hp[rp[t]]);
+      float f = static_cast<float>(s);
+      if (clamp) f = std::min(1.0f, std::max(-1.0f, f));
+      op[t] = f;
+    }
+  });
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scorer
+
+Scorer::Scorer(std::shared_ptr<const TensorScorer> impl) : impl_(std::move(impl)) {
+  if (!impl_) throw std::invalid_argument("Scorer: null implementation");
+}
+
+std::string Scorer::name() const { return impl_->name(); }
+std::int64_t Scorer::dim() const { return impl_->dim(); }
+
+Matrix Scorer::ScoreAllVsAll(const Matrix& left, const Matrix& right) const {
+  if (left.cols() != right.cols()) {
+    throw std::invalid_argument(fmt::format("{}: left vectors have dimension {}, right ones {}", name(), left.cols(), right.cols()));
+  }
+  return ToMatrix(impl_->AllVsAll(impl_->Prepare(ViewTensor(left)), impl_->Prepare(ViewTensor(right))));
+}
+
+std::vector<float> Scorer::ScorePairs(const Matrix& left, const Matrix& right) const {
+  if (left.rows() != right.rows() || left.cols() != right.cols()) {
+    throw std::invalid_argument(fmt::format("{}: pair scoring needs equal shapes, got [{}, {}] and [{}, {}]", name(),
+                                            left.rows(), left.cols(), right.rows(), right.cols()));
+  }
+  return ToFloatVector(impl_->Pairs(impl_->Prepare(ViewTensor(left)), impl_->Prepare(ViewTensor(right))));
+}
+
+Scorer MakeCosineScorer() {
+  BilinearScorer::Parts parts;
+  parts.name = "cosine";
+  parts.normalise = true;
+  parts.clamp_unit = true;
+  return Scorer(std::make_shared<BilinearScorer>(std::move(parts)));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Trial scoring
+
+void ScoringOptions::Validate() const {
+  if (max_all_vs_all_score_count < 1) {
+    throw ConfigError(fmt::format("backend.max_all_vs_all_score_count must be >= 1, got {}", max_all_vs_all_score_count));
+  }
+  if (pairwise_scoring_chunk_size < 1) {
+    throw ConfigError(fmt::format("backend.pairwise_scoring_chunk_size must be >= 1, got {}", pairwise_scoring_chunk_size));
+  }
+}
+
+std::vector<TrialIndex> IndexTrials(const eval::TrialList& trials, const std::vector<std::string>& ids) {
+  std::unordered_map<std::string, std::int64_t> row_of;
+  row_of.reserve(ids.size());
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (!row_of.emplace(ids[i], static_cast<std::int64_t>(i)).second) {
+      throw DataError(fmt::format("embedding id '{}' appears twice (rows {} and {})", ids[i], row_of[ids[i]], i));
+    }
+  }
+  std::vector<TrialIndex> out(trials.size());
+  auto find = [&](const std::string& id, std::size_t t) {
+    const auto it = row_of.find(id);
+    if (it == row_of.end()) {
+      throw DataError(fmt::format("{}:{}: no embedding for '{}'", trials.path, trials.line.empty() ? 0 : trials.line[t], id));
+    }
+    return it->second;
+  };
+  for (std::size_t t = 0; t < trials.size(); ++t) out[t] = {find(trials.left[t], t), find(trials.right[t], t)};
+  return out;
+}
+
+std::vector<float> ScoreTrials(const Scorer& scorer, const Matrix& embeddings, const std::vector<TrialIndex>& trials,
+                               const ScoringOptions& options) {
+  return ScoreTrials(scorer, embeddings, trials, options, ScoringStrategy::kAuto);
+}
+
+std::vector<float> ScoreTrials(const Scorer& scorer, const Matrix& embeddings, const std::vector<TrialIndex>& trials,
+                               const ScoringOptions& options, ScoringStrategy strategy) {
+  options.Validate();
+  torch::NoGradGuard no_grad;
+  const TensorScorer& impl = scorer.impl();
+  const std::int64_t n = embeddings.rows();
+  if (trials.empty()) return {};
+  // Distinct left and right rows in order of first appearance, and each row's position.
+  std::vector<std::int64_t> left_pos(static_cast<std::size_t>(n), -1), right_pos(static_cast<std::size_t>(n), -1);
+  std::vector<std::int64_t> left_rows, right_rows;
+  for (std::size_t t = 0; t < trials.size(); ++t) {
+    const TrialIndex& tr = trials[t];
+    if (tr.left < 0 || tr.left >= n || tr.right < 0 || tr.right >= n) {
+      throw std::out_of_range(fmt::format("trial {} indexes rows ({}, {}) of {} embeddings", t, tr.left, tr.right, n));
+    }
+    auto& lp = left_pos[static_cast<std::size_t>(tr.left)];
+    if (lp < 0) lp = static_cast<std::int64_t>(left_rows.size()), left_rows.push_back(tr.left);
+    auto& rp = right_pos[static_cast<std::size_t>(tr.right)];
+    if (rp < 0) rp = static_cast<std::int64_t>(right_rows.size()), right_rows.push_back(tr.right);
+  }
+  const auto n_left = static_cast<std::int64_t>(left_rows.size());
+  const auto n_right = static_cast<std::int64_t>(right_rows.size());
+  const auto n_trials = static_cast<std::int64_t>(trials.size());
+  const torch::Tensor x = ViewTensor(embeddings);
+  const bool all_vs_all = strategy == ScoringStrategy::kAllVsAll ||
+                          (strategy == ScoringStrategy::kAuto && n_left * n_right <= options.max_all_vs_all_score_count);
+  torch::Tensor scores;
+  if (all_vs_all) {
+    ASV_LOG(Info, "{}: scoring {} trials all-vs-all ({} x {} vectors)", scorer.name(), n_trials, n_left, n_right);
+    const PreparedVectors left = impl.Prepare(x.index_select(0, IndexTensor(left_rows)));
+    const PreparedVectors right = impl.Prepare(x.index_select(0, IndexTensor(right_rows)));
+    const torch::Tensor matrix = impl.AllVsAll(left, right).contiguous();
+    std::vector<std::int64_t> flat(trials.size());
+    for (std::size_t t = 0; t < trials.size(); ++t) {
+      flat[t] = left_pos[static_cast<std::size_t>(trials[t].left)] * n_right +
+                right_pos[static_cast<std::size_t>(trials[t].right)];
+    }
+    scores = matrix.view({-1}).index_select(0, IndexTensor(flat));
+  } else {
+    // Every distinct vector is transformed once; each chunk then gathers its rows.
+    std::vector<std::int64_t> pos(static_cast<std::size_t>(n), -1), rows;
+    for (const TrialIndex& tr : trials) {
+      for (std::int64_t r : {tr.left, tr.right}) {
+        auto& p = pos[static_cast<std::size_t>(r)];
+        if (p < 0) p = static_cast<std::int64_t>(rows.size()), rows.push_back(r);
+      }
+    }
+    ASV_LOG(Info, "{}: scoring {} trials pairwise in chunks of {} ({} x {} vectors)", scorer.name(), n_trials,
+            options.pairwise_scoring_chunk_size, n_left, n_right);
+    const PreparedVectors prepared = impl.Prepare(x.index_select(0, IndexTensor(rows)));
+    scores = torch::empty({n_trials}, torch::kFloat32);
+    std::vector<std::int64_t> li, ri;
+    for (std::int64_t begin = 0; begin < n_trials; begin += options.pairwise_scoring_chunk_size) {
+      const std::int64_t end = std::min(n_trials, begin + options.pairwise_scoring_chunk_size);
+      li.clear();
+      ri.clear();
+      for (std::int64_t t = begin; t < end; ++t) {
+        li.push_back(pos[static_cast<std::size_t>(trials[static_cast<std::size_t>(t)].left)]);
+        ri.push_back(pos[static_cast<std::size_t>(trials[static_cast<std::size_t>(t)].right)]);
+      }
+      scores.slice(0, begin, end).copy_(impl.IndexedPairs(prepared, IndexTensor(li), IndexTensor(ri)));
+    }
+  }
+  return ToFloatVector(scores);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Adaptive s-norm
+
+SnormStats ComputeAdaptiveSnormStats(const Scorer& scorer, const Matrix& vectors, const Matrix& cohort,
+                                     std::int64_t top_n, const ScoringOptions& options) {
+  options.Validate();
+  torch::NoGradGuard no_grad;
+  const std::int64_t m = cohort.rows();
+  if (top_n < 2 || top_n > m) {
+    throw ConfigError(fmt::format("adaptive s-norm: top-N cohort size must be in [2, {}] (the cohort size), got {}", m, top_n));
+  }
+  if (vectors.cols() != cohort.cols()) {
+    throw std::invalid_argument(fmt::format("adaptive s-norm: vectors have dimension {}, cohort {}", vectors.cols(), cohort.cols()));
+  }
+  const TensorScorer& impl = scorer.impl();
+  const PreparedVectors prepared_cohort = impl.Prepare(ViewTensor(cohort));
+  const torch::Tensor x = ViewTensor(vectors);
+  const std::int64_t n = vectors.rows();
+  const std::int64_t chunk = std::max<std::int64_t>(1, options.max_all_vs_all_score_count / m);
+  torch::Tensor means = torch::empty({n}, torch::kFloat64);
+  torch::Tensor stds = torch::empty({n}, torch::kFloat64);
+  for (std::int64_t begin = 0; begin < n; begin += chunk) {
+    const std::int64_t end = std::min(n, begin + chunk);
+    const torch::Tensor s = impl.AllVsAll(impl.Prepare(x.slice(0, begin, end)), prepared_cohort);
+    const torch::Tensor top = std::get<0>(s.topk(top_n, 1)).to(torch::kFloat64);
+    const torch::Tensor mean = top.mean(1);
+    const torch::Tensor var = (top - mean.unsqueeze(1)).pow(2).mean(1);
+    means.slice(0, begin, end).copy_(mean);
+    stds.slice(0, begin, end).copy_(var.sqrt());
+  }
+  return {ToDoubleVector(means), ToDoubleVector(stds)};
+}
+
+std::vector<float> ApplySnorm(const std::vector<float>& scores, const SnormStats& stats,
+                              const std::vector<TrialIndex>& trials) {
+  if (scores.size() != trials.size()) {
+    throw std::invalid_argument(fmt::format("ApplySnorm: {} scores for {} trials", scores.size(), trials.size()));
+  }
+  if (stats.mean.size() != stats.std.size()) throw std::invalid_argument("ApplySnorm: mean and std differ in length");
+  const auto n = static_cast<std::int64_t>(stats.mean.size());
+  std::vector<float> out(scores.size());
+  for (std::size_t t = 0; t < scores.size(); ++t) {
+    const std::int64_t l = trials[t].left, r = trials[t].right;
+    if (l < 0 || l >= n || r < 0 || r >= n) {
+      throw std::invalid_argument(fmt::format("ApplySnorm: trial {} indexes rows ({}, {}) but stats have {}", t, l, r, n));
+    }
+    const double sl = stats.std[static_cast<std::size_t>(l)], sr = stats.std[static_cast<std::size_t>(r)];
+    if (!(sl > 0) || !(sr > 0)) {
+      throw DataError(fmt::format("adaptive s-norm: cohort score std of row {} is 0 (top-N cohort scores all equal)",
+                                  sl > 0 ? r : l));
+    }
+    const double s = scores[t];
+    out[t] = static_cast<float>(0.5 * ((s - stats.mean[static_cast<std::size_t>(l)]) / sl +
+                                       (s - stats.mean[static_cast<std::size_t>(r)]) / sr));
+  }
+  return out;
+}
+
+Matrix SelectRandomRows(const Matrix& vectors, std::int64_t count, std::uint64_t seed) {
+  const std::int64_t n = vectors.rows();
+  if (count < 0 || count > n) {
+    throw std::invalid_argument(fmt::format("SelectRandomRows: cannot choose {} of {} rows", count, n));
+  }
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) idx[static_cast<std::size_t>(i)] = i;
+  std::mt19937_64 rng(seed);
+  for (std::int64_t i = 0; i < count; ++i) {
+    // Modulo reduction (not std::uniform_int_distribution, whose algorithm differs between
+    // standard libraries): the same rows on every platform.
+    const auto j = i + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(n - i));
+    std::swap(idx[static_cast<std::size_t>(i)], idx[static_cast<std::size_t>(j)]);
+  }
+  idx.resize(static_cast<std::size_t>(count));
+  std::sort(idx.begin(), idx.end());
+  Matrix out(count, vectors.cols());
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::copy(vectors.row(idx[static_cast<std::size_t>(i)]), vectors.row(idx[static_cast<std::size_t>(i)]) + vectors.cols(),
+              out.row(i));
+  }
+  return out;
+}
+
+}  // namespace asv::backend

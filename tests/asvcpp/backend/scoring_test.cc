@@ -1,0 +1,184 @@
+#include "asvcpp/backend/scoring.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "asvcpp/backend/plda.h"
+#include "asvcpp/backend/score_norm.h"
+#include "asvcpp/base/error.h"
+
+namespace asv::backend {
+namespace {
+
+Matrix RandomMatrix(std::int64_t n, std::int64_t d, std::uint64_t seed, double offset = 0.0) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> g(0, 1);
+  Matrix m(n, d);
+  for (std::int64_t i = 0; i < n * d; ++i) m.data()[i] = g(rng) + static_cast<float>(offset);
+  return m;
+}
+
+// A PLDA model trained on random clustered data of dimension d.
+Plda TrainSomePlda(std::int64_t d, std::uint64_t seed) {
+  const Matrix centres = RandomMatrix(50, d, seed);
+  const Matrix noise = RandomMatrix(500, d, seed + 1);
+  Matrix x(500, d);
+  std::vector<std::int64_t> spk;
+  for (std::int64_t r = 0; r < 500; ++r) {
+    for (std::int64_t j = 0; j < d; ++j) x(r, j) = 2 * centres(r % 50, j) + noise(r, j);
+    spk.push_back(r % 50);
+  }
+  return Plda::TrainClosedForm(x, spk);
+}
+
+std::vector<TrialIndex> RandomTrials(std::int64_t n_rows, std::int64_t n_trials, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<TrialIndex> t;
+  for (std::int64_t i = 0; i < n_trials; ++i) {
+    t.push_back({static_cast<std::int64_t>(rng() % n_rows), static_cast<std::int64_t>(rng() % n_rows)});
+  }
+  return t;
+}
+
+void ExpectClose(const std::vector<float>& a, const std::vector<float>& b, double rel) {
+  ASSERT_EQ(a.size(), b.size());
+  double scale = 0;
+  for (float v : b) scale = std::max(scale, std::fabs(double(v)));
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], rel * scale) << i;
+}
+
+TEST(Scoring, AllVsAllAndChunkedPairwiseAgree) {
+  const Plda plda = TrainSomePlda(20, 1);
+  const Scorer scorer = plda.MakeScorer(12);
+  const Matrix emb = RandomMatrix(300, 20, 2);
+  const std::vector<TrialIndex> trials = RandomTrials(300, 5000, 3);
+  ScoringOptions opt;
+  opt.pairwise_scoring_chunk_size = 777;  // chunks that do not divide the trial count
+  const auto all = ScoreTrials(scorer, emb, trials, opt, ScoringStrategy::kAllVsAll);
+  const auto pairwise = ScoreTrials(scorer, emb, trials, opt, ScoringStrategy::kPairwise);
+  ExpectClose(all, pairwise, 2e-6);  // float32 rounding of two summation orders only
+  // kAuto switches at n_left * n_right <= max_all_vs_all_score_count: the same scores either way.
+  opt.max_all_vs_all_score_count = 1;
+  EXPECT_EQ(ScoreTrials(scorer, emb, trials, opt), pairwise);
+  opt.max_all_vs_all_score_count = 300 * 300;
+  EXPECT_EQ(ScoreTrials(scorer, emb, trials, opt), all);
+  // Both agree with the Matrix-level API.
+  const Matrix m = scorer.ScoreAllVsAll(emb, emb);
+  for (std::size_t t = 0; t < 50; ++t) EXPECT_NEAR(all[t], m(trials[t].left, trials[t].right), 1e-4 * std::fabs(m(trials[t].left, trials[t].right)) + 1e-3);
+}
+
+TEST(Scoring, PldaScoresAreSymmetric) {
+  const Plda plda = TrainSomePlda(10, 4);
+  const Scorer scorer = plda.MakeScorer(10);
+  const Matrix a = RandomMatrix(40, 10, 5);
+  const Matrix s = scorer.ScoreAllVsAll(a, a);
+  for (int i = 0; i < 40; ++i) {
+    for (int j = 0; j < 40; ++j) EXPECT_NEAR(s(i, j), s(j, i), 1e-4 * (1 + std::fabs(s(i, j))));
+  }
+}
+
+TEST(Scoring, CosineScoresAreInUnitRange) {
+  const Scorer cosine = MakeCosineScorer();
+  EXPECT_EQ(cosine.dim(), -1);
+  Matrix a = RandomMatrix(60, 9, 6, 0.5);
+  for (int j = 0; j < 9; ++j) a(0, j) = 0.0f;          // zero vector
+  for (int j = 0; j < 9; ++j) a(1, j) = 3.0f * a(2, j);  // parallel to row 2
+  for (int j = 0; j < 9; ++j) a(3, j) = -a(2, j);        // opposite
+  const Matrix s = cosine.ScoreAllVsAll(a, a);
+  for (std::int64_t i = 0; i < s.rows() * s.cols(); ++i) {
+    EXPECT_GE(s.data()[i], -1.0f);
+    EXPECT_LE(s.data()[i], 1.0f);
+  }
+  EXPECT_EQ(s(0, 5), 0.0f);
+  EXPECT_NEAR(s(1, 2), 1.0f, 1e-6);
+  EXPECT_NEAR(s(2, 3), -1.0f, 1e-6);
+  const auto p = cosine.ScorePairs(a, a);
+  EXPECT_EQ(p[0], 0.0f);
+  EXPECT_NEAR(p[4], 1.0f, 1e-6);
+  // Trial scoring works for any dimension and both strategies.
+  const auto trials = RandomTrials(60, 1000, 7);
+  ExpectClose(ScoreTrials(cosine, a, trials, {}, ScoringStrategy::kAllVsAll),
+              ScoreTrials(cosine, a, trials, {}, ScoringStrategy::kPairwise), 1e-6);
+}
+
+TEST(Scoring, IndexTrialsMapsIdsAndReportsMissingOnes) {
+  eval::TrialList list;
+  list.path = "trials.txt";
+  list.left = {"a", "b", "c"};
+  list.right = {"b", "c", "zz"};
+  list.label = {"1", "0", "0"};
+  list.line = {1, 2, 5};
+  const std::vector<std::string> ids = {"c", "b", "a", "zz"};
+  const auto t = IndexTrials(list, ids);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].left, 2);
+  EXPECT_EQ(t[0].right, 1);
+  EXPECT_EQ(t[2].right, 3);
+  try {
+    IndexTrials(list, {"a", "b", "c"});
+    FAIL();
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("trials.txt:5: no embedding for 'zz'"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(IndexTrials(list, {"a", "b", "a"}), DataError);
+}
+
+TEST(Scoring, BadIndicesAndOptions) {
+  const Scorer cosine = MakeCosineScorer();
+  const Matrix a = RandomMatrix(5, 3, 8);
+  EXPECT_THROW(ScoreTrials(cosine, a, {{0, 5}}), std::out_of_range);
+  EXPECT_THROW(ScoreTrials(cosine, a, {{-1, 0}}), std::out_of_range);
+  ScoringOptions bad;
+  bad.pairwise_scoring_chunk_size = 0;
+  EXPECT_THROW(ScoreTrials(cosine, a, {{0, 1}}, bad), ConfigError);
+  EXPECT_TRUE(ScoreTrials(cosine, a, {}).empty());
+  EXPECT_THROW(cosine.ScorePairs(Matrix(2, 3), Matrix(3, 3)), std::invalid_argument);
+}
+
+TEST(ScoreNorm, AdaptiveSnormMatchesDefinition) {
+  const Plda plda = TrainSomePlda(8, 9);
+  const Scorer scorer = plda.MakeScorer(8);
+  const Matrix emb = RandomMatrix(30, 8, 10);
+  const Matrix cohort = RandomMatrix(200, 8, 11);
+  ScoringOptions small;
+  small.max_all_vs_all_score_count = 1000;  // forces row chunks of 5 vectors
+  const SnormStats stats = ComputeAdaptiveSnormStats(scorer, emb, cohort, 20, small);
+  ASSERT_EQ(stats.mean.size(), 30u);
+  const Matrix s = scorer.ScoreAllVsAll(emb, cohort);
+  for (int i = 0; i < 30; ++i) {
+    std::vector<double> row(s.row(i), s.row(i) + 200);
+    std::sort(row.rbegin(), row.rend());
+    double mean = 0, var = 0;
+    for (int k = 0; k < 20; ++k) mean += row[k] / 20;
+    for (int k = 0; k < 20; ++k) var += (row[k] - mean) * (row[k] - mean) / 20;
+    EXPECT_NEAR(stats.mean[i], mean, 1e-4 * (1 + std::fabs(mean)));
+    EXPECT_NEAR(stats.std[i], std::sqrt(var), 1e-4 * (1 + std::sqrt(var)));
+  }
+  const std::vector<TrialIndex> trials = {{0, 1}, {5, 29}};
+  const std::vector<float> raw = {3.0f, -2.0f};
+  const auto norm = ApplySnorm(raw, stats, trials);
+  EXPECT_NEAR(norm[1], 0.5 * ((-2.0 - stats.mean[5]) / stats.std[5] + (-2.0 - stats.mean[29]) / stats.std[29]), 1e-5);
+  EXPECT_THROW(ComputeAdaptiveSnormStats(scorer, emb, cohort, 1), ConfigError);
+  EXPECT_THROW(ComputeAdaptiveSnormStats(scorer, emb, cohort, 201), ConfigError);
+  EXPECT_THROW(ApplySnorm(raw, stats, {{0, 1}}), std::invalid_argument);
+  EXPECT_THROW(ApplySnorm(raw, stats, {{0, 1}, {0, 30}}), std::invalid_argument);
+  SnormStats zero = stats;
+  zero.std[1] = 0;
+  EXPECT_THROW(ApplySnorm(raw, zero, trials), DataError);
+}
+
+TEST(ScoreNorm, SelectRandomRowsIsDeterministicAndDistinct) {
+  Matrix x(100, 2);
+  for (int r = 0; r < 100; ++r) x(r, 0) = static_cast<float>(r), x(r, 1) = static_cast<float>(-r);
+  const Matrix a = SelectRandomRows(x, 20, 0);
+  EXPECT_EQ(a, SelectRandomRows(x, 20, 0));
+  EXPECT_FALSE(a == SelectRandomRows(x, 20, 1));
+  for (int i = 1; i < 20; ++i) EXPECT_LT(a(i - 1, 0), a(i, 0));  // distinct, ascending rows
+  EXPECT_EQ(SelectRandomRows(x, 100, 5), x);
+  EXPECT_THROW(SelectRandomRows(x, 101, 0), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace asv::backend

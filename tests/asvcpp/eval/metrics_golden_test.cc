@@ -1,0 +1,130 @@
+// Compares asv::eval metrics with values computed by ASVtorch's own eval_metrics.py.
+// Golden file: tests/asvcpp/eval/golden/metrics_golden.json, made by
+// tools/golden/make_metric_golden.py (its docstring has the command, ASVtorch commit and package
+// versions). Every value must match EXACTLY (bit for bit): same sort order, same float operations.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "asvcpp/eval/metrics.h"
+
+namespace asv::eval {
+namespace {
+
+using nlohmann::json;
+
+const json& Golden() {
+  static const json doc = [] {
+    std::ifstream in(std::string(ASV_SOURCE_DIR) + "/tests/asvcpp/eval/golden/metrics_golden.json");
+    if (!in) throw std::runtime_error("cannot open metrics_golden.json");
+    return json::parse(in);
+  }();
+  return doc;
+}
+
+// The "splitmix_irwin_hall" generator of make_metric_golden.py.
+class SplitMix64 {
+ public:
+  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
+  std::uint64_t Next() {
+    state_ += 0x9E3779B97F4A7C15ull;
+    std::uint64_t z = state_;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+
+ private:
+  std::uint64_t state_;
+};
+
+void Generate(const json& spec, std::vector<double>* tar, std::vector<double>* non) {
+  SplitMix64 rng(spec.at("seed").get<std::uint64_t>());
+  const double scale = spec.at("scale").get<double>();
+  const double quantum = spec.at("quantum").get<double>();
+  auto draw = [&](std::int64_t n, double mean, std::vector<double>* out) {
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double u0 = rng.Uniform(), u1 = rng.Uniform(), u2 = rng.Uniform(), u3 = rng.Uniform();
+      volatile double g = u0 + u1;  // volatile: keep the rounding of each step as in Python
+      g = g + u2;
+      g = g + u3;
+      g = g - 2.0;
+      volatile double prod = scale * g;
+      double s = mean + prod;
+      if (quantum > 0) s = std::floor(s / quantum) * quantum;
+      out->push_back(s);
+    }
+  };
+  draw(spec.at("n_target").get<std::int64_t>(), spec.at("target_mean").get<double>(), tar);
+  draw(spec.at("n_nontarget").get<std::int64_t>(), spec.at("nontarget_mean").get<double>(), non);
+}
+
+TEST(MetricsGolden, ProvenanceIsRecorded) {
+  const json& p = Golden().at("provenance");
+  EXPECT_EQ(p.at("tool"), "tools/golden/make_metric_golden.py");
+  EXPECT_EQ(p.at("asvtorch_commit").get<std::string>().substr(0, 7), "9c656dd");
+  EXPECT_GE(Golden().at("cases").size(), 10u);
+}
+
+TEST(MetricsGolden, MatchesAsvtorchExactly) {
+  for (const json& c : Golden().at("cases")) {
+    const std::string name = c.at("name");
+    SCOPED_TRACE(name);
+    std::vector<double> tar, non;
+    Metrics labelled;
+    bool has_labels = false;
+    if (c.contains("generator")) {
+      Generate(c.at("generator"), &tar, &non);
+      const auto first_tar = c.at("first_target_scores").get<std::vector<double>>();
+      const auto first_non = c.at("first_nontarget_scores").get<std::vector<double>>();
+      ASSERT_EQ(std::vector<double>(tar.begin(), tar.begin() + first_tar.size()), first_tar);
+      ASSERT_EQ(std::vector<double>(non.begin(), non.begin() + first_non.size()), first_non);
+    } else if (c.contains("labels")) {
+      const auto scores = c.at("scores").get<std::vector<double>>();
+      const auto labels = c.at("labels").get<std::vector<std::string>>();
+      labelled = ComputeMetrics(scores, labels);
+      has_labels = true;
+      SplitScores(scores, ClassifyLabels(labels), &tar, &non);
+      EXPECT_EQ(c.at("asvtorch_printed"),
+                std::to_string(labelled.counts.n_target) + " target and " +
+                    std::to_string(labelled.counts.n_nontarget) + " non-target scores");
+      EXPECT_EQ(labelled.counts.n_other, 3);
+    } else {
+      tar = c.at("target_scores").get<std::vector<double>>();
+      non = c.at("nontarget_scores").get<std::vector<double>>();
+    }
+    ASSERT_EQ(static_cast<std::int64_t>(tar.size()), c.at("n_target").get<std::int64_t>());
+    ASSERT_EQ(static_cast<std::int64_t>(non.size()), c.at("n_nontarget").get<std::int64_t>());
+
+    const SortedScores sorted(tar, non);
+    const EerResult eer = sorted.Eer();
+    EXPECT_EQ(eer.eer, c.at("eer").get<double>());
+    EXPECT_EQ(eer.threshold, c.at("eer_threshold").get<double>());
+    if (has_labels) {
+      EXPECT_EQ(labelled.eer.eer, eer.eer);
+      EXPECT_EQ(labelled.min_dcf.min_dcf, c.at("min_dcf").at(0).at("min_dcf").get<double>());
+    }
+    for (const json& d : c.at("min_dcf")) {
+      const DcfParams p{d.at("p_target").get<double>(), d.at("c_miss").get<double>(), d.at("c_fa").get<double>()};
+      SCOPED_TRACE(p.p_target);
+      const MinDcfResult r = sorted.MinDcf(p);
+      EXPECT_EQ(r.min_dcf, d.at("min_dcf").get<double>());
+      EXPECT_EQ(r.threshold, d.at("threshold").get<double>());
+    }
+    if (c.contains("det_curve")) {
+      const DetCurve curve = sorted.Curve();
+      EXPECT_EQ(curve.frr, c.at("det_curve").at("frr").get<std::vector<double>>());
+      EXPECT_EQ(curve.far, c.at("det_curve").at("far").get<std::vector<double>>());
+      EXPECT_EQ(curve.thresholds, c.at("det_curve").at("thresholds").get<std::vector<double>>());
+    }
+  }
+}
+
+}  // namespace
+}  // namespace asv::eval
