@@ -335,6 +335,11 @@ struct BackendSettings {
   std::int64_t pairwise_scoring_chunk_size = 50000;
   int score_norm_full_cohort_size = 2000;
   int score_norm_adaptive_cohort_size = 200;
+  // asvcpp additions (ASVtorch hard-codes these in its recipes):
+  std::string processing = "cwl";
+  std::string scoring = "plda";
+  bool score_norm = false;
+  double p_target = 0.05;
 
   template <class V>
   void Register(V& v) {
@@ -347,6 +352,26 @@ struct BackendSettings {
     v("score_norm_adaptive_cohort_size", score_norm_adaptive_cohort_size,
       "Top cohort scores used by adaptive score normalisation")
         .Min(1);
+    v("processing", processing,
+      "Embedding processing trained on the PLDA data before scoring, applied in order: c centering, "
+      "w PCA whitening, l length normalisation (ASVtorch's recipes: 'cwl')")
+        .Check([](const parser::Value& value) -> std::optional<std::string> {
+          for (char c : value.as_string()) {
+            if (c != 'c' && c != 'w' && c != 'l') {
+              return std::string("backend.processing may only contain the letters c, w and l");
+            }
+          }
+          return std::nullopt;
+        });
+    v("scoring", scoring, "Back-end: 'plda' (closed-form two-covariance PLDA) or 'cosine'")
+        .Choices({"plda", "cosine"});
+    v("score_norm", score_norm,
+      "Adaptive symmetric score normalisation (AS-norm) with the cohort sizes above; ASVtorch implements it "
+      "but leaves it disabled");
+    v("p_target", p_target,
+      "Target prior of the reported minDCF (c_miss = c_fa = 1; ASVtorch: 0.05). minDCF at 0.01 is reported "
+      "as well")
+        .Range(0.0, 1.0);
   }
 };
 

@@ -242,6 +242,29 @@ TEST(AsvrunTest, ConcurrentAsvrunProcessesShareOneDatabase) {
   EXPECT_EQ(database.IntegrityCheck(), "ok");
 }
 
+TEST(AsvrunTest, EvalComputesEerAndMinDcfOfAScoreFile) {
+  ScratchDir dir("asvrun_eval");
+  // 4 targets (scores 4 3 2 0.5), 4 non-targets (1 0 -1 -2): one target below one non-target.
+  dir.Write("trials", "a b target\nc d target\ne f target\ng h target\n"
+                      "a c nontarget\nb d nontarget\ne g nontarget\nf h nontarget\n");
+  dir.Write("scores", "4\n3\n2\n0.5\n1\n0\n-1\n-2\n");
+  const auto r = Asvrun(dir, {"eval", "--scores", "scores", "--trials", "trials", "--json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  // ASVtorch's definition: sorted scores -2 -1 0 0.5 1 2 3 4; at k = 4 FRR = 1/4, FAR = 1/4.
+  EXPECT_DOUBLE_EQ(j["eer_percent"].get<double>(), 25.0);
+  EXPECT_EQ(j["targets"], 4);
+  EXPECT_EQ(j["nontargets"], 4);
+  ASSERT_EQ(j["min_dcf"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["min_dcf"][0]["p_target"].get<double>(), 0.05);
+  EXPECT_DOUBLE_EQ(j["min_dcf"][1]["p_target"].get<double>(), 0.01);
+  const auto mismatch = Asvrun(dir, {"eval", "--scores", "trials", "--trials", "trials"});
+  EXPECT_NE(mismatch.status, 0);
+  const auto missing = Asvrun(dir, {"eval", "--scores", "nope", "--trials", "trials"});
+  EXPECT_EQ(missing.status, 3);
+  EXPECT_NE(missing.err.find("nope"), std::string::npos) << missing.err;
+}
+
 TEST(AsvrunTest, UsageErrorsExitWithStatus2) {
   ScratchDir dir("asvrun_usage");
   EXPECT_EQ(Asvrun(dir, {}).status, 2);

@@ -37,11 +37,13 @@ recipe::RecipeFiles AsvtorchFiles() {
   return recipe::LocateRecipeFiles("voxceleb/xvector", options);
 }
 
-// Settings asvcpp adds to ASVtorch's recipe group (everything else must match key for key).
+// Settings asvcpp adds to ASVtorch's groups (everything else must match key for key).
 const std::set<std::string> kAsvcppOnlyKeys = {
     "recipe.training_datasets", "recipe.min_speech_frames", "recipe.min_utterances_per_speaker",
     "recipe.plda_datasets",     "recipe.plda_speakers_during_training", "recipe.trial_dataset",
-    "recipe.trial_lists",       "recipe.training_trial_lists",          "recipe.seed"};
+    "recipe.trial_lists",       "recipe.training_trial_lists",          "recipe.seed",
+    "backend.processing",       "backend.scoring",                      "backend.score_norm",
+    "backend.p_target"};
 
 // Equality as ASVtorch's values compare: numbers by value (ASVtorch keeps `momentum = 0` as a
 // Python int where asvcpp has the float 0.0), everything else structurally.

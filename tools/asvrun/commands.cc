@@ -12,6 +12,8 @@
 #include "asvcpp/db/database.h"
 #include "asvcpp/db/run_heartbeat.h"
 #include "asvcpp/dist/runtime_info.h"
+#include "asvcpp/eval/metrics.h"
+#include "asvcpp/eval/score_file.h"
 #include "asvcpp/recipe/config_loader.h"
 #include "asvcpp/recipe/run_context.h"
 #include "asvcpp/recipe/stage_driver.h"
@@ -325,6 +327,49 @@ int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b) {
   add(rb);
   fmt::print("\nresults:\n");
   std::cout << FormatTable({"run", "epoch", "trial_list", "eer_percent", "min_dcf"}, rows);
+  return kExitOk;
+}
+
+int Eval(const EvalOptions& options) {
+  const auto trials = eval::ReadTrialList(options.trials);
+  const auto scores = eval::ReadScoreFile(options.scores, &trials);
+  eval::LabelCounts counts;
+  std::vector<double> target_scores;
+  std::vector<double> nontarget_scores;
+  eval::SplitScores(scores, trials.Classify(eval::LabelVocabulary::Default(), &counts), &target_scores,
+                    &nontarget_scores);
+  const eval::SortedScores sorted(target_scores, nontarget_scores);
+  const auto eer = sorted.Eer();
+  std::vector<double> p_targets = {options.p_target};
+  if (options.p_target != 0.01) p_targets.push_back(0.01);
+  std::vector<eval::MinDcfResult> dcfs;
+  for (double p : p_targets) {
+    eval::DcfParams params;
+    params.p_target = p;
+    params.Validate();
+    dcfs.push_back(sorted.MinDcf(params));
+  }
+  if (options.json) {
+    nlohmann::ordered_json out;
+    out["eer_percent"] = eer.percent();
+    out["eer_threshold"] = eer.threshold;
+    out["min_dcf"] = nlohmann::ordered_json::array();
+    for (const auto& d : dcfs) {
+      out["min_dcf"].push_back({{"p_target", d.params.p_target}, {"c_miss", d.params.c_miss},
+                                {"c_fa", d.params.c_fa}, {"value", d.min_dcf}, {"threshold", d.threshold}});
+    }
+    out["targets"] = counts.n_target;
+    out["nontargets"] = counts.n_nontarget;
+    out["other"] = counts.n_other;
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  fmt::print("trials: {}\n", counts.Describe());
+  fmt::print("EER = {:.4f} %  (threshold {:.6g})\n", eer.percent(), eer.threshold);
+  for (const auto& d : dcfs) {
+    fmt::print("minDCF(p_target={:g}, c_miss={:g}, c_fa={:g}) = {:.4f}  (threshold {:.6g})\n", d.params.p_target,
+               d.params.c_miss, d.params.c_fa, d.min_dcf, d.threshold);
+  }
   return kExitOk;
 }
 

@@ -81,4 +81,14 @@ int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b);
 /// `asvrun info`: LibTorch version, CUDA/NCCL/Gloo support, visible GPUs.
 int Info();
 
+struct EvalOptions {
+  std::string scores;  ///< One score per line in trial order, or `left right score` lines.
+  std::string trials;  ///< Trial list: `left right label` per line.
+  double p_target = 0.05;
+  bool json = false;
+};
+/// `asvrun eval --scores FILE --trials FILE`: EER and minDCF (at --p-target and at 0.01) exactly
+/// as ASVtorch computes them (asvcpp/eval/metrics.h), with the trial counts.
+int Eval(const EvalOptions& options);
+
 }  // namespace asv::tools

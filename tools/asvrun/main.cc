@@ -7,6 +7,7 @@
 
 #include "asvcpp/base/error.h"
 #include "tools/asvrun/commands.h"
+#include "tools/asvrun/kaldi_commands.h"
 
 namespace {
 
@@ -22,6 +23,10 @@ Examples:
   asvrun runs                                   runs recorded in the experiment database
   asvrun results --best                         EER/minDCF, best per config
   asvrun diff 3 4                               settings and results of runs 3 and 4
+  asvrun eval --scores scores.txt --trials veri_test.txt
+                                                EER and minDCF of a score file
+  asvrun compute-mfcc-feats --config=run_configs/voxceleb/xvector/mfcc.conf scp:wav.scp ark,t:-
+                                                Kaldi's compute-mfcc-feats (also: compute-vad)
 Exit status: 0 ok, 2 bad configuration or command line, 3 bad data, 4 database error,
 5 a stage failed.)EX";
 
@@ -119,6 +124,28 @@ int Main(int argc, char** argv) {
 
   auto* info_cmd = app.add_subcommand("info", "LibTorch version, CUDA/NCCL/Gloo support and visible GPUs");
 
+  EvalOptions eval;
+  auto* eval_cmd = app.add_subcommand("eval", "EER and minDCF of a score file (ASVtorch's definitions)");
+  eval_cmd->add_option("--scores", eval.scores, "Scores: one per line in trial order, or 'left right score'")
+      ->required();
+  eval_cmd->add_option("--trials", eval.trials, "Trial list: 'left right label' per line")->required();
+  eval_cmd->add_option("--p-target", eval.p_target, "Target prior of minDCF (minDCF at 0.01 is reported too)")
+      ->check(CLI::Range(0.0, 1.0));
+  eval_cmd->add_flag("--json", eval.json, "JSON output");
+
+  // Kaldi-style commands parse their own --name=value options (Kaldi's rules, kaldi_commands.h):
+  // everything after the command name is passed through untouched, --help included.
+  auto add_kaldi_command = [&app](const char* name, const char* description) {
+    auto* cmd = app.add_subcommand(name, description);
+    cmd->prefix_command();
+    cmd->set_help_flag();
+    return cmd;
+  };
+  auto* mfcc_cmd = add_kaldi_command(
+      "compute-mfcc-feats", "Kaldi's compute-mfcc-feats: MFCCs of a wav.scp (asvrun compute-mfcc-feats --help)");
+  auto* vad_cmd =
+      add_kaldi_command("compute-vad", "Kaldi's compute-vad: energy VAD of features (asvrun compute-vad --help)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -133,6 +160,9 @@ int Main(int argc, char** argv) {
   if (*results_cmd) return Results(results);
   if (*diff_cmd) return Diff(diff_selection, run_a, run_b);
   if (*info_cmd) return Info();
+  if (*eval_cmd) return Eval(eval);
+  if (*mfcc_cmd) return ComputeMfccFeats(mfcc_cmd->remaining());
+  if (*vad_cmd) return ComputeVad(vad_cmd->remaining());
   if (run.source.recipe.empty()) {
     std::cerr << app.help();
     return asv::kExitConfigError;

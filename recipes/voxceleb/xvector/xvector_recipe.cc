@@ -4,6 +4,8 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/recipe/run_context.h"
+#include "recipes/voxceleb/xvector/stage_features.h"
+#include "recipes/voxceleb/xvector/stage_prepare.h"
 
 namespace asv::recipes::voxceleb_xvector {
 
@@ -27,7 +29,19 @@ std::unique_ptr<recipe::RecipeSettings> XvectorRecipe::NewSettings() const {
   return std::make_unique<XvectorSettings>();
 }
 
-void XvectorRecipe::RunStage(const recipe::StageInfo& stage, recipe::RunContext& /*context*/) const {
+void XvectorRecipe::RunStage(const recipe::StageInfo& stage, recipe::RunContext& context) const {
+  const auto* settings = dynamic_cast<const XvectorSettings*>(&context.settings());
+  if (settings == nullptr) throw StageError("voxceleb/xvector: the run context does not hold this recipe's settings");
+  switch (stage.number) {
+    case 0:
+      RunPrepareStage(*settings, context);
+      return;
+    case 1:
+      RunFeatureStage(*settings, context);
+      return;
+    default:
+      break;
+  }
   throw StageError(fmt::format(
       "stage {} ({}) of voxceleb/xvector is not available in this version of asvcpp yet; "
       "this version resolves, checks and records configs (see README, 'Status')",

@@ -30,16 +30,17 @@ TEST(SettingsDefaults, GroupsAndFieldCountsMatchReference) {
   XvectorSettings x;
   // Reference 1.2: paths 7 rows; computing 11 rows minus `device` (not a setting); network 45
   // rows including max_consecutive_lr_updates; posterior_extraction 3; ivector 13; features 11;
-  // backend 5; diarization empty; recipe 6 ASVtorch fields + 9 asvcpp fields.
+  // backend 5 + 4 asvcpp fields (processing, scoring, score_norm, p_target); diarization empty;
+  // recipe 6 ASVtorch fields + 9 asvcpp fields.
   const std::vector<std::pair<std::string, std::size_t>> expected = {
       {"paths", 7},   {"computing", 10}, {"network", 45}, {"posterior_extraction", 3}, {"ivector", 13},
-      {"features", 11}, {"backend", 5},  {"diarization", 0}, {"recipe", 15}};
+      {"features", 11}, {"backend", 9},  {"diarization", 0}, {"recipe", 15}};
   ASSERT_EQ(x.tree.groups().size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(x.tree.groups()[i].name, expected[i].first);
     EXPECT_EQ(x.tree.groups()[i].fields.size(), expected[i].second) << expected[i].first;
   }
-  EXPECT_EQ(x.tree.Keys().size(), 109u);
+  EXPECT_EQ(x.tree.Keys().size(), 113u);
   EXPECT_EQ(x.tree.Keys().front(), "paths.kaldi_recipe_folder");
   EXPECT_EQ(x.tree.Keys().back(), "recipe.seed");
 }
@@ -160,6 +161,10 @@ TEST(SettingsDefaults, IVectorPosteriorsFeaturesBackend) {
   EXPECT_EQ(Repr(x.tree, "backend.pairwise_scoring_chunk_size"), "50000");
   EXPECT_EQ(Repr(x.tree, "backend.score_norm_full_cohort_size"), "2000");
   EXPECT_EQ(Repr(x.tree, "backend.score_norm_adaptive_cohort_size"), "200");
+  EXPECT_EQ(Repr(x.tree, "backend.processing"), "'cwl'");
+  EXPECT_EQ(Repr(x.tree, "backend.scoring"), "'plda'");
+  EXPECT_EQ(Repr(x.tree, "backend.score_norm"), "False");
+  EXPECT_EQ(Repr(x.tree, "backend.p_target"), "0.05");
 }
 
 TEST(SettingsDefaults, Recipe) {

@@ -1,0 +1,147 @@
+#include "recipes/voxceleb/xvector/stage_prepare.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/log.h"
+#include "asvcpp/data/data_dir.h"
+#include "asvcpp/db/database.h"
+#include "asvcpp/recipe/run_context.h"
+#include "recipes/voxceleb/xvector/xvector_recipe.h"
+
+namespace asv::recipes::voxceleb_xvector {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "(none)" : out;
+}
+
+std::vector<stdfs::path> SortedChildren(const stdfs::path& folder) {
+  std::vector<stdfs::path> out;
+  std::error_code ec;
+  for (const auto& entry : stdfs::directory_iterator(folder, ec)) out.push_back(entry.path());
+  if (ec) throw DataError(fmt::format("{}: cannot list folder: {}", folder.string(), ec.message()));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> PreparableDatasets() {
+  return {"voxceleb1", "voxceleb2"};
+}
+
+std::vector<PreparationJob> ResolvePreparationJobs(const std::optional<std::vector<std::string>>& requested,
+                                                   const settings::OrderedDict<std::string>& datasets) {
+  const std::vector<std::string> known = PreparableDatasets();
+  const auto is_known = [&](const std::string& n) { return std::find(known.begin(), known.end(), n) != known.end(); };
+  std::vector<std::string> names;
+  if (requested) {
+    for (const auto& name : *requested) {
+      if (name == "voxceleb2_cat") {
+        throw DataError(
+            "recipe.preparation_datasets: 'voxceleb2_cat' is prepared together with 'voxceleb2'; ask for 'voxceleb2'");
+      }
+      if (!is_known(name)) {
+        throw DataError(fmt::format(
+            "recipe.preparation_datasets: the voxceleb/xvector recipe cannot prepare dataset '{}' (it knows: {})", name,
+            JoinNames(known)));
+      }
+      if (!datasets.Contains(name)) {
+        throw DataError(fmt::format(
+            "recipe.preparation_datasets names '{}', which paths.datasets does not give a corpus folder for "
+            "(paths.datasets has: {})",
+            name, JoinNames(datasets.Keys())));
+      }
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  } else {
+    for (const auto& [name, folder] : datasets) {
+      if (is_known(name)) names.push_back(name);
+    }
+  }
+  if (names.empty()) {
+    throw DataError(fmt::format(
+        requested ? "recipe.preparation_datasets is empty: nothing to prepare"
+                  : "recipe.preparation_datasets is None (all) but paths.datasets names none of the datasets this "
+                    "recipe can prepare ({}); paths.datasets has: {}",
+        JoinNames(known), JoinNames(datasets.Keys())));
+  }
+  std::vector<PreparationJob> jobs;
+  for (const auto& name : names) {
+    const std::string& folder = *datasets.Find(name);
+    std::error_code ec;
+    stdfs::path corpus = stdfs::absolute(folder, ec);
+    jobs.push_back({name, (ec ? stdfs::path(folder) : corpus).lexically_normal()});
+  }
+  return jobs;
+}
+
+void RecordFileArtifact(recipe::RunContext& context, const stdfs::path& file, const std::string& kind) {
+  if (context.db() == nullptr) return;
+  db::ArtifactRecord record;
+  if (context.stage_id() != 0) record.stage_id = context.stage_id();
+  record.path = file.string();
+  record.kind = kind;
+  std::error_code ec;
+  const auto size = stdfs::file_size(file, ec);
+  record.bytes = ec ? 0 : static_cast<std::int64_t>(size);
+  context.db()->RecordArtifact(context.run_id(), record);
+}
+
+void RecordFolderArtifacts(recipe::RunContext& context, const stdfs::path& folder, const std::string& kind) {
+  if (context.db() == nullptr) return;
+  for (const auto& child : SortedChildren(folder)) {
+    std::error_code ec;
+    if (stdfs::is_regular_file(child, ec)) {
+      RecordFileArtifact(context, child, kind);
+    } else if (stdfs::is_directory(child, ec)) {
+      db::ArtifactRecord record;
+      if (context.stage_id() != 0) record.stage_id = context.stage_id();
+      record.path = child.string();
+      record.kind = kind;
+      for (const auto& entry : stdfs::recursive_directory_iterator(child, ec)) {
+        std::error_code size_ec;
+        if (entry.is_regular_file(size_ec)) {
+          const auto size = entry.file_size(size_ec);
+          if (!size_ec) record.bytes += static_cast<std::int64_t>(size);
+        }
+      }
+      context.db()->RecordArtifact(context.run_id(), record);
+    }
+  }
+}
+
+std::vector<data::PreparedDataset> RunPrepareStage(const XvectorSettings& settings, recipe::RunContext& context) {
+  const auto& paths = settings.common().paths;
+  // Everything is checked before the first file is written.
+  const std::vector<PreparationJob> jobs =
+      ResolvePreparationJobs(settings.recipe().preparation_datasets, paths.datasets);
+  const stdfs::path dataset_root = context.feature_and_list_folder();
+
+  std::vector<data::PreparedDataset> prepared;
+  for (const auto& job : jobs) {
+    ASV_LOG(Info, "preparing {} from {}", job.name, job.corpus.string());
+    std::vector<data::PreparedDataset> result;
+    if (job.name == "voxceleb1") {
+      result.push_back(data::PrepareVoxCeleb1(job.corpus, dataset_root));
+    } else {
+      result = data::PrepareVoxCeleb2(job.corpus, dataset_root);
+    }
+    // PrepareVoxCeleb1/2 log the one-line summary of each list folder (utterances, speakers,
+    // trial lists, trials).
+    for (auto& ds : result) {
+      RecordFolderArtifacts(context, ds.list_folder, "list");
+      prepared.push_back(std::move(ds));
+    }
+  }
+  return prepared;
+}
+
+}  // namespace asv::recipes::voxceleb_xvector
