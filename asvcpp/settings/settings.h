@@ -206,7 +206,7 @@ struct NetworkSettings {
         .Choices({"net_vlad", "lde"});
     v("lde_covariance_type", lde_covariance_type, "Precision shape of LDE assignment")
         .Choices({"spherical", "shared_spherical", "diagonal", "shared_diagonal"})
-        .Unsupported({"full", "shared_full"}, "not implemented (as in ASVtorch); use spherical, shared_spherical, "
+        .Unsupported({"full", "shared_full"}, "ASVtorch has no full covariances either; use spherical, shared_spherical, "
                                               "diagonal or shared_diagonal");
     v("normalize_supervector", normalize_supervector, "L2-normalise the pooled supervector");
     v("n_clusters", n_clusters, "Clusters of the clustering pooling layer").Min(1);

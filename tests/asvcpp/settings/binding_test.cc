@@ -176,8 +176,8 @@ TEST(SettingsBinding, EnumeratedChoices) {
             "run_configs:3:28: error: network.supervector_mode must be one of 'net_vlad', 'lde', got 'vlad'");
   EXPECT_EQ(Check("network.lde_covariance_type = 'shared_diagonal'", Value::String("shared_diagonal")), "");
   EXPECT_EQ(Check("network.lde_covariance_type = 'full'", Value::String("full")),
-            "run_configs:3:31: error: network.lde_covariance_type 'full' is not supported: not implemented (as in "
-            "ASVtorch); use spherical, shared_spherical, diagonal or shared_diagonal");
+            "run_configs:3:31: error: network.lde_covariance_type 'full' is not supported: ASVtorch has no full "
+            "covariances either; use spherical, shared_spherical, diagonal or shared_diagonal");
   EXPECT_EQ(Check("ivector.covariance_type = 'shared_full'", Value::String("shared_full")), "");
   EXPECT_EQ(Check("ivector.ivec_type = 'neural'", Value::String("neural")),
             "run_configs:3:21: error: ivector.ivec_type must be one of 'augmented', 'standard', got 'neural'");

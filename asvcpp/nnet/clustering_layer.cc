@@ -1,0 +1,119 @@
+#include "asvcpp/nnet/clustering_layer.h"
+
+#include <fmt/format.h>
+
+#include "asvcpp/base/error.h"
+
+namespace asv::nnet {
+
+ClusterAssignment ParseClusterAssignment(const std::string& name) {
+  if (name == "net_vlad") return ClusterAssignment::kNetVlad;
+  if (name == "lde") return ClusterAssignment::kLde;
+  throw ConfigError(fmt::format("network.cluster_assignment_mode = '{}' is not one of net_vlad, lde", name));
+}
+
+SupervectorMode ParseSupervectorMode(const std::string& name) {
+  if (name == "net_vlad") return SupervectorMode::kNetVlad;
+  if (name == "lde") return SupervectorMode::kLde;
+  throw ConfigError(fmt::format("network.supervector_mode = '{}' is not one of net_vlad, lde", name));
+}
+
+LdeCovariance ParseLdeCovariance(const std::string& name) {
+  if (name == "spherical") return LdeCovariance::kSpherical;
+  if (name == "shared_spherical") return LdeCovariance::kSharedSpherical;
+  if (name == "diagonal") return LdeCovariance::kDiagonal;
+  if (name == "shared_diagonal") return LdeCovariance::kSharedDiagonal;
+  if (name == "full" || name == "shared_full") {
+    throw ConfigError(
+        fmt::format("network.lde_covariance_type = '{}' is not supported (ASVtorch does not support it either); use "
+                    "spherical, shared_spherical, diagonal or shared_diagonal",
+                    name));
+  }
+  throw ConfigError(fmt::format(
+      "network.lde_covariance_type = '{}' is not one of spherical, shared_spherical, diagonal, shared_diagonal", name));
+}
+
+ClusteringLayerImpl::ClusteringLayerImpl(std::int64_t input_dim, const ClusteringOptions& options)
+    : input_dim_(input_dim), options_(options) {
+  const std::int64_t k = options.n_clusters;
+  const std::int64_t g = options.n_ghost_clusters;
+  if (k < 1 || g < 0 || input_dim < 1) {
+    throw ConfigError(
+        fmt::format("clustering pooling needs n_clusters >= 1, n_ghost_clusters >= 0 and input "
+                    "dimension >= 1 (got {}, {}, {})",
+                    k, g, input_dim));
+  }
+  const auto all_centroids = torch::rand({k + g, input_dim});
+  centroids = register_parameter("centroids", all_centroids.slice(0, 0, k).clone());
+  if (options.assignment == ClusterAssignment::kNetVlad) {
+    linear = register_module("linear", torch::nn::Linear(input_dim, k + g));
+    torch::NoGradGuard no_grad;
+    linear->weight.copy_(2.0 * options.net_vlad_alpha * all_centroids);
+  } else {
+    switch (options.lde_covariance) {
+      case LdeCovariance::kSpherical:
+        precision = register_parameter("precision", torch::ones({k}));
+        break;
+      case LdeCovariance::kSharedSpherical:
+        precision = register_parameter("precision", torch::ones({1}));
+        break;
+      case LdeCovariance::kDiagonal:
+        precision = register_parameter("precision", torch::ones({k, input_dim}));
+        break;
+      case LdeCovariance::kSharedDiagonal:
+        precision = register_parameter("precision", torch::ones({input_dim}));
+        break;
+    }
+    bias_terms = register_parameter("bias_terms", torch::randn({k}));
+  }
+}
+
+torch::Tensor ClusteringLayerImpl::AssignFrames(const torch::Tensor& frames) {
+  const std::int64_t k = options_.n_clusters;
+  if (options_.assignment == ClusterAssignment::kNetVlad) {
+    return torch::softmax(linear(frames), 2).slice(2, 0, k);
+  }
+  // Σ_f λ_(k)f (x_tf − μ_kf)² = Σ_f λ x² − 2 Σ_f λ μ_kf x_tf + Σ_f λ μ_kf², with λ broadcast to [K, F].
+  const auto lambda = [&]() -> torch::Tensor {
+    switch (options_.lde_covariance) {
+      case LdeCovariance::kSpherical:
+        return precision.unsqueeze(1).expand({k, input_dim_});
+      case LdeCovariance::kSharedSpherical:
+        return precision.expand({k, input_dim_});
+      case LdeCovariance::kDiagonal:
+        return precision;
+      case LdeCovariance::kSharedDiagonal:
+        return precision.unsqueeze(0).expand({k, input_dim_});
+    }
+    return precision;
+  }();
+  const auto x2 = torch::matmul(frames.pow(2), lambda.t());            // [B, T, K]
+  const auto cross = torch::matmul(frames, (lambda * centroids).t());  // [B, T, K]
+  const auto mu2 = (lambda * centroids.pow(2)).sum(1);                 // [K]
+  const auto distances = x2 - 2.0 * cross + mu2;
+  return torch::softmax(-0.5 * distances + bias_terms, 2);
+}
+
+torch::Tensor ClusteringLayerImpl::Assignments(const torch::Tensor& x) {
+  return AssignFrames(x.transpose(1, 2));
+}
+
+torch::Tensor ClusteringLayerImpl::forward(const torch::Tensor& x) {
+  const auto frames = x.transpose(1, 2);                                             // [B, T, F]
+  const auto a = AssignFrames(frames);                                               // [B, T, K]
+  const auto counts = a.sum(1);                                                      // [B, K]
+  auto v = torch::bmm(a.transpose(1, 2), frames) - counts.unsqueeze(2) * centroids;  // [B, K, F]
+  if (options_.supervector == SupervectorMode::kNetVlad) {
+    v = torch::nn::functional::normalize(v, torch::nn::functional::NormalizeFuncOptions().p(2).dim(2));
+  } else {
+    v = v / counts.clamp_min(1e-10).unsqueeze(2);
+  }
+  auto supervector = v.reshape({x.size(0), -1});
+  if (options_.normalize_supervector) {
+    supervector =
+        torch::nn::functional::normalize(supervector, torch::nn::functional::NormalizeFuncOptions().p(2).dim(1));
+  }
+  return supervector;
+}
+
+}  // namespace asv::nnet

@@ -1,0 +1,27 @@
+// Checkpoint files of x-vector training: naming, discovery and ASVtorch's resume_epoch semantics
+// (reference/asvtorch.md sections 6.1 and 6.4). Reading and writing the contents: checkpoint_io.h.
+#pragma once
+
+#include <filesystem>
+
+namespace asv::train {
+
+/// `folder`/epoch.<epoch>.pt (ASVtorch's networks/epoch.N.pt).
+std::filesystem::path CheckpointPath(const std::filesystem::path& folder, int epoch);
+
+/// Largest N such that epoch.1.pt .. epoch.N.pt all exist in `folder` (ASVtorch find_last_epoch);
+/// 0 when epoch.1.pt does not exist or the folder is missing. A gap ends the run of epochs:
+/// {1, 2, 4} -> 2.
+int FindLastContiguousEpoch(const std::filesystem::path& folder);
+
+/// What `network.resume_epoch` asks for.
+struct ResumePlan {
+  int load_epoch = 0;          ///< checkpoint to load, 0 = none (new network)
+  bool evaluate_only = false;  ///< true: load and evaluate, do not train (resume_epoch < 0)
+};
+
+/// 0 -> train a new network; N > 0 -> load epoch N and continue with N+1; N < 0 -> load epoch |N|
+/// and only evaluate it.
+ResumePlan PlanResume(int resume_epoch);
+
+}  // namespace asv::train

@@ -1,0 +1,49 @@
+// The seam for data-parallel training (flashlight's distributed Reducer idea; DESIGN.md section 7).
+// The trainer calls it at fixed points; the single-process NoOpReducer does nothing. A process-group
+// implementation (NCCL/Gloo, bucketed all-reduce) plugs in here later without touching the trainer.
+//
+// Call points in Trainer (all ranks, same order):
+//   SyncModel          once after the model is built or loaded (broadcast from rank 0)
+//   ReduceGradients    after the backward pass of the last minibatch of an accumulation window,
+//                      before the optimizer step: gradients averaged over ranks, in place
+//   AllReduceSum       epoch statistics (loss sums, counts, frames) summed over ranks
+//   BroadcastFlag      decisions made on rank 0 (halve the learning rate, stop)
+//   Barrier            after rank 0 wrote a checkpoint
+#pragma once
+
+#include <vector>
+
+#include <torch/nn/module.h>
+#include <torch/types.h>
+
+namespace asv::train {
+
+class GradientReducer {
+ public:
+  virtual ~GradientReducer() = default;
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+  /// Makes every parameter and buffer of `module` equal to rank 0's.
+  virtual void SyncModel(torch::nn::Module& module) = 0;
+  /// Replaces each defined gradient of `parameters` by its mean over all ranks.
+  virtual void ReduceGradients(const std::vector<torch::Tensor>& parameters) = 0;
+  /// Element-wise sum of `values` over all ranks.
+  virtual std::vector<double> AllReduceSum(const std::vector<double>& values) = 0;
+  /// Rank 0's `flag` on every rank.
+  virtual bool BroadcastFlag(bool flag) = 0;
+  virtual void Barrier() = 0;
+};
+
+/// Single process: world size 1, everything is the identity.
+class NoOpReducer final : public GradientReducer {
+ public:
+  int rank() const override { return 0; }
+  int world_size() const override { return 1; }
+  void SyncModel(torch::nn::Module&) override {}
+  void ReduceGradients(const std::vector<torch::Tensor>&) override {}
+  std::vector<double> AllReduceSum(const std::vector<double>& values) override { return values; }
+  bool BroadcastFlag(bool flag) override { return flag; }
+  void Barrier() override {}
+};
+
+}  // namespace asv::train

@@ -1,0 +1,487 @@
+#include "asvcpp/train/trainer.h"
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <torch/cuda.h>
+#include <torch/nn/functional/loss.h>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/fs.h"
+#include "asvcpp/base/log.h"
+#include "asvcpp/nnet/xvector_net.h"
+#include "asvcpp/train/batch_loader.h"
+#include "asvcpp/train/checkpoint_io.h"
+#include "asvcpp/train/epoch_sampler.h"
+#include "asvcpp/train/gradient_reducer.h"
+#include "asvcpp/train/rng.h"
+#include "asvcpp/train/sgd.h"
+#include "asvcpp/train/test_batching.h"
+
+namespace asv::train {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+torch::Tensor Features(HostBatch& hb, const torch::Device& device) {
+  auto x = torch::from_blob(hb.features.data(), {hb.batch, hb.feat_dim, hb.frames}, torch::kFloat32);
+  return device.is_cpu() ? x : x.to(device);
+}
+
+torch::Tensor Labels(const HostBatch& hb, const torch::Device& device) {
+  auto y = torch::tensor(hb.labels, torch::kInt64);
+  return device.is_cpu() ? y : y.to(device);
+}
+
+}  // namespace
+
+std::string SelectDevice(bool use_gpu, int gpu_id) {
+  if (use_gpu && torch::cuda::is_available()) return fmt::format("cuda:{}", gpu_id);
+  return "cpu";
+}
+
+struct Trainer::Impl {
+  TrainerOptions options;
+  TrainingData data;
+  std::shared_ptr<GradientReducer> reducer;
+  torch::Device device{torch::kCPU};
+  nnet::XvectorNet net{nullptr};
+  std::unique_ptr<Sgd> optimizer;
+  LrScheduleOptions lr_options;
+  LrScheduleState schedule;
+  int epoch = 0;
+  std::optional<ResumePlan> plan;
+
+  std::vector<int> training;                         // source indices
+  std::vector<int> validation;                       // source indices
+  std::vector<int> subset;                           // source indices (subset of training)
+  std::vector<SamplerUtterance> sampler_utterances;  // parallel to `training`
+
+  bool is_rank0() const { return reducer->rank() == 0; }
+
+  std::size_t prefetch() const {
+    if (options.prefetch_batches > 0) return static_cast<std::size_t>(options.prefetch_batches);
+    return static_cast<std::size_t>(std::max(2, 2 * options.dataloader_workers));
+  }
+
+  void Split() {
+    const int n = data.source->NumUtterances();
+    const int k = options.network.validation_utterances;
+    if (k >= n) {
+      throw DataError(
+          fmt::format("network.validation_utterances ({}) must be smaller than the number of training "
+                      "utterances ({})",
+                      k, n));
+    }
+    Rng rng(options.validation_seed);
+    auto held_out = rng.Sample(static_cast<std::size_t>(n), static_cast<std::size_t>(k));
+    std::sort(held_out.begin(), held_out.end());
+    std::vector<bool> is_validation(static_cast<std::size_t>(n), false);
+    for (auto i : held_out) is_validation[i] = true;
+    for (int i = 0; i < n; ++i) {
+      (is_validation[static_cast<std::size_t>(i)] ? validation : training).push_back(i);
+    }
+    auto picked = rng.Sample(training.size(), static_cast<std::size_t>(k));
+    std::sort(picked.begin(), picked.end());
+    for (auto i : picked) subset.push_back(training[i]);
+    for (int u : training) {
+      sampler_utterances.push_back({data.speakers[static_cast<std::size_t>(u)], data.source->NumFrames(u)});
+    }
+    ASV_LOG0(Info, "Training set of {} utterances divided randomly to sets of {} and {} for training and validation", n,
+             training.size(), validation.size());
+  }
+
+  CheckpointMeta Meta() const {
+    CheckpointMeta m;
+    m.architecture = nnet::ArchitectureName(net->options().architecture);
+    m.feat_dim = net->options().feat_dim;
+    m.n_speakers = net->options().n_speakers;
+    m.embedding_size = net->options().embedding_size;
+    m.epoch = epoch;
+    m.schedule = schedule;
+    m.sampler_seed = options.seed;
+    m.torch_rng_state = GetTorchRngState();
+    return m;
+  }
+
+  void Load(const std::filesystem::path& path) {
+    const auto file = ReadCheckpointMeta(path);
+    const auto& o = net->options();
+    const std::string architecture = nnet::ArchitectureName(o.architecture);
+    if (file.architecture != architecture || file.feat_dim != o.feat_dim || file.n_speakers != o.n_speakers ||
+        file.embedding_size != o.embedding_size) {
+      throw DataError(fmt::format(
+          "{} holds a {} for {}-dim input, {} speakers, {}-dim embeddings; this training builds a {} for {}, {}, {}",
+          path.string(), file.architecture, file.feat_dim, file.n_speakers, file.embedding_size, architecture,
+          o.feat_dim, o.n_speakers, o.embedding_size));
+    }
+    const auto meta = ReadCheckpoint(path, *net, optimizer.get());
+    if (meta.sampler_seed != options.seed) {
+      ASV_LOG0(Warning, "{} was trained with seed {}; continuing with seed {}", path.string(), meta.sampler_seed,
+               options.seed);
+    }
+    epoch = meta.epoch;
+    schedule = meta.schedule;
+    if (meta.torch_rng_state.defined()) SetTorchRngState(meta.torch_rng_state);
+    reducer->SyncModel(*net);
+  }
+
+  // Size-weighted loss sum and correct count over `utterances` on this rank's share of batches.
+  std::array<double, 3> Evaluate(const std::vector<int>& utterances) {
+    std::vector<int> usable;
+    std::vector<std::int64_t> lengths;
+    for (int u : utterances) {
+      const auto n = data.source->NumFrames(u);
+      if (n >= 1) {
+        usable.push_back(u);
+        lengths.push_back(n);
+      }
+    }
+    const auto all =
+        MakeTestBatches(lengths, options.network.max_batch_size_in_frames, options.network.max_val_cut_portion);
+    std::vector<const TestBatch*> mine;
+    for (std::size_t b = 0; b < all.size(); ++b) {
+      if (static_cast<int>(b % static_cast<std::size_t>(reducer->world_size())) == reducer->rank()) {
+        mine.push_back(&all[b]);
+      }
+    }
+    Prefetcher<HostBatch> loader(
+        mine.size(),
+        [&](std::size_t b) {
+          std::vector<int> items;
+          std::vector<std::int64_t> labels;
+          for (std::size_t k : mine[b]->items) {
+            items.push_back(usable[k]);
+            labels.push_back(data.speakers[static_cast<std::size_t>(usable[k])]);
+          }
+          return LoadTestBatch(*data.source, items, mine[b]->frames, labels);
+        },
+        options.dataloader_workers, prefetch());
+    double loss_sum = 0, correct = 0, count = 0;
+    while (auto hb = loader.Next()) {
+      auto logits = net->forward(Features(*hb, device));
+      auto labels = Labels(*hb, device);
+      loss_sum += torch::nn::functional::cross_entropy(
+                      logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                      .item<double>();
+      correct += logits.argmax(1).eq(labels).sum().item<double>();
+      count += static_cast<double>(hb->batch);
+    }
+    return {loss_sum, correct, count};
+  }
+
+  ValidationResult Validate() {
+    ValidationResult r;
+    if (validation.empty()) return r;
+    const bool was_training = net->is_training();
+    net->eval();
+    torch::NoGradGuard no_grad;
+    const auto s = Evaluate(subset);
+    const auto v = Evaluate(validation);
+    if (was_training) net->train();
+    const auto sums = reducer->AllReduceSum({s[0], s[1], s[2], v[0], v[1], v[2]});
+    auto mean = [](double x, double n) { return n > 0 ? x / n : 0.0; };
+    r.subset_loss = mean(sums[0], sums[2]);
+    r.subset_accuracy = 100.0 * mean(sums[1], sums[2]);
+    r.subset_utterances = static_cast<std::int64_t>(sums[2]);
+    r.validation_loss = mean(sums[3], sums[5]);
+    r.validation_accuracy = 100.0 * mean(sums[4], sums[5]);
+    r.validation_utterances = static_cast<std::int64_t>(sums[5]);
+    return r;
+  }
+
+  EpochSamplerOptions SamplerOptions() const {
+    EpochSamplerOptions o;
+    o.minibatch_size = options.network.minibatch_size;
+    o.world_size = reducer->world_size();
+    o.rank = reducer->rank();
+    o.min_clip_size = options.network.min_clip_size;
+    o.max_clip_size = options.network.max_clip_size;
+    o.utts_per_speaker_in_epoch = options.network.utts_per_speaker_in_epoch;
+    o.seed = options.seed;
+    return o;
+  }
+
+  EpochStats TrainEpoch() {
+    const auto& ns = options.network;
+    const auto epoch_start = Clock::now();
+    EpochStats stats;
+    stats.epoch = epoch + 1;
+    stats.learning_rate = optimizer->groups().front().lr;
+    std::vector<std::string> log_lines;
+    auto print = [&](const std::string& line) {
+      ASV_LOG(Info, "{}", line);
+      log_lines.push_back(line);
+    };
+
+    const EpochPlan plan = BuildEpoch(sampler_utterances, SamplerOptions(), stats.epoch);
+    if (plan.global_batches == 0) {
+      throw DataError(
+          fmt::format("epoch {} has no minibatches: {} clips per speaker do not fill one minibatch per "
+                      "training process ({})",
+                      stats.epoch, ns.utts_per_speaker_in_epoch, reducer->world_size()));
+    }
+    const std::size_t n_batches = plan.batches.size();
+    ASV_LOG0(Info, "Epoch {}: {} minibatches of {} clips per rank ({} in all), {} clips per speaker", stats.epoch,
+             n_batches, plan.batch_size, plan.global_batches, ns.utts_per_speaker_in_epoch);
+    reducer->Barrier();
+
+    net->train();
+    optimizer->ZeroGrad();
+    const auto parameters = optimizer->parameters();
+    const int interval = std::max(1, ns.optimizer_step_interval);
+    double loss_sum = 0, correct = 0, clips = 0, frames = 0, window_loss = 0, validation_seconds = 0;
+    const auto train_start = Clock::now();
+    Prefetcher<HostBatch> loader(
+        n_batches, [&](std::size_t b) { return LoadTrainingBatch(*data.source, plan.batches[b], training); },
+        options.dataloader_workers, prefetch());
+    for (std::size_t i = 0; i < n_batches; ++i) {
+      HostBatch hb = *loader.Next();
+      auto logits = net->forward(Features(hb, device));
+      auto labels = Labels(hb, device);
+      auto loss = torch::nn::functional::cross_entropy(logits, labels);
+      (loss / interval).backward();
+      if (static_cast<int>(i % static_cast<std::size_t>(interval)) == interval - 1) {
+        reducer->ReduceGradients(parameters);
+        optimizer->Step();
+        optimizer->ZeroGrad();
+      }
+      const double minibatch_loss = loss.item<double>();
+      if (!std::isfinite(minibatch_loss)) {
+        throw StageError(
+            fmt::format("training diverged: epoch {}, batch {}: loss is {}; lower "
+                        "network.initial_learning_rate",
+                        stats.epoch, i + 1, minibatch_loss));
+      }
+      loss_sum += minibatch_loss;
+      window_loss += minibatch_loss;
+      correct += logits.argmax(1).eq(labels).sum().item<double>();
+      clips += static_cast<double>(hb.batch);
+      frames += static_cast<double>(hb.batch * hb.frames);
+
+      if ((i + 1) % static_cast<std::size_t>(ns.print_interval) == 0) {
+        std::string line = fmt::format("Epoch {}, Time: {:.0f} s, Batch {}/{}, lr: {:.6f}, train-loss: {:.3f}",
+                                       stats.epoch, SecondsSince(epoch_start), i + 1, n_batches, stats.learning_rate,
+                                       window_loss / ns.print_interval);
+        if ((i + 1) % static_cast<std::size_t>(ns.print_interval * ns.accuracy_print_interval) == 0 &&
+            !validation.empty()) {
+          const auto v_start = Clock::now();
+          const auto v = Validate();
+          validation_seconds += SecondsSince(v_start);
+          line += fmt::format(", subset-loss: {:.3f}, val-loss: {:.3f}, subset-acc: {:.3f} val-acc: {:.3f}",
+                              v.subset_loss, v.validation_loss, v.subset_accuracy, v.validation_accuracy);
+        }
+        print(line);
+        window_loss = 0;
+      }
+    }
+    const double train_seconds = SecondsSince(train_start) - validation_seconds;
+    const double wait_seconds = loader.wait_seconds();
+
+    const auto sums =
+        reducer->AllReduceSum({loss_sum, static_cast<double>(n_batches), correct, clips, frames, train_seconds});
+    stats.batches = static_cast<std::int64_t>(sums[1]);
+    stats.loss = sums[1] > 0 ? sums[0] / sums[1] : 0;
+    stats.accuracy = sums[3] > 0 ? 100.0 * sums[2] / sums[3] : 0;
+    stats.clips = static_cast<std::int64_t>(sums[3]);
+    stats.frames = static_cast<std::int64_t>(sums[4]);
+    // Ranks run concurrently: global rate = total frames / mean per-rank training time.
+    const double mean_train_seconds = sums[5] / reducer->world_size();
+    stats.frames_per_second = mean_train_seconds > 0 ? sums[4] / mean_train_seconds : 0;
+    stats.data_wait_fraction = train_seconds > 0 ? wait_seconds / train_seconds : 0;
+
+    if (!validation.empty()) {
+      const auto v_start = Clock::now();
+      stats.validation = Validate();
+      validation_seconds += SecondsSince(v_start);
+      print(
+          fmt::format("Epoch {} validation: subset-loss: {:.3f}, val-loss: {:.3f}, subset-acc: {:.3f} val-acc: {:.3f}",
+                      stats.epoch, stats.validation->subset_loss, stats.validation->validation_loss,
+                      stats.validation->subset_accuracy, stats.validation->validation_accuracy));
+    }
+
+    // LR rule on the loss averaged over ranks; rank 0's decision is broadcast.
+    LrScheduleState next = schedule;
+    stats.lr = UpdateLrSchedule(next, stats.loss, lr_options);
+    stats.lr.halve = reducer->BroadcastFlag(stats.lr.halve);
+    next.consecutive_lr_updates = stats.lr.halve ? schedule.consecutive_lr_updates + 1 : 0;
+    stats.lr.stop = reducer->BroadcastFlag(next.consecutive_lr_updates >= lr_options.max_consecutive_lr_updates);
+    schedule = next;
+    print(fmt::format("Average training loss reduced {:.2f}% from the previous epoch", stats.lr.change_ratio * 100));
+    if (stats.lr.halve) {
+      const double old_lr = optimizer->groups().front().lr;
+      for (auto& g : optimizer->groups()) g.lr /= 2;
+      print(
+          fmt::format("Loss change {:.2f}% < {:.2f}%: learning rate halved {:.6g} -> {:.6g} (consecutive halvings: "
+                      "{})",
+                      stats.lr.change_ratio * 100, lr_options.min_loss_change_ratio * 100, old_lr,
+                      optimizer->groups().front().lr, schedule.consecutive_lr_updates));
+    }
+    stats.next_learning_rate = optimizer->groups().front().lr;
+    epoch = stats.epoch;
+    stats.evaluation_due = epoch % std::max(1, ns.epochs_per_train_call) == 0;
+
+    if (!options.checkpoint_folder.empty()) {
+      stats.checkpoint = CheckpointPath(options.checkpoint_folder, epoch);
+      if (is_rank0()) {
+        WriteCheckpoint(stats.checkpoint, Meta(), *net, optimizer.get());
+        ASV_LOG(Info, "x-vector extractor model saved to: {}", stats.checkpoint.string());
+      }
+      reducer->Barrier();
+    }
+    stats.seconds = SecondsSince(epoch_start);
+    print(
+        fmt::format("Epoch {} done: loss {:.4f}, accuracy {:.2f} %, lr {:.6f}, {:.1f} s, {:.0f} frames/s, waited "
+                    "for data {:.1f} % of the time",
+                    stats.epoch, stats.loss, stats.accuracy, stats.learning_rate, stats.seconds,
+                    stats.frames_per_second, 100 * stats.data_wait_fraction));
+    if (!options.log_folder.empty()) {
+      const std::string name =
+          is_rank0() ? fmt::format("epoch.{}.log", epoch) : fmt::format("rank{}_epoch.{}.log", reducer->rank(), epoch);
+      std::string text;
+      for (const auto& l : log_lines) text += l + "\n";
+      fs::WriteFileAtomic(options.log_folder / name, text);
+    }
+    return stats;
+  }
+};
+
+Trainer::Trainer(TrainerOptions options, TrainingData data, std::shared_ptr<GradientReducer> reducer)
+    : impl_(std::make_unique<Impl>()) {
+  auto& m = *impl_;
+  m.options = std::move(options);
+  m.data = std::move(data);
+  m.reducer = reducer ? std::move(reducer) : std::make_shared<NoOpReducer>();
+  ValidateTrainingData(m.data);
+  m.device = torch::Device(m.options.device);
+  m.lr_options = LrScheduleOptions::FromSettings(m.options.network);
+  m.Split();
+
+  torch::manual_seed(m.options.seed);
+  m.net = nnet::MakeXvectorNet(m.options.network, m.data.source->FeatDim(), m.data.n_speakers);
+  m.net->to(m.device);
+  m.reducer->SyncModel(*m.net);
+  const auto& ns = m.options.network;
+  std::vector<std::string> skiplist(ns.weight_decay_skiplist.begin(), ns.weight_decay_skiplist.end());
+  auto groups = WeightDecayGroups(*m.net, skiplist, ns.initial_learning_rate, ns.weight_decay);
+  for (const auto& name : groups[0].names) ASV_LOG0(Debug, "No weight decay applied to {}", name);
+  m.optimizer = std::make_unique<Sgd>(std::move(groups), ns.momentum);
+  ASV_LOG0(Info, "{}: {} speakers, {}-dim input, {} trainable parameters ({} without weight decay), device {}",
+           ns.ArchitectureName(), m.data.n_speakers, m.data.source->FeatDim(), nnet::CountParameters(*m.net),
+           m.optimizer->groups()[0].params.size(), m.options.device);
+}
+
+Trainer::~Trainer() = default;
+
+ResumePlan Trainer::Start() {
+  auto& m = *impl_;
+  if (m.plan) return *m.plan;
+  m.plan = PlanResume(m.options.network.resume_epoch);
+  if (m.plan->load_epoch > 0) {
+    if (m.options.checkpoint_folder.empty()) {
+      throw DataError(
+          fmt::format("network.resume_epoch = {} needs a checkpoint folder", m.options.network.resume_epoch));
+    }
+    const auto path = CheckpointPath(m.options.checkpoint_folder, m.plan->load_epoch);
+    ASV_LOG0(Info, "{} epoch {} from {}", m.plan->evaluate_only ? "Evaluating" : "Resuming training from",
+             m.plan->load_epoch, path.string());
+    m.Load(path);
+  }
+  return *m.plan;
+}
+
+EpochStats Trainer::TrainEpoch() {
+  Start();
+  return impl_->TrainEpoch();
+}
+
+TrainResult Trainer::Train(const EpochCallback& on_epoch) {
+  auto& m = *impl_;
+  TrainResult result;
+  if (Start().evaluate_only) {
+    result.last_epoch = m.epoch;
+    result.stop_reason = StopReason::kEvaluateOnly;
+    return result;
+  }
+  result.stop_reason = StopReason::kMaxEpochs;
+  while (m.epoch < m.options.network.max_epochs) {
+    result.epochs.push_back(m.TrainEpoch());
+    const auto& stats = result.epochs.back();
+    const bool callback_stop = on_epoch && on_epoch(stats) == EpochAction::kStop;
+    if (m.reducer->BroadcastFlag(callback_stop)) {
+      result.stop_reason = StopReason::kCallback;
+      break;
+    }
+    if (stats.lr.stop) {
+      ASV_LOG0(Info, "Stopping training because reached {} consecutive LR updates",
+               m.lr_options.max_consecutive_lr_updates);
+      result.stop_reason = StopReason::kLearningRate;
+      break;
+    }
+  }
+  result.last_epoch = m.epoch;
+  return result;
+}
+
+ValidationResult Trainer::Validate() {
+  return impl_->Validate();
+}
+
+void Trainer::SaveCheckpoint(const std::filesystem::path& path) const {
+  WriteCheckpoint(path, impl_->Meta(), *impl_->net, impl_->optimizer.get());
+}
+
+void Trainer::LoadCheckpoint(const std::filesystem::path& path) {
+  impl_->Load(path);
+}
+
+ExtractionResult Trainer::ExtractEmbeddings(const FeatureSource& source, const std::vector<int>& utterances,
+                                            const ExtractionOptions& options) const {
+  return EmbeddingExtractor(impl_->net.ptr(), impl_->options.device).Extract(source, utterances, options);
+}
+
+int Trainer::epoch() const {
+  return impl_->epoch;
+}
+
+std::vector<double> Trainer::learning_rates() const {
+  std::vector<double> lrs;
+  for (const auto& g : impl_->optimizer->groups()) lrs.push_back(g.lr);
+  return lrs;
+}
+
+const LrScheduleState& Trainer::schedule() const {
+  return impl_->schedule;
+}
+nnet::XvectorNetImpl& Trainer::net() const {
+  return *impl_->net;
+}
+std::shared_ptr<nnet::XvectorNetImpl> Trainer::shared_net() const {
+  return impl_->net.ptr();
+}
+Sgd& Trainer::optimizer() const {
+  return *impl_->optimizer;
+}
+
+std::vector<std::string> Trainer::ParameterNames(bool with_weight_decay) const {
+  return impl_->optimizer->groups()[with_weight_decay ? 1 : 0].names;
+}
+
+const std::vector<int>& Trainer::training_utterances() const {
+  return impl_->training;
+}
+const std::vector<int>& Trainer::validation_utterances() const {
+  return impl_->validation;
+}
+const std::vector<int>& Trainer::subset_utterances() const {
+  return impl_->subset;
+}
+
+}  // namespace asv::train

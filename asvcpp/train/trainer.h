@@ -1,0 +1,155 @@
+// x-vector network training (ASVtorch train_network in asvtorch/src/networks/network_training.py;
+// reference/asvtorch.md section 6.1), with the fixes listed in its section 13: learning-rate
+// schedule state kept in the checkpoint rather than in fake Parameters, checkpoints without DDP
+// prefixes and with sampler/RNG state (exact resume), loss and decisions that go through the
+// GradientReducer so that every rank agrees, a prefetching loader that reports how long the
+// training step waited for data.
+//
+// Per epoch g (all ranks):
+//   batches of BuildEpoch(seed, g) for this rank (epoch_sampler.h), loaded on
+//   `dataloader_workers` threads; forward, softmax cross-entropy (batch mean) /
+//   optimizer_step_interval, backward; every optimizer_step_interval batches: ReduceGradients,
+//   SGD step (sgd.h, two weight-decay groups), zero gradients (left-over gradients at the end
+//   of an epoch are dropped, as ASVtorch's zero_grad at the epoch start does);
+//   every print_interval batches a progress line (ASVtorch's format), every
+//   print_interval·accuracy_print_interval batches and at the end of the epoch validation on
+//   the held-out utterances and on an equally large training subset;
+//   the LR rule of lr_schedule.h on the epoch's mean loss over all ranks; rank 0 writes
+//   checkpoint_folder/epoch.g.pt (checkpoint_io.h).
+// No LibTorch in this header.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "asvcpp/settings/settings.h"
+#include "asvcpp/train/checkpoint.h"
+#include "asvcpp/train/embedding_extractor.h"
+#include "asvcpp/train/feature_source.h"
+#include "asvcpp/train/lr_schedule.h"
+
+namespace asv::nnet {
+class XvectorNetImpl;
+}
+
+namespace asv::train {
+
+class GradientReducer;
+class Sgd;
+
+/// "cuda:<gpu_id>" when `use_gpu` and LibTorch sees a CUDA device, else "cpu".
+std::string SelectDevice(bool use_gpu, int gpu_id);
+
+struct TrainerOptions {
+  settings::NetworkSettings network;
+  int dataloader_workers = 2;               ///< computing.network_dataloader_workers (0: load on the training thread)
+  int prefetch_batches = 0;                 ///< batches prepared ahead; 0: 2 per worker (at least 2)
+  std::string device = "cpu";               ///< "cpu" or "cuda:N" (see SelectDevice)
+  std::filesystem::path checkpoint_folder;  ///< where epoch.N.pt go (networks/); empty: none written
+  std::filesystem::path log_folder;         ///< per-epoch log files epoch.N.log; empty: none
+  std::uint64_t seed = 0;                   ///< weight initialisation (torch::manual_seed) and sampler seed
+  std::uint64_t validation_seed = 101;      ///< validation split (ASVtorch: numpy seed 101)
+};
+
+/// Loss (mean cross-entropy per utterance) and accuracy (%) on the validation sets.
+struct ValidationResult {
+  double subset_loss = 0;
+  double subset_accuracy = 0;
+  double validation_loss = 0;
+  double validation_accuracy = 0;
+  std::int64_t subset_utterances = 0;
+  std::int64_t validation_utterances = 0;
+};
+
+struct EpochStats {
+  int epoch = 0;
+  std::int64_t batches = 0;  ///< over all ranks
+  std::int64_t clips = 0;
+  std::int64_t frames = 0;
+  double loss = 0;                ///< mean minibatch loss over all ranks
+  double accuracy = 0;            ///< training-clip accuracy (%), train-mode outputs
+  double learning_rate = 0;       ///< group 0's learning rate during the epoch
+  double next_learning_rate = 0;  ///< after the LR rule
+  double seconds = 0;             ///< wall time of the epoch incl. validation and checkpoint
+  double frames_per_second = 0;   ///< training frames / training time (validation excluded), all ranks
+  double data_wait_fraction = 0;  ///< share of training time the step waited for batches (rank 0)
+  LrDecision lr;
+  std::optional<ValidationResult> validation;  ///< end-of-epoch validation (none without validation data)
+  bool evaluation_due = false;                 ///< epoch is a multiple of network.epochs_per_train_call
+  std::filesystem::path checkpoint;            ///< written file (rank 0), empty if none
+};
+
+enum class EpochAction { kContinue, kStop };
+/// Called on every rank after each epoch (after its checkpoint is written); rank 0's answer
+/// decides. The recipe computes EERs here when stats.evaluation_due.
+using EpochCallback = std::function<EpochAction(const EpochStats&)>;
+
+enum class StopReason { kMaxEpochs, kLearningRate, kCallback, kEvaluateOnly };
+
+struct TrainResult {
+  int last_epoch = 0;  ///< epoch the network is at
+  StopReason stop_reason = StopReason::kMaxEpochs;
+  std::vector<EpochStats> epochs;  ///< epochs trained by this call
+};
+
+class Trainer {
+ public:
+  /// Splits off the validation utterances, builds the network (seeded) on the device, the
+  /// optimizer and the sampler. Throws DataError for invalid data (feature_source.h) or
+  /// validation_utterances >= number of utterances, ConfigError for network settings the
+  /// architecture cannot use. `reducer` null: single process (NoOpReducer).
+  Trainer(TrainerOptions options, TrainingData data, std::shared_ptr<GradientReducer> reducer = nullptr);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  /// Applies network.resume_epoch once (later calls return the same plan): 0 new network;
+  /// N > 0 load checkpoint_folder/epoch.N.pt and continue; N < 0 load epoch |N| for
+  /// evaluation only (Train then trains nothing). Throws DataError for a missing or mismatching
+  /// checkpoint.
+  ResumePlan Start();
+
+  /// Trains epoch epoch()+1 (calls Start() first if needed).
+  EpochStats TrainEpoch();
+
+  /// Trains until network.max_epochs, the LR criterion (max_consecutive_lr_updates consecutive
+  /// halvings) or the callback asks to stop; the callback also runs after the epoch that
+  /// triggers the LR stop.
+  TrainResult Train(const EpochCallback& on_epoch = {});
+
+  /// Validation loss/accuracy now (eval mode; train mode restored). Empty sets give zeros.
+  ValidationResult Validate();
+
+  /// Writes / reads the full training state (checkpoint_io.h). LoadCheckpoint checks that the
+  /// architecture and sizes match and restores the epoch, optimizer, LR schedule and RNG state.
+  void SaveCheckpoint(const std::filesystem::path& path) const;
+  void LoadCheckpoint(const std::filesystem::path& path);
+
+  /// Embeddings with the current network (embedding_extractor.h).
+  ExtractionResult ExtractEmbeddings(const FeatureSource& source, const std::vector<int>& utterances,
+                                     const ExtractionOptions& options) const;
+
+  int epoch() const;
+  std::vector<double> learning_rates() const;  ///< per parameter group (0: no decay, 1: decay)
+  const LrScheduleState& schedule() const;
+  nnet::XvectorNetImpl& net() const;
+  std::shared_ptr<nnet::XvectorNetImpl> shared_net() const;
+  Sgd& optimizer() const;
+  /// Names of the parameters with (true) or without (false) weight decay.
+  std::vector<std::string> ParameterNames(bool with_weight_decay) const;
+  /// Source indices of the training, validation and training-subset utterances.
+  const std::vector<int>& training_utterances() const;
+  const std::vector<int>& validation_utterances() const;
+  const std::vector<int>& subset_utterances() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace asv::train

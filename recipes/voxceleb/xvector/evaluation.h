@@ -1,0 +1,93 @@
+// The back-end of the voxceleb/xvector recipe, shared by the evaluations during training
+// (stage 5) and the final scoring (stage 9): embedding processing (backend.processing, ASVtorch
+// 'cwl') and a PLDA or cosine scorer trained on the PLDA embeddings, trial-list scoring in trial
+// order, optional adaptive s-norm, EER/minDCF (asvcpp/eval/metrics.h, exactly as ASVtorch), and
+// the result lines and database rows.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "asvcpp/backend/scorer.h"
+#include "asvcpp/backend/vector_processor.h"
+#include "asvcpp/base/matrix.h"
+#include "asvcpp/eval/metrics.h"
+#include "asvcpp/eval/score_file.h"
+#include "asvcpp/settings/settings.h"
+
+namespace asv::db {
+class Database;
+}
+
+namespace asv::recipes::voxceleb_xvector {
+
+/// Embeddings with their utterance ids: row i of `vectors` ([n, embedding_size]) is ids[i].
+struct Embeddings {
+  std::vector<std::string> ids;
+  asv::Matrix vectors;
+};
+
+/// Writes embeddings as a Kaldi float-vector archive `<stem>.ark` with `<stem>.scp` (atomic), so
+/// Kaldi tools read them (e.g. `copy-vector scp:trial.scp ark,t:-`).
+void WriteEmbeddings(const std::filesystem::path& stem, const Embeddings& embeddings);
+/// Reads `<stem>.scp`. Throws DataError naming the file when it is missing (stage 7 not run) or
+/// the vectors differ in size.
+Embeddings ReadEmbeddings(const std::filesystem::path& stem);
+
+/// The trained back-end.
+class Backend {
+ public:
+  /// Trains the processing (backend.processing) and, for backend.scoring = 'plda', closed-form
+  /// PLDA with backend.plda_dim on `plda` (speakers[i] is the speaker of row i). Throws
+  /// DataError when the data cannot support the model (too few speakers or vectors for the
+  /// dimension; the message says which).
+  Backend(const asv::Matrix& plda, const std::vector<std::string>& speakers, const settings::BackendSettings& settings);
+
+  /// The processing applied to `vectors` ([n, D] -> [n, D]).
+  asv::Matrix Process(const asv::Matrix& vectors) const { return processor_.Process(vectors); }
+
+  /// Scores `trials` between rows of `processed` (processed embeddings with `ids`), in trial order;
+  /// with backend.score_norm, adaptive s-norm against a cohort of the processed PLDA vectors.
+  /// Throws DataError naming trials.path:line for an utterance without an embedding.
+  std::vector<double> Score(const Embeddings& processed, const eval::TrialList& trials) const;
+
+  const backend::Scorer& scorer() const { return scorer_; }
+
+ private:
+  settings::BackendSettings settings_;
+  backend::VectorProcessor processor_;
+  backend::Scorer scorer_;
+  asv::Matrix cohort_;  ///< processed PLDA vectors for s-norm (empty without it)
+};
+
+/// One scored trial list.
+struct ListResult {
+  std::string name;              ///< display name (key of recipe.trial_lists)
+  std::filesystem::path file;    ///< the trial list file
+  std::vector<double> scores;    ///< trial order
+  eval::Metrics metrics;         ///< EER and minDCF at backend.p_target
+  eval::MinDcfResult min_dcf_001;  ///< minDCF at p_target 0.01 (c_miss = c_fa = 1)
+};
+
+/// Scores one trial list and computes its metrics.
+ListResult ScoreTrialList(const Backend& backend, const Embeddings& processed, const std::string& name,
+                          const std::filesystem::path& file, const settings::BackendSettings& settings);
+
+/// ASVtorch's result line: "EER = 2.9640  minDCF = 0.2010  [epoch 37] [vox1_original]", followed
+/// by asvcpp's "minDCF(0.01) = ..." and the trial counts.
+std::string FormatResult(const ListResult& result, std::optional<int> epoch);
+
+/// Records the result (EER in percent, minDCF at the configured p_target) for `run_id`.
+void RecordResult(db::Database& db, std::int64_t run_id, std::optional<int> epoch, const ListResult& result);
+
+/// Trial list files of `names` (keys of recipe.trial_lists) in `list_folder`; a name that is
+/// not a key is a ConfigError, a file that does not exist is skipped with a warning unless
+/// `required`.
+std::vector<std::pair<std::string, std::filesystem::path>> TrialListFiles(
+    const std::vector<std::string>& names, const settings::OrderedDict<std::string>& trial_lists,
+    const std::filesystem::path& list_folder, bool required);
+
+}  // namespace asv::recipes::voxceleb_xvector

@@ -1,0 +1,242 @@
+#include "recipes/voxceleb/xvector/stage_train.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <numeric>
+#include <set>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/fs.h"
+#include "asvcpp/base/log.h"
+#include "asvcpp/data/utterance_list.h"
+#include "asvcpp/db/database.h"
+#include "asvcpp/train/trainer.h"
+#include "recipes/voxceleb/xvector/datasets.h"
+#include "recipes/voxceleb/xvector/evaluation.h"
+
+namespace asv::recipes::voxceleb_xvector {
+namespace fs = std::filesystem;
+
+bool EerStopper::Update(double mean_eer) {
+  if (mean_eer < best_ - minimum_improvement_) {
+    best_ = mean_eer;
+    counter_ = 0;
+  } else {
+    ++counter_;
+  }
+  return counter_ >= patience_;
+}
+
+void EerStopper::Save(const fs::path& path) const {
+  nlohmann::json j = {{"best_mean_eer_percent", best_}, {"evaluations_without_improvement", counter_}};
+  asv::fs::WriteFileAtomic(path, j.dump(2) + "\n");
+}
+
+void EerStopper::Load(const fs::path& path) {
+  try {
+    const auto j = nlohmann::json::parse(asv::fs::ReadFile(path));
+    best_ = j.at("best_mean_eer_percent").get<double>();
+    counter_ = j.at("evaluations_without_improvement").get<int>();
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(fmt::format("{}: not an early-stopping state file: {}", path.string(), e.what()));
+  }
+}
+
+namespace {
+
+// What rank 0 needs for the evaluations during training.
+struct TrainingEvaluation {
+  std::shared_ptr<KaldiFeatureSource> plda;
+  std::vector<std::string> plda_speakers;
+  std::shared_ptr<KaldiFeatureSource> trials;
+  std::vector<std::pair<std::string, fs::path>> lists;
+};
+
+TrainingEvaluation PrepareEvaluation(recipe::RunContext& context) {
+  auto& s = SettingsOf(context);
+  const auto& r = s.recipe();
+  TrainingEvaluation e;
+  e.lists = TrialListFiles(r.training_trial_lists, r.trial_lists, ListFolderOf(context, r.trial_dataset), false);
+  if (e.lists.empty()) {
+    ASV_LOG(Warning, "none of recipe.training_trial_lists exists: no EER evaluation during training");
+    return e;
+  }
+  const auto plda_data = LoadDatasets(context, r.plda_datasets);
+  data::UtteranceList all;
+  for (std::size_t i = 0; i < plda_data.ids.size(); ++i) all.utterances.push_back({plda_data.ids[i], plda_data.speakers[i]});
+  const auto chosen = data::SelectRandomSpeakers(all, static_cast<std::size_t>(r.plda_speakers_during_training),
+                                                  static_cast<std::uint64_t>(r.seed));
+  std::vector<std::string> ids;
+  for (const auto& u : chosen.utterances) {
+    ids.push_back(u.id);
+    e.plda_speakers.push_back(u.speaker);
+  }
+  e.plda = std::make_shared<KaldiFeatureSource>(ids, plda_data.stored, s.common().features);
+
+  const auto trial_data = LoadDatasets(context, {r.trial_dataset});
+  std::vector<std::string> trial_ids;
+  std::set<std::string> seen;
+  for (const auto& [name, file] : e.lists) {
+    const auto list = eval::ReadTrialList(file);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      for (const auto* id : {&list.left[i], &list.right[i]}) {
+        if (seen.insert(*id).second) trial_ids.push_back(*id);
+      }
+    }
+  }
+  e.trials = std::make_shared<KaldiFeatureSource>(trial_ids, trial_data.stored, s.common().features);
+  ASV_LOG(Info, "evaluation during training: {} PLDA utterances of {} speakers, {} trial utterances, lists {}",
+          ids.size(), chosen.utterances.empty() ? 0 : data::Speakers(chosen).size(), trial_ids.size(),
+          fmt::format("{}", fmt::join(r.training_trial_lists, ", ")));
+  return e;
+}
+
+// Embeddings of every utterance of `source` with the trainer's current network; utterances
+// without speech are left out (with a message).
+Embeddings Extract(const train::Trainer& trainer, const KaldiFeatureSource& source,
+                   const train::ExtractionOptions& options, std::vector<std::size_t>* kept = nullptr) {
+  std::vector<int> all(static_cast<std::size_t>(source.NumUtterances()));
+  std::iota(all.begin(), all.end(), 0);
+  auto result = trainer.ExtractEmbeddings(source, all, options);
+  std::set<std::size_t> skipped(result.skipped.begin(), result.skipped.end());
+  Embeddings out;
+  out.vectors = asv::Matrix(static_cast<std::int64_t>(all.size() - skipped.size()), result.embeddings.cols());
+  std::int64_t row = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (skipped.count(i) > 0) continue;
+    std::copy(result.embeddings.row(static_cast<std::int64_t>(i)),
+              result.embeddings.row(static_cast<std::int64_t>(i)) + result.embeddings.cols(), out.vectors.row(row++));
+    out.ids.push_back(source.ids()[i]);
+    if (kept != nullptr) kept->push_back(i);
+  }
+  if (!skipped.empty()) ASV_LOG(Warning, "{} utterances without speech frames left out of the evaluation", skipped.size());
+  return out;
+}
+
+}  // namespace
+
+void RunTraining(recipe::RunContext& context) {
+  auto& s = SettingsOf(context);
+  const auto& r = s.recipe();
+  const auto& network = s.common().network;
+
+  // Training data with ASVtorch's filters.
+  const auto data = LoadDatasets(context, r.training_datasets);
+  auto all = std::make_shared<KaldiFeatureSource>(data.ids, data.stored, s.common().features);
+  std::map<std::string, int> per_speaker;
+  std::vector<int> long_enough;
+  for (int u = 0; u < all->NumUtterances(); ++u) {
+    if (all->NumFrames(u) >= r.min_speech_frames) {
+      long_enough.push_back(u);
+      ++per_speaker[data.speakers[static_cast<std::size_t>(u)]];
+    }
+  }
+  std::vector<int> kept;
+  std::vector<std::string> kept_speakers;
+  for (int u : long_enough) {
+    const auto& spk = data.speakers[static_cast<std::size_t>(u)];
+    if (per_speaker[spk] >= r.min_utterances_per_speaker) {
+      kept.push_back(u);
+      kept_speakers.push_back(spk);
+    }
+  }
+  int n_speakers = 0;
+  const auto labels = train::SpeakerLabels(kept_speakers, &n_speakers);
+  ASV_LOG0(Info,
+           "training data: {} utterances of {} speakers ({} dropped with fewer than {} speech frames, {} of "
+           "speakers with fewer than {} such utterances)",
+           kept.size(), n_speakers, data.ids.size() - long_enough.size(), r.min_speech_frames,
+           long_enough.size() - kept.size(), r.min_utterances_per_speaker);
+  if (n_speakers < 2) {
+    throw DataError(fmt::format("too little training data in {}: {} usable speakers (lower recipe.min_speech_frames "
+                                "or recipe.min_utterances_per_speaker, or add data)",
+                                fmt::format("{}", fmt::join(r.training_datasets, ", ")), n_speakers));
+  }
+  train::TrainingData training{std::make_shared<SubsetFeatureSource>(all, kept), labels, n_speakers};
+
+  const fs::path networks = context.system_folder() / "networks";
+  train::TrainerOptions options;
+  options.network = network;
+  options.dataloader_workers = s.common().computing.network_dataloader_workers;
+  options.device = DeviceOf(s);
+  options.checkpoint_folder = networks;
+  options.log_folder = networks / "logs";
+  options.seed = static_cast<std::uint64_t>(r.seed);
+  ASV_LOG0(Info, "training {} on {} ({} speakers, feature dim {})", network.ArchitectureName(), options.device,
+           n_speakers, training.source->FeatDim());
+  train::Trainer trainer(options, training);
+
+  TrainingEvaluation evaluation;
+  const fs::path stopper_file = networks / "eer_stopper.json";
+  EerStopper stopper(network.eer_stop_epochs, network.minimum_improvement);
+  if (context.is_rank0()) {
+    evaluation = PrepareEvaluation(context);
+    if (network.resume_epoch > 0 && fs::exists(stopper_file)) stopper.Load(stopper_file);
+  }
+  const auto extraction = train::ExtractionOptions::FromSettings(network, s.common().computing.network_dataloader_workers);
+
+  auto on_epoch = [&](const train::EpochStats& stats) {
+    if (!context.is_rank0()) return train::EpochAction::kContinue;
+    if (context.db() != nullptr) {
+      db::EpochRecord record;
+      record.epoch = stats.epoch;
+      record.loss = stats.loss;
+      record.accuracy = stats.accuracy;
+      record.learning_rate = stats.learning_rate;
+      record.seconds = stats.seconds;
+      record.frames_per_second = stats.frames_per_second;
+      if (stats.validation) {
+        record.val_loss = stats.validation->validation_loss;
+        record.val_accuracy = stats.validation->validation_accuracy;
+      }
+      context.db()->RecordEpoch(context.run_id(), record);
+    }
+    ASV_LOG(Info, "epoch {}: loss {:.4f}, accuracy {:.2f} %, lr {:.6f}, {:.1f} s, {:.0f} frames/s, data wait {:.1f} %",
+            stats.epoch, stats.loss, stats.accuracy, stats.learning_rate, stats.seconds, stats.frames_per_second,
+            100.0 * stats.data_wait_fraction);
+    if (!stats.evaluation_due || !evaluation.plda) return train::EpochAction::kContinue;
+
+    const auto plda = Extract(trainer, *evaluation.plda, extraction);
+    std::vector<std::string> plda_speakers;
+    {
+      std::map<std::string, std::string> speaker_of;
+      for (std::size_t i = 0; i < evaluation.plda->ids().size(); ++i) {
+        speaker_of[evaluation.plda->ids()[i]] = evaluation.plda_speakers[i];
+      }
+      for (const auto& id : plda.ids) plda_speakers.push_back(speaker_of.at(id));
+    }
+    const auto trial = Extract(trainer, *evaluation.trials, extraction);
+    const Backend backend(plda.vectors, plda_speakers, s.common().backend);
+    const Embeddings processed{trial.ids, backend.Process(trial.vectors)};
+    double sum = 0;
+    for (const auto& [name, file] : evaluation.lists) {
+      const auto result = ScoreTrialList(backend, processed, name, file, s.common().backend);
+      ASV_LOG(Info, "{}", FormatResult(result, stats.epoch));
+      if (context.db() != nullptr) RecordResult(*context.db(), context.run_id(), stats.epoch, result);
+      sum += result.metrics.eer.percent();
+    }
+    const bool stop = stopper.Update(sum / static_cast<double>(evaluation.lists.size()));
+    stopper.Save(stopper_file);
+    if (stop) {
+      ASV_LOG(Info, "stopping: mean EER has not improved by {} for {} evaluations (best {:.4f})",
+              network.minimum_improvement, network.eer_stop_epochs, stopper.best());
+      return train::EpochAction::kStop;
+    }
+    return train::EpochAction::kContinue;
+  };
+
+  const auto result = trainer.Train(on_epoch);
+  const char* reason = "network.max_epochs reached";
+  switch (result.stop_reason) {
+    case train::StopReason::kMaxEpochs: break;
+    case train::StopReason::kLearningRate: reason = "network.max_consecutive_lr_updates learning-rate halvings"; break;
+    case train::StopReason::kCallback: reason = "no EER improvement (network.eer_stop_epochs)"; break;
+    case train::StopReason::kEvaluateOnly: reason = "evaluation only (negative network.resume_epoch)"; break;
+  }
+  ASV_LOG0(Info, "training ended at epoch {}: {}", result.last_epoch, reason);
+}
+
+}  // namespace asv::recipes::voxceleb_xvector

@@ -1,0 +1,47 @@
+#include "asvcpp/train/checkpoint.h"
+
+#include <fstream>
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+namespace asv::train {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+stdfs::path TempFolder(const std::string& name) {
+  auto p = stdfs::temp_directory_path() / ("asv_checkpoint_test_" + name + "_" + std::to_string(::getpid()));
+  stdfs::remove_all(p);
+  stdfs::create_directories(p);
+  return p;
+}
+
+TEST(CheckpointTest, PathNaming) {
+  EXPECT_EQ(CheckpointPath("/out/networks", 12), stdfs::path("/out/networks/epoch.12.pt"));
+}
+
+TEST(CheckpointTest, FindLastContiguousEpoch) {
+  const auto dir = TempFolder("find");
+  EXPECT_EQ(FindLastContiguousEpoch(dir), 0);
+  EXPECT_EQ(FindLastContiguousEpoch(dir / "missing"), 0);
+  for (int e : {1, 2, 4}) std::ofstream(CheckpointPath(dir, e)) << "x";
+  EXPECT_EQ(FindLastContiguousEpoch(dir), 2);
+  std::ofstream(CheckpointPath(dir, 3)) << "x";
+  EXPECT_EQ(FindLastContiguousEpoch(dir), 4);
+  stdfs::remove(CheckpointPath(dir, 1));
+  EXPECT_EQ(FindLastContiguousEpoch(dir), 0);
+  stdfs::remove_all(dir);
+}
+
+TEST(CheckpointTest, ResumeEpochSemantics) {
+  EXPECT_EQ(PlanResume(0).load_epoch, 0);
+  EXPECT_FALSE(PlanResume(0).evaluate_only);
+  EXPECT_EQ(PlanResume(7).load_epoch, 7);
+  EXPECT_FALSE(PlanResume(7).evaluate_only);
+  EXPECT_EQ(PlanResume(-7).load_epoch, 7);
+  EXPECT_TRUE(PlanResume(-7).evaluate_only);
+}
+
+}  // namespace
+}  // namespace asv::train

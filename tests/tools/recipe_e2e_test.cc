@@ -1,0 +1,117 @@
+// voxceleb/xvector end to end on a tiny synthetic corpus (tools/make_demo_corpus.py --small:
+// espeak-ng voices, VoxCeleb1 and VoxCeleb2 layouts): asvrun runs stages 0-9 with a tiny network
+// and the experiment database holds the run, its stages, epochs and results. Skipped when
+// espeak-ng or ffmpeg is missing.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "asvcpp/db/database.h"
+#include "tests/tools/test_util.h"
+
+namespace asv {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool HaveTool(const std::string& tool) {
+  return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
+}
+
+std::size_t CountLines(const fs::path& file) {
+  std::ifstream in(file);
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += line.empty() ? 0 : 1;
+  return n;
+}
+
+constexpr const char* kConfigs = R"(# Every stage on the tiny corpus with a tiny network
+tiny
+paths.system_folder = 'tiny_system'
+recipe.start_stage = 0
+recipe.end_stage = 9
+recipe.preparation_datasets = ['voxceleb1', 'voxceleb2']
+recipe.feature_extraction_datasets = ['voxceleb1', 'voxceleb2_cat']
+recipe.training_datasets = ['voxceleb2_cat']
+recipe.plda_datasets = ['voxceleb2_cat']
+recipe.trial_lists = {'tiny_trials': 'veri_test.txt'}
+recipe.training_trial_lists = ['tiny_trials']
+recipe.min_speech_frames = 50
+recipe.min_utterances_per_speaker = 2
+recipe.plda_speakers_during_training = 5
+network.frame_layer_size = 32
+network.stat_size = 64
+network.embedding_size = 16
+network.min_clip_size = 40
+network.max_clip_size = 60
+network.minibatch_size = 8
+network.utts_per_speaker_in_epoch = 8
+network.validation_utterances = 2
+network.max_epochs = 2
+network.epochs_per_train_call = 1
+network.print_interval = 5
+backend.scoring = 'cosine'
+computing.network_dataloader_workers = 1
+computing.feature_extraction_workers = 2
+)";
+
+TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
+  if (!HaveTool("espeak-ng") || !HaveTool("ffmpeg") || !HaveTool("python3")) {
+    GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
+  }
+  testing::ScratchDir dir("recipe_e2e");
+  const auto corpus = testing::RunCommand(
+      {"python3", std::string(ASV_SOURCE_DIR) + "/tools/make_demo_corpus.py", "--small", "--out", "corpus"}, dir.path());
+  ASSERT_EQ(corpus.status, 0) << corpus.err;
+  dir.Write("configs/run_configs", kConfigs);
+  dir.Write("configs/init_config",
+            "paths.output_folder = 'out'\n"
+            "paths.feature_and_list_folder = 'datasets'\n"
+            "paths.datasets = {'voxceleb1': 'corpus/voxceleb1', 'voxceleb2': 'corpus/voxceleb2'}\n");
+  fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/voxceleb/xvector/mfcc.conf", dir / "configs/mfcc.conf");
+
+  const auto run = testing::RunCommand({ASV_ASVRUN, "voxceleb/xvector", "tiny", "--run-configs", "configs/run_configs"},
+                                       dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+
+  db::Database database(dir / "out/experiments.db");
+  const auto runs = database.ListRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, db::RunStatus::kFinished);
+  const auto stages = database.Stages(runs[0].id);
+  std::vector<int> numbers;
+  for (const auto& stage : stages) {
+    numbers.push_back(stage.stage);
+    EXPECT_EQ(stage.status, db::RunStatus::kFinished) << stage.name;
+  }
+  EXPECT_EQ(numbers, (std::vector<int>{0, 1, 2, 5, 7, 9}));
+  const auto epochs = database.Epochs(runs[0].id);
+  ASSERT_EQ(epochs.size(), 2u);
+  EXPECT_GT(epochs[0].record.frames_per_second, 0);
+  const std::size_t trials = CountLines(dir / "corpus/voxceleb1/veri_test.txt");
+  ASSERT_GT(trials, 0u);
+  const auto results = database.Results({});
+  // One evaluation per epoch during training and the final scoring.
+  ASSERT_EQ(results.size(), 3u);
+  for (const auto& r : results) {
+    EXPECT_EQ(r.record.trial_list, "tiny_trials");
+    EXPECT_GE(r.record.eer, 0);
+    EXPECT_LE(r.record.eer, 100);
+    EXPECT_EQ(static_cast<std::size_t>(r.record.n_target + r.record.n_nontarget), trials);
+  }
+  EXPECT_FALSE(results.back().record.epoch.has_value() && *results.back().record.epoch != 2);
+  const fs::path system = dir / "out/tiny_system";
+  EXPECT_TRUE(fs::exists(system / "networks/epoch.1.pt"));
+  EXPECT_TRUE(fs::exists(system / "networks/epoch.2.pt"));
+  EXPECT_EQ(CountLines(system / "scores/scores_veri_test.txt"), trials);
+  EXPECT_TRUE(fs::exists(system / "embeddings/trial.scp"));
+  EXPECT_EQ(CountLines(system / "results/results.txt"), 1u);
+
+  const auto table = testing::RunCommand({ASV_ASVRUN, "results", "--db", "out/experiments.db", "--best"}, dir.path());
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("tiny_trials"), std::string::npos) << table.out;
+}
+
+}  // namespace
+}  // namespace asv
