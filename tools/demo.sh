@@ -21,4 +21,4 @@ start=$(date +%s)
 "$asvrun" voxceleb/xvector "$config"
 echo "demo: '$config' took $(( $(date +%s) - start )) s"
 echo
-"$asvrun" results --config "$config"
+"$asvrun" results --config "$config"   # stage 5: evaluations during training; stage 9: final

@@ -519,9 +519,9 @@ std::int64_t Database::RecordResult(std::int64_t run_id, const ResultRecord& res
   Write("RecordResult", [&] {
     Statement(db_, R"sql(
       INSERT INTO results (run_id, epoch, trial_list, eer, min_dcf, p_target, c_miss, c_fa,
-                           n_target, n_nontarget, recorded_time)
+                           n_target, n_nontarget, recorded_time, stage)
       VALUES (:run_id, :epoch, :trial_list, :eer, :min_dcf, :p_target, :c_miss, :c_fa,
-              :n_target, :n_nontarget, :now))sql")
+              :n_target, :n_nontarget, :now, :stage))sql")
         .Bind(":run_id", run_id)
         .Bind(":epoch", result.epoch)
         .Bind(":trial_list", result.trial_list)
@@ -532,6 +532,7 @@ std::int64_t Database::RecordResult(std::int64_t run_id, const ResultRecord& res
         .Bind(":c_fa", result.c_fa)
         .Bind(":n_target", result.n_target)
         .Bind(":n_nontarget", result.n_nontarget)
+        .Bind(":stage", result.stage)
         .Bind(":now", NowUtc())
         .Run();
     id = sqlite3_last_insert_rowid(db_);
@@ -659,18 +660,19 @@ std::vector<ResultRow> Database::Results(const ResultFilter& filter) {
     Statement stmt(db_, fmt::format(R"sql(
       WITH filtered AS (
         SELECT r.id, r.run_id, runs.recipe, runs.config, r.epoch, r.trial_list, r.eer, r.min_dcf,
-               r.p_target, r.c_miss, r.c_fa, r.n_target, r.n_nontarget, r.recorded_time
+               r.p_target, r.c_miss, r.c_fa, r.n_target, r.n_nontarget, r.recorded_time, r.stage
         FROM results AS r JOIN runs ON runs.id = r.run_id
         WHERE (:recipe IS NULL OR runs.recipe = :recipe)
           AND (:config IS NULL OR runs.config = :config)
           AND (:trial_list IS NULL OR r.trial_list = :trial_list)
-          AND (:run_id IS NULL OR r.run_id = :run_id)),
+          AND (:run_id IS NULL OR r.run_id = :run_id)
+          AND (:stage IS NULL OR r.stage = :stage)),
       ranked AS (
         SELECT *, ROW_NUMBER() OVER (PARTITION BY recipe, config, trial_list
                                      ORDER BY eer IS NULL, eer ASC, id DESC) AS rank
         FROM filtered)
       SELECT id, run_id, recipe, config, epoch, trial_list, eer, min_dcf, p_target, c_miss, c_fa,
-             n_target, n_nontarget, recorded_time
+             n_target, n_nontarget, recorded_time, stage
       FROM ranked
       WHERE (:best = 0 OR rank = 1)
       ORDER BY {}
@@ -681,6 +683,7 @@ std::vector<ResultRow> Database::Results(const ResultFilter& filter) {
         .Bind(":config", filter.config)
         .Bind(":trial_list", filter.trial_list)
         .Bind(":run_id", filter.run_id)
+        .Bind(":stage", filter.stage)
         .Bind(":best", filter.best_per_config ? 1 : 0)
         .Bind(":limit", filter.limit > 0 ? filter.limit : -1);
     while (stmt.Step()) {
@@ -699,6 +702,7 @@ std::vector<ResultRow> Database::Results(const ResultFilter& filter) {
       row.record.n_target = stmt.Int(11);
       row.record.n_nontarget = stmt.Int(12);
       row.recorded_time = stmt.Text(13);
+      if (!stmt.IsNull(14)) row.record.stage = static_cast<int>(stmt.Int(14));
       rows.push_back(std::move(row));
     }
   });

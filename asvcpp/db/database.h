@@ -79,6 +79,7 @@ struct ResultRecord {
   double c_fa = 1;           ///< Cost of a false alarm used for min_dcf.
   std::int64_t n_target = 0;     ///< Number of target trials scored.
   std::int64_t n_nontarget = 0;  ///< Number of non-target trials scored.
+  std::optional<int> stage;      ///< Recipe stage that produced it (e.g. 5 training, 9 scoring).
 };
 
 /// A file produced by a run.
@@ -158,6 +159,7 @@ struct ResultFilter {
   std::optional<std::string> config;
   std::optional<std::string> trial_list;
   std::optional<std::int64_t> run_id;
+  std::optional<int> stage;  ///< Only results recorded by this stage.
   /// Keep only the lowest-EER result of each (recipe, config, trial_list) among the rows matching
   /// the other filters; among equal EERs the latest recorded wins.
   bool best_per_config = false;

@@ -94,12 +94,19 @@ CREATE INDEX artifacts_run ON artifacts(run_id);
 CREATE INDEX artifacts_stage ON artifacts(stage_id);
 )sql";
 
+// The recipe stage that produced a result (voxceleb/xvector: 5 = evaluation during training on
+// the small PLDA set, 9 = final scoring), so that the two can be told apart.
+constexpr std::string_view kV3ResultStage = R"sql(
+ALTER TABLE results ADD COLUMN stage INTEGER;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
   static const std::vector<Migration> migrations = {
       {1, "tables runs, stages, epochs, results, artifacts", kV1Tables},
       {2, "indexes for listing and foreign keys", kV2Indexes},
+      {3, "results.stage: the stage that produced a result", kV3ResultStage},
   };
   return migrations;
 }

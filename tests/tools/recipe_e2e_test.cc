@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <set>
 
 #include "asvcpp/db/database.h"
 #include "tests/tools/test_util.h"
@@ -100,13 +101,23 @@ TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
     EXPECT_LE(r.record.eer, 100);
     EXPECT_EQ(static_cast<std::size_t>(r.record.n_target + r.record.n_nontarget), trials);
   }
-  EXPECT_FALSE(results.back().record.epoch.has_value() && *results.back().record.epoch != 2);
+  // Newest first: the final scoring (stage 9, epoch 2), then the two evaluations of stage 5.
+  EXPECT_EQ(results[0].record.stage, std::optional<int>(9));
+  EXPECT_EQ(results[0].record.epoch, std::optional<int>(2));
+  EXPECT_EQ(results[1].record.stage, std::optional<int>(5));
+  EXPECT_EQ(results[2].record.epoch, std::optional<int>(1));
   const fs::path system = dir / "out/tiny_system";
   EXPECT_TRUE(fs::exists(system / "networks/epoch.1.pt"));
   EXPECT_TRUE(fs::exists(system / "networks/epoch.2.pt"));
   EXPECT_EQ(CountLines(system / "scores/scores_veri_test.txt"), trials);
   EXPECT_TRUE(fs::exists(system / "embeddings/trial.scp"));
   EXPECT_EQ(CountLines(system / "results/results.txt"), 1u);
+
+  std::set<std::string> kinds;
+  for (const auto& artifact : database.Artifacts(runs[0].id)) kinds.insert(artifact.record.kind);
+  for (const char* kind : {"list", "features", "vad", "checkpoint", "embeddings", "scores", "results"}) {
+    EXPECT_EQ(kinds.count(kind), 1u) << kind;
+  }
 
   const auto table = testing::RunCommand({ASV_ASVRUN, "results", "--db", "out/experiments.db", "--best"}, dir.path());
   ASSERT_EQ(table.status, 0) << table.err;

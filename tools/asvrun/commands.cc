@@ -259,14 +259,16 @@ int Results(const ResultsOptions& options) {
   if (options.selection.recipe_given) filter.recipe = options.selection.source.recipe;
   if (!options.config.empty()) filter.config = options.config;
   if (!options.trial_list.empty()) filter.trial_list = options.trial_list;
+  if (options.stage >= 0) filter.stage = options.stage;
   filter.best_per_config = options.best;
   const auto results = database.Results(filter);
-  const std::vector<std::string> header = {"run", "recipe", "config", "epoch", "trial_list", "eer_percent",
-                                           "min_dcf", "p_target", "targets", "nontargets"};
+  const std::vector<std::string> header = {"run", "recipe", "config", "stage", "epoch", "trial_list",
+                                           "eer_percent", "min_dcf", "p_target", "targets", "nontargets"};
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : results) {
     const auto& x = r.record;
-    rows.push_back({std::to_string(r.run_id), r.recipe, r.config, x.epoch ? std::to_string(*x.epoch) : "",
+    rows.push_back({std::to_string(r.run_id), r.recipe, r.config, x.stage ? std::to_string(*x.stage) : "",
+                    x.epoch ? std::to_string(*x.epoch) : "",
                     x.trial_list, fmt::format("{:.4f}", x.eer), fmt::format("{:.4f}", x.min_dcf),
                     fmt::format("{:g}", x.p_target), std::to_string(x.n_target), std::to_string(x.n_nontarget)});
   }
@@ -277,6 +279,7 @@ int Results(const ResultsOptions& options) {
     for (const auto& r : results) {
       const auto& x = r.record;
       out.push_back({{"run", r.run_id}, {"recipe", r.recipe}, {"config", r.config},
+                     {"stage", x.stage ? nlohmann::ordered_json(*x.stage) : nlohmann::ordered_json()},
                      {"epoch", x.epoch ? nlohmann::ordered_json(*x.epoch) : nlohmann::ordered_json()},
                      {"trial_list", x.trial_list}, {"eer_percent", x.eer}, {"min_dcf", x.min_dcf},
                      {"p_target", x.p_target}, {"targets", x.n_target}, {"nontargets", x.n_nontarget}});

@@ -69,6 +69,7 @@ struct ResultsOptions {
   DbSelection selection;
   std::string config;
   std::string trial_list;
+  int stage = -1;  ///< Only results of this stage; -1: all
   bool best = false;
   std::string format = "table";  ///< table, csv or json
 };

@@ -21,7 +21,7 @@ Examples:
   asvrun show voxceleb/xvector net --json       every setting as one flat JSON object
   asvrun list voxceleb/xvector                  configs with their parents and descriptions
   asvrun runs                                   runs recorded in the experiment database
-  asvrun results --best                         EER/minDCF, best per config
+  asvrun results --stage 9 --best               final EER/minDCF, best per config
   asvrun diff 3 4                               settings and results of runs 3 and 4
   asvrun eval --scores scores.txt --trials veri_test.txt
                                                 EER and minDCF of a score file
@@ -110,6 +110,8 @@ int Main(int argc, char** argv) {
   AddDbOptions(results_cmd, results.selection);
   results_cmd->add_option("--config", results.config, "Only results of this config");
   results_cmd->add_option("--trial-list", results.trial_list, "Only results on this trial list");
+  results_cmd->add_option("--stage", results.stage,
+                          "Only results of this stage (voxceleb/xvector: 5 evaluations during training, 9 final)");
   results_cmd->add_flag("--best", results.best, "Only the lowest EER per recipe, config and trial list");
   results_cmd->add_option("--format", results.format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}));

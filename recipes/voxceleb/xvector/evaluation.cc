@@ -124,8 +124,10 @@ std::string FormatResult(const ListResult& result, std::optional<int> epoch) {
                      result.min_dcf_001.min_dcf, result.metrics.counts.n_target, result.metrics.counts.n_nontarget);
 }
 
-void RecordResult(db::Database& db, std::int64_t run_id, std::optional<int> epoch, const ListResult& result) {
+void RecordResult(db::Database& db, std::int64_t run_id, std::optional<int> epoch, const ListResult& result,
+                  int stage) {
   db::ResultRecord record;
+  record.stage = stage;
   record.epoch = epoch;
   record.trial_list = result.name;
   record.eer = result.metrics.eer.percent();

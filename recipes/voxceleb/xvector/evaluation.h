@@ -80,8 +80,10 @@ ListResult ScoreTrialList(const Backend& backend, const Embeddings& processed, c
 /// by asvcpp's "minDCF(0.01) = ..." and the trial counts.
 std::string FormatResult(const ListResult& result, std::optional<int> epoch);
 
-/// Records the result (EER in percent, minDCF at the configured p_target) for `run_id`.
-void RecordResult(db::Database& db, std::int64_t run_id, std::optional<int> epoch, const ListResult& result);
+/// Records the result (EER in percent, minDCF at the configured p_target) of `stage` (5: an
+/// evaluation during training, 9: final scoring) for `run_id`.
+void RecordResult(db::Database& db, std::int64_t run_id, std::optional<int> epoch, const ListResult& result,
+                  int stage);
 
 /// Trial list files of `names` (keys of recipe.trial_lists) in `list_folder`; a name that is
 /// not a key is a ConfigError, a file that does not exist is skipped with a warning unless

@@ -17,6 +17,7 @@
 #include "asvcpp/train/embedding_extractor.h"
 #include "recipes/voxceleb/xvector/datasets.h"
 #include "recipes/voxceleb/xvector/evaluation.h"
+#include "recipes/voxceleb/xvector/stage_prepare.h"
 
 namespace asv::recipes::voxceleb_xvector {
 namespace fs = std::filesystem;
@@ -50,15 +51,6 @@ Embeddings ExtractAll(const train::EmbeddingExtractor& extractor, const KaldiFea
   return out;
 }
 
-void RecordArtifact(recipe::RunContext& context, const fs::path& path, const std::string& kind) {
-  if (context.db() == nullptr || !fs::exists(path)) return;
-  db::ArtifactRecord record;
-  if (context.stage_id() != 0) record.stage_id = context.stage_id();
-  record.path = path.string();
-  record.kind = kind;
-  record.bytes = static_cast<std::int64_t>(fs::file_size(path));
-  context.db()->RecordArtifact(context.run_id(), record);
-}
 
 }  // namespace
 
@@ -116,7 +108,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   asv::fs::WriteFileAtomic(folder / "info.json",
                            nlohmann::json{{"epoch", epoch}, {"checkpoint", checkpoint.string()}}.dump(2) + "\n");
   for (const char* name : {"trial.ark", "trial.scp", "plda.ark", "plda.scp", "plda.utt2spk"}) {
-    RecordArtifact(context, folder / name, "embeddings");
+    RecordFileArtifact(context, folder / name, "embeddings");
   }
 }
 
@@ -154,16 +146,16 @@ void RunScoring(recipe::RunContext& context) {
     const auto result = ScoreTrialList(backend, processed, name, file, backend_settings);
     const fs::path score_file = context.system_folder() / "scores" / ("scores_" + file.filename().string());
     eval::WriteScoreFile(score_file, result.scores);
-    RecordArtifact(context, score_file, "scores");
+    RecordFileArtifact(context, score_file, "scores");
     const std::string line = FormatResult(result, epoch);
     ASV_LOG(Info, "{}", line);
     summary += line + "\n";
-    if (context.db() != nullptr) RecordResult(*context.db(), context.run_id(), epoch, result);
+    if (context.db() != nullptr) RecordResult(*context.db(), context.run_id(), epoch, result, 9);
   }
   if (lists.empty()) throw DataError("no trial list of recipe.trial_lists exists: nothing to score");
   const fs::path results = context.system_folder() / "results" / "results.txt";
   asv::fs::WriteFileAtomic(results, summary);
-  RecordArtifact(context, results, "results");
+  RecordFileArtifact(context, results, "results");
 }
 
 }  // namespace asv::recipes::voxceleb_xvector

@@ -16,6 +16,7 @@
 #include "asvcpp/train/trainer.h"
 #include "recipes/voxceleb/xvector/datasets.h"
 #include "recipes/voxceleb/xvector/evaluation.h"
+#include "recipes/voxceleb/xvector/stage_prepare.h"
 
 namespace asv::recipes::voxceleb_xvector {
 namespace fs = std::filesystem;
@@ -193,6 +194,7 @@ void RunTraining(recipe::RunContext& context) {
         record.val_accuracy = stats.validation->validation_accuracy;
       }
       context.db()->RecordEpoch(context.run_id(), record);
+      if (!stats.checkpoint.empty()) RecordFileArtifact(context, stats.checkpoint, "checkpoint");
     }
     ASV_LOG(Info, "epoch {}: loss {:.4f}, accuracy {:.2f} %, lr {:.6f}, {:.1f} s, {:.0f} frames/s, data wait {:.1f} %",
             stats.epoch, stats.loss, stats.accuracy, stats.learning_rate, stats.seconds, stats.frames_per_second,
@@ -215,7 +217,7 @@ void RunTraining(recipe::RunContext& context) {
     for (const auto& [name, file] : evaluation.lists) {
       const auto result = ScoreTrialList(backend, processed, name, file, s.common().backend);
       ASV_LOG(Info, "{}", FormatResult(result, stats.epoch));
-      if (context.db() != nullptr) RecordResult(*context.db(), context.run_id(), stats.epoch, result);
+      if (context.db() != nullptr) RecordResult(*context.db(), context.run_id(), stats.epoch, result, 5);
       sum += result.metrics.eer.percent();
     }
     const bool stop = stopper.Update(sum / static_cast<double>(evaluation.lists.size()));

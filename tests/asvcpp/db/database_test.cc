@@ -209,6 +209,7 @@ TEST_F(DbDatabaseTest, ResultsRoundTrip) {
   r.p_target = 0.05;
   r.c_miss = 2;
   r.c_fa = 0.5;
+  r.stage = 9;
   const std::int64_t id = db_->RecordResult(run, r);
   const auto rows = db_->Results();
   ASSERT_EQ(rows.size(), 1u);
@@ -226,7 +227,11 @@ TEST_F(DbDatabaseTest, ResultsRoundTrip) {
   EXPECT_EQ(rows[0].record.n_target, 37611);
   EXPECT_EQ(rows[0].record.n_nontarget, 37609);
   EXPECT_EQ(rows[0].recorded_time.size(), 24u);
+  EXPECT_EQ(rows[0].record.stage, std::optional<int>(9));
+  ResultFilter final_only;
+  final_only.stage = 9;
   db_->RecordResult(run, Result("voxceleb1_o", 2.0));
+  EXPECT_EQ(db_->Results(final_only).size(), 1u);
   EXPECT_FALSE(db_->Results()[0].record.epoch.has_value());  // Newest first.
 }
 

@@ -70,22 +70,22 @@ TEST(DbSchemaTest, UpgradesVersion1DatabaseOnOpen) {
     Database db(path, v1);
     EXPECT_EQ(db.SchemaVersion(), 1);
     id = db.BeginRun(testing::SampleRunInfo());
-    ResultRecord result;
-    result.trial_list = "voxceleb1_o";
-    result.eer = 2.5;
-    db.RecordResult(id, result);
   }
   {
+    // A result row as version 1 stored it (the code of today writes later columns too).
     RawDb raw(path);
+    raw.Exec("INSERT INTO results (run_id, trial_list, eer, n_target, n_nontarget, recorded_time) VALUES (" +
+             std::to_string(id) + ", 'voxceleb1_o', 2.5, 0, 0, '2026-01-01T00:00:00.000Z')");
     EXPECT_EQ(raw.Scalar("PRAGMA user_version"), "1");
     EXPECT_EQ(CountIndexes(raw), 0);
   }
   {
     Database db(path);
-    EXPECT_EQ(db.SchemaVersion(), 2);
+    EXPECT_EQ(db.SchemaVersion(), LatestSchemaVersion());
     ASSERT_EQ(db.Results().size(), 1u);
     EXPECT_EQ(db.Results()[0].run_id, id);
     EXPECT_EQ(db.Results()[0].record.eer, 2.5);
+    EXPECT_FALSE(db.Results()[0].record.stage.has_value());  // v3 column, NULL for old rows
     EXPECT_EQ(db.IntegrityCheck(), "ok");
   }
   RawDb raw(path);
