@@ -196,9 +196,6 @@ void RunTraining(recipe::RunContext& context) {
       context.db()->RecordEpoch(context.run_id(), record);
       if (!stats.checkpoint.empty()) RecordFileArtifact(context, stats.checkpoint, "checkpoint");
     }
-    ASV_LOG(Info, "epoch {}: loss {:.4f}, accuracy {:.2f} %, lr {:.6f}, {:.1f} s, {:.0f} frames/s, data wait {:.1f} %",
-            stats.epoch, stats.loss, stats.accuracy, stats.learning_rate, stats.seconds, stats.frames_per_second,
-            100.0 * stats.data_wait_fraction);
     if (!stats.evaluation_due || !evaluation.plda) return train::EpochAction::kContinue;
 
     const auto plda = Extract(trainer, *evaluation.plda, extraction);
