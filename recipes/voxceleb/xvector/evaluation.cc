@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 #include "asvcpp/backend/plda.h"
 #include "asvcpp/backend/score_norm.h"
@@ -14,6 +15,25 @@
 
 namespace asv::recipes::voxceleb_xvector {
 namespace fs = std::filesystem;
+
+Embeddings CollectEmbeddings(const train::ExtractionResult& result, const std::vector<std::string>& ids,
+                             const std::string& what) {
+  std::vector<bool> skipped(ids.size(), false);
+  for (std::size_t i : result.skipped) {
+    skipped.at(i) = true;
+    ASV_LOG(Warning, "{}: utterance '{}' has no speech frames; no embedding", what, ids[i]);
+  }
+  Embeddings out;
+  out.vectors = asv::Matrix(static_cast<std::int64_t>(ids.size() - result.skipped.size()), result.embeddings.cols());
+  std::int64_t row = 0;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (skipped[i]) continue;
+    const float* from = result.embeddings.row(static_cast<std::int64_t>(i));
+    std::copy(from, from + result.embeddings.cols(), out.vectors.row(row++));
+    out.ids.push_back(ids[i]);
+  }
+  return out;
+}
 
 void WriteEmbeddings(const fs::path& stem, const Embeddings& embeddings) {
   fs::create_directories(stem.parent_path());
@@ -158,6 +178,20 @@ std::vector<std::pair<std::string, fs::path>> TrialListFiles(
     files.emplace_back(name, file);
   }
   return files;
+}
+
+std::vector<std::string> TrialSides(const std::vector<std::pair<std::string, fs::path>>& lists) {
+  std::vector<std::string> ids;
+  std::set<std::string> seen;
+  for (const auto& entry : lists) {
+    const auto list = eval::ReadTrialList(entry.second);
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      for (const auto* id : {&list.left[i], &list.right[i]}) {
+        if (seen.insert(*id).second) ids.push_back(*id);
+      }
+    }
+  }
+  return ids;
 }
 
 }  // namespace asv::recipes::voxceleb_xvector

@@ -17,6 +17,7 @@
 #include "asvcpp/eval/metrics.h"
 #include "asvcpp/eval/score_file.h"
 #include "asvcpp/settings/settings.h"
+#include "asvcpp/train/embedding_extractor.h"
 
 namespace asv::db {
 class Database;
@@ -29,6 +30,12 @@ struct Embeddings {
   std::vector<std::string> ids;
   asv::Matrix vectors;
 };
+
+/// Embeddings from an extraction over utterances `ids` (result.embeddings row i is ids[i]),
+/// leaving out the utterances without speech frames (ExtractionOptions::skip_empty), each named
+/// in a warning that starts with `what`.
+Embeddings CollectEmbeddings(const train::ExtractionResult& result, const std::vector<std::string>& ids,
+                             const std::string& what);
 
 /// Writes embeddings as a Kaldi float-vector archive `<stem>.ark` with `<stem>.scp` (atomic), so
 /// Kaldi tools read them (e.g. `copy-vector scp:trial.scp ark,t:-`).
@@ -91,5 +98,10 @@ void RecordResult(db::Database& db, std::int64_t run_id, std::optional<int> epoc
 std::vector<std::pair<std::string, std::filesystem::path>> TrialListFiles(
     const std::vector<std::string>& names, const settings::OrderedDict<std::string>& trial_lists,
     const std::filesystem::path& list_folder, bool required);
+
+/// The sides (enrollment and test ids, '&'-joined multi-session ids kept whole) of every trial
+/// of `lists` (name, file), each once, in order of first appearance. Throws DataError for an
+/// unreadable list (file:line).
+std::vector<std::string> TrialSides(const std::vector<std::pair<std::string, std::filesystem::path>>& lists);
 
 }  // namespace asv::recipes::voxceleb_xvector

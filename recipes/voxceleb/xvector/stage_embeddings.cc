@@ -29,24 +29,12 @@ Embeddings ExtractAll(const train::EmbeddingExtractor& extractor, const KaldiFea
   std::vector<int> all(static_cast<std::size_t>(source.NumUtterances()));
   std::iota(all.begin(), all.end(), 0);
   ASV_LOG(Info, "extracting {} embeddings of {} utterances", what, all.size());
-  auto result = extractor.Extract(source, all, options);
-  const std::set<std::size_t> skipped(result.skipped.begin(), result.skipped.end());
-  for (std::size_t i : result.skipped) {
-    ASV_LOG(Warning, "{}: utterance '{}' has no speech frames; no embedding", what, source.ids()[i]);
-  }
+  const auto result = extractor.Extract(source, all, options);
   if (!result.truncated.empty()) {
     ASV_LOG(Info, "{}: {} utterances longer than network.max_batch_size_in_frames were truncated to it", what,
             result.truncated.size());
   }
-  Embeddings out;
-  out.vectors = asv::Matrix(static_cast<std::int64_t>(all.size() - skipped.size()), result.embeddings.cols());
-  std::int64_t row = 0;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (skipped.count(i) > 0) continue;
-    std::copy(result.embeddings.row(static_cast<std::int64_t>(i)),
-              result.embeddings.row(static_cast<std::int64_t>(i)) + result.embeddings.cols(), out.vectors.row(row++));
-    out.ids.push_back(source.ids()[i]);
-  }
+  auto out = CollectEmbeddings(result, source.ids(), what);
   ASV_LOG(Info, "{} embeddings: {} in {:.1f} s", what, out.ids.size(), result.seconds);
   return out;
 }
@@ -79,16 +67,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
     throw DataError(fmt::format("none of the trial lists of recipe.trial_lists exists in {}",
                                 ListFolderOf(context, r.trial_dataset).string()));
   }
-  std::vector<std::string> trial_ids;
-  std::set<std::string> seen;
-  for (const auto& [name, file] : lists) {
-    const auto list = eval::ReadTrialList(file);
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      for (const auto* id : {&list.left[i], &list.right[i]}) {
-        if (seen.insert(*id).second) trial_ids.push_back(*id);
-      }
-    }
-  }
+  const auto trial_ids = TrialSides(lists);
   const auto trial_data = LoadDatasets(context, {r.trial_dataset});
   const KaldiFeatureSource trial_source(trial_ids, trial_data.stored, s.common().features);
   const auto trial = ExtractAll(extractor, trial_source, options, "trial");

@@ -78,16 +78,7 @@ TrainingEvaluation PrepareEvaluation(recipe::RunContext& context) {
   e.plda = std::make_shared<KaldiFeatureSource>(ids, plda_data.stored, s.common().features);
 
   const auto trial_data = LoadDatasets(context, {r.trial_dataset});
-  std::vector<std::string> trial_ids;
-  std::set<std::string> seen;
-  for (const auto& [name, file] : e.lists) {
-    const auto list = eval::ReadTrialList(file);
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      for (const auto* id : {&list.left[i], &list.right[i]}) {
-        if (seen.insert(*id).second) trial_ids.push_back(*id);
-      }
-    }
-  }
+  const auto trial_ids = TrialSides(e.lists);
   e.trials = std::make_shared<KaldiFeatureSource>(trial_ids, trial_data.stored, s.common().features);
   ASV_LOG(Info, "evaluation during training: {} PLDA utterances of {} speakers, {} trial utterances, lists {}",
           ids.size(), chosen.utterances.empty() ? 0 : data::Speakers(chosen).size(), trial_ids.size(),
@@ -98,23 +89,10 @@ TrainingEvaluation PrepareEvaluation(recipe::RunContext& context) {
 // Embeddings of every utterance of `source` with the trainer's current network; utterances
 // without speech are left out (with a message).
 Embeddings Extract(const train::Trainer& trainer, const KaldiFeatureSource& source,
-                   const train::ExtractionOptions& options, std::vector<std::size_t>* kept = nullptr) {
+                   const train::ExtractionOptions& options) {
   std::vector<int> all(static_cast<std::size_t>(source.NumUtterances()));
   std::iota(all.begin(), all.end(), 0);
-  auto result = trainer.ExtractEmbeddings(source, all, options);
-  std::set<std::size_t> skipped(result.skipped.begin(), result.skipped.end());
-  Embeddings out;
-  out.vectors = asv::Matrix(static_cast<std::int64_t>(all.size() - skipped.size()), result.embeddings.cols());
-  std::int64_t row = 0;
-  for (std::size_t i = 0; i < all.size(); ++i) {
-    if (skipped.count(i) > 0) continue;
-    std::copy(result.embeddings.row(static_cast<std::int64_t>(i)),
-              result.embeddings.row(static_cast<std::int64_t>(i)) + result.embeddings.cols(), out.vectors.row(row++));
-    out.ids.push_back(source.ids()[i]);
-    if (kept != nullptr) kept->push_back(i);
-  }
-  if (!skipped.empty()) ASV_LOG(Warning, "{} utterances without speech frames left out of the evaluation", skipped.size());
-  return out;
+  return CollectEmbeddings(trainer.ExtractEmbeddings(source, all, options), source.ids(), "evaluation");
 }
 
 }  // namespace
@@ -177,7 +155,8 @@ void RunTraining(recipe::RunContext& context) {
     evaluation = PrepareEvaluation(context);
     if (network.resume_epoch > 0 && fs::exists(stopper_file)) stopper.Load(stopper_file);
   }
-  const auto extraction = train::ExtractionOptions::FromSettings(network, s.common().computing.network_dataloader_workers);
+  auto extraction = train::ExtractionOptions::FromSettings(network, s.common().computing.network_dataloader_workers);
+  extraction.skip_empty = true;
 
   auto on_epoch = [&](const train::EpochStats& stats) {
     if (!context.is_rank0()) return train::EpochAction::kContinue;
