@@ -445,6 +445,18 @@ void Database::FinishRun(std::int64_t run_id, RunStatus status, const std::strin
         .Bind(":id", run_id)
         .Run();
     ExpectChanged(db_, "run", run_id);
+    if (status != RunStatus::kRunning) {
+      // A run that ends (e.g. interrupted by a signal) ends its unfinished stages with it.
+      Statement(db_, R"sql(
+        UPDATE stages SET status = :status, end_time = :now,
+                          error_text = COALESCE(error_text, :error_text)
+        WHERE run_id = :id AND status = 'running')sql")
+          .Bind(":status", ToString(status))
+          .Bind(":now", now)
+          .BindOrNull(":error_text", error_text)
+          .Bind(":id", run_id)
+          .Run();
+    }
   });
 }
 

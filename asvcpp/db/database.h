@@ -192,7 +192,9 @@ class Database {
   std::int64_t BeginRun(const RunInfo& info);
 
   /// Sets the run's status (normally kFinished or kFailed), end_time = heartbeat_time = now and
-  /// error_text (NULL when empty). Throws DbError if the run does not exist.
+  /// error_text (NULL when empty); stages of the run still 'running' get the same status and
+  /// end time (and the error text unless they have one). Throws DbError if the run does not
+  /// exist.
   void FinishRun(std::int64_t run_id, RunStatus status, const std::string& error_text = "");
 
   /// Sets heartbeat_time = now. Throws DbError if the run does not exist.

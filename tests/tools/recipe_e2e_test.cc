@@ -124,5 +124,66 @@ TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
   EXPECT_NE(table.out.find("tiny_trials"), std::string::npos) << table.out;
 }
 
+// A long training run interrupted with SIGINT (Ctrl-C) is recorded as failed (run and stage), and
+// network.resume_epoch continues it from its last checkpoint.
+TEST(RecipeE2eTest, InterruptedTrainingIsRecordedAndResumes) {
+  if (!HaveTool("espeak-ng") || !HaveTool("ffmpeg") || !HaveTool("python3")) {
+    GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
+  }
+  testing::ScratchDir dir("recipe_interrupt");
+  ASSERT_EQ(testing::RunCommand({"python3", std::string(ASV_SOURCE_DIR) + "/tools/make_demo_corpus.py", "--small",
+                                 "--out", "corpus"},
+                                dir.path())
+                .status,
+            0);
+  std::string configs = kConfigs;
+  configs += "\n# Trains far longer than the test waits\nlong < tiny\npaths.system_folder = 'long_system'\n"
+             "recipe.end_stage = 5\nnetwork.max_epochs = 1000\nnetwork.epochs_per_train_call = 100000\n";
+  dir.Write("configs/run_configs", configs);
+  dir.Write("configs/init_config",
+            "paths.output_folder = 'out'\n"
+            "paths.datasets = {'voxceleb1': 'corpus/voxceleb1', 'voxceleb2': 'corpus/voxceleb2'}\n");
+  fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/voxceleb/xvector/mfcc.conf", dir / "configs/mfcc.conf");
+
+  const std::string asvrun = testing::ShellQuote(ASV_ASVRUN);
+  const std::string script =
+      asvrun + " voxceleb/xvector long --run-configs configs/run_configs >log 2>&1 & pid=$!;"
+      " for i in $(seq 1500); do [ -f out/long_system/networks/epoch.3.pt ] && break; sleep 0.2; done;"
+      " kill -INT $pid; wait $pid; echo $? >status";
+  ASSERT_EQ(testing::RunCommand({"/bin/sh", "-c", script}, dir.path()).status, 0);
+  EXPECT_EQ(testing::Slurp(dir / "status"), "130\n") << testing::Slurp(dir / "log");
+  int last = 0;
+  while (fs::exists(dir / ("out/long_system/networks/epoch." + std::to_string(last + 1) + ".pt"))) ++last;
+  ASSERT_GE(last, 3);
+  {
+    db::Database database(dir / "out/experiments.db");
+    const auto runs = database.ListRuns();
+    ASSERT_EQ(runs.size(), 1u);
+    EXPECT_EQ(runs[0].status, db::RunStatus::kFailed);
+    ASSERT_TRUE(runs[0].error_text.has_value());
+    EXPECT_NE(runs[0].error_text->find("interrupted"), std::string::npos) << *runs[0].error_text;
+    const auto stages = database.Stages(runs[0].id);
+    ASSERT_FALSE(stages.empty());
+    EXPECT_EQ(stages.back().stage, 5);
+    EXPECT_EQ(stages.back().status, db::RunStatus::kFailed);
+    EXPECT_GE(database.Epochs(runs[0].id).size(), 3u);
+  }
+
+  const auto resumed = testing::RunCommand(
+      {ASV_ASVRUN, "voxceleb/xvector", "long", "--run-configs", "configs/run_configs", "--set", "recipe.start_stage=5",
+       "--set", "network.resume_epoch=" + std::to_string(last), "--set",
+       "network.max_epochs=" + std::to_string(last + 1)},
+      dir.path());
+  ASSERT_EQ(resumed.status, 0) << resumed.err;
+  EXPECT_TRUE(fs::exists(dir / ("out/long_system/networks/epoch." + std::to_string(last + 1) + ".pt")));
+  db::Database database(dir / "out/experiments.db");
+  const auto runs = database.ListRuns();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].status, db::RunStatus::kFinished);
+  const auto epochs = database.Epochs(runs[0].id);
+  ASSERT_EQ(epochs.size(), 1u);
+  EXPECT_EQ(epochs[0].record.epoch, last + 1);
+}
+
 }  // namespace
 }  // namespace asv

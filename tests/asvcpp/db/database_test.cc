@@ -128,6 +128,23 @@ TEST_F(DbDatabaseTest, MissingRowsGiveDbError) {
   EXPECT_TRUE(db_->Artifacts(run).empty());
 }
 
+TEST_F(DbDatabaseTest, FailedRunEndsItsUnfinishedStages) {
+  const std::int64_t run = db_->BeginRun(SampleRunInfo("voxceleb/xvector", "net"));
+  const std::int64_t done = db_->BeginStage(run, 1, "features");
+  db_->FinishStage(done, RunStatus::kFinished);
+  const std::int64_t open = db_->BeginStage(run, 5, "train");
+  db_->FinishRun(run, RunStatus::kFailed, "interrupted by Interrupt");
+  const auto stages = db_->Stages(run);
+  ASSERT_EQ(stages.size(), 2u);
+  EXPECT_EQ(stages[0].id, done);
+  EXPECT_EQ(stages[0].status, RunStatus::kFinished);
+  EXPECT_FALSE(stages[0].error_text.has_value());
+  EXPECT_EQ(stages[1].id, open);
+  EXPECT_EQ(stages[1].status, RunStatus::kFailed);
+  EXPECT_EQ(stages[1].error_text, std::optional<std::string>("interrupted by Interrupt"));
+  EXPECT_TRUE(stages[1].end_time.has_value());
+}
+
 TEST_F(DbDatabaseTest, StagesRoundTrip) {
   const std::int64_t run = db_->BeginRun(SampleRunInfo());
   const std::int64_t prepare = db_->BeginStage(run, 0, "prepare");
