@@ -56,7 +56,7 @@ Plda Train(const Matrix& vectors, const std::vector<std::int64_t>& ids, std::int
 
 // Throws DataError when the symmetric matrix `m` is not safely invertible.
 void CheckInvertible(const torch::Tensor& m, const char* what, const Plda& plda) {
-  const torch::Tensor ev = torch::linalg::eigvalsh(m, "L");
+  const torch::Tensor ev = at::linalg_eigvalsh(m, "L");
   const double lo = ev.min().item<double>();
   const double hi = ev.max().item<double>();
   if (!(hi > 0) || !(lo > kSingularRatio * hi)) {
@@ -122,14 +122,14 @@ PldaScoringMatrices Plda::ScoringMatrices(std::int64_t plda_dim, double ridge) c
   const torch::Tensor sb = ToTensor(sb_);
   if (ridge > 0) st = st + torch::eye(d_full, torch::kFloat64) * (ridge * st.trace().item<double>() / static_cast<double>(d_full));
   CheckInvertible(st, "the total covariance St", *this);
-  const torch::Tensor lambda = torch::linalg::inv(st);
+  const torch::Tensor lambda = at::linalg_inv(st);
   torch::Tensor inner = st - sb.matmul(lambda).matmul(sb);
   inner = 0.5 * (inner + inner.t());
   CheckInvertible(inner, "St - Sb St^-1 Sb (the within-speaker part)", *this);
-  const torch::Tensor gamma = torch::linalg::inv(inner);
+  const torch::Tensor gamma = at::linalg_inv(inner);
   const torch::Tensor q = lambda - gamma;
   const torch::Tensor p = lambda.matmul(sb).matmul(gamma);
-  auto [u, s, vh] = torch::linalg::svd(p, /*full_matrices=*/false, c10::nullopt);
+  auto [u, s, vh] = at::linalg_svd(p, /*full_matrices=*/false);
   const torch::Tensor uk = u.slice(1, 0, plda_dim);
   PldaScoringMatrices m;
   m.projection = ToMatrixD(uk);

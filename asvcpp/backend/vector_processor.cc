@@ -66,7 +66,7 @@ VectorProcessor VectorProcessor::Train(const Matrix& vectors, const std::string&
       x = x - mean;
     } else if (step == 'w') {
       const torch::Tensor cov = x.t().matmul(x) / static_cast<double>(n);
-      auto [eigenvalues, eigenvectors] = torch::linalg::eigh(0.5 * (cov + cov.t()), "L");
+      auto [eigenvalues, eigenvectors] = at::linalg_eigh(0.5 * (cov + cov.t()), "L");
       const torch::Tensor w = FixSigns(eigenvectors) * eigenvalues.clamp_min(kEigenvalueFloor).rsqrt();
       vp.whitening_.push_back(ToMatrixD(w));
       x = x.matmul(w);
