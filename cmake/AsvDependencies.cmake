@@ -86,3 +86,11 @@ foreach(_dir IN LISTS TORCH_INCLUDE_DIRS)
     break()
   endif()
 endforeach()
+
+# The PyPI wheels' libtorch.so exports its own copy of std::filesystem (64 symbols). Executables
+# list libtorch before libstdc++, so the dynamic linker would bind our std::filesystem calls to
+# that copy, which crashes (seen with remove_all). Make libstdc++ the first library every
+# binary needs, so its definitions win.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+  add_link_options("LINKER:--push-state,--no-as-needed" "-lstdc++" "LINKER:--pop-state")
+endif()
