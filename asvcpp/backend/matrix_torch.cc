@@ -50,6 +50,6 @@ torch::Tensor ViewTensor(const Matrix& m) {
 Matrix ToMatrix(const torch::Tensor& t) { return CopyToMatrix<float>(t, torch::kFloat32); }
 MatrixD ToMatrixD(const torch::Tensor& t) { return CopyToMatrix<double>(t, torch::kFloat64); }
 std::vector<float> ToFloatVector(const torch::Tensor& t) { return CopyToVector<float>(t, torch::kFloat32); }
-std::vector<double> CopyToDoubles(const torch::Tensor& t) { return CopyToVector<double>(t, torch::kFloat64); }
+std::vector<double> DoublesOf(const torch::Tensor& t) { return CopyToVector<double>(t, torch::kFloat64); }
 
 }  // namespace asv::backend

@@ -22,6 +22,6 @@ MatrixD ToMatrixD(const torch::Tensor& t);
 
 /// Copies a 1-D tensor into a std::vector.
 std::vector<float> ToFloatVector(const torch::Tensor& t);
-std::vector<double> CopyToDoubles(const torch::Tensor& t);
+std::vector<double> DoublesOf(const torch::Tensor& t);
 
 }  // namespace asv::backend

@@ -133,7 +133,7 @@ PldaScoringMatrices Plda::ScoringMatrices(std::int64_t plda_dim, double ridge) c
   const torch::Tensor uk = u.slice(1, 0, plda_dim);
   PldaScoringMatrices m;
   m.projection = ToMatrixD(uk);
-  m.cross = CopyToDoubles(s.slice(0, 0, plda_dim));
+  m.cross = DoublesOf(s.slice(0, 0, plda_dim));
   m.quadratic = ToMatrixD(uk.t().matmul(q).matmul(uk));
   return m;
 }

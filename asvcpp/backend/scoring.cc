@@ -320,7 +320,7 @@ SnormStats ComputeAdaptiveSnormStats(const Scorer& scorer, const Matrix& vectors
     means.slice(0, begin, end).copy_(mean);
     stds.slice(0, begin, end).copy_(var.sqrt());
   }
-  return {CopyToDoubles(means), CopyToDoubles(stds)};
+  return {DoublesOf(means), DoublesOf(stds)};
 }
 
 std::vector<float> ApplySnorm(const std::vector<float>& scores, const SnormStats& stats,

@@ -62,7 +62,7 @@ VectorProcessor VectorProcessor::Train(const Matrix& vectors, const std::string&
   for (char step : instruction) {
     if (step == 'c') {
       const torch::Tensor mean = x.mean(0);
-      vp.centers_.push_back(CopyToDoubles(mean));
+      vp.centers_.push_back(DoublesOf(mean));
       x = x - mean;
     } else if (step == 'w') {
       const torch::Tensor cov = x.t().matmul(x) / static_cast<double>(n);
