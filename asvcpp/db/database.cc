@@ -397,39 +397,98 @@ void Database::Migrate() {
   }
 }
 
+std::int64_t Database::InsertRun(const RunInfo& filled) {
+  const std::string now = NowUtc();
+  Statement stmt(db_, R"sql(
+    INSERT INTO runs (recipe, config, parent_chain, settings_json, settings_hash, command_line,
+                      host, pid, process_start, boot_id, pid_namespace, gpu_ids, world_size,
+                      code_version, output_folder, status, start_time, heartbeat_time)
+    VALUES (:recipe, :config, :parent_chain, :settings_json, :settings_hash, :command_line,
+            :host, :pid, :process_start, :boot_id, :pid_namespace, :gpu_ids, :world_size,
+            :code_version, :output_folder, 'running', :now, :now))sql");
+  stmt.Bind(":recipe", filled.recipe)
+      .Bind(":config", filled.config)
+      .Bind(":parent_chain", ToJson(filled.parent_chain))
+      .Bind(":settings_json", filled.settings_json)
+      .Bind(":settings_hash", filled.settings_hash)
+      .Bind(":command_line", filled.command_line)
+      .Bind(":host", filled.host)
+      .Bind(":pid", filled.pid)
+      .Bind(":process_start", filled.process_start)
+      .Bind(":boot_id", filled.boot_id)
+      .Bind(":pid_namespace", filled.pid_namespace)
+      .Bind(":gpu_ids", ToJson(filled.gpu_ids))
+      .Bind(":world_size", filled.world_size)
+      .Bind(":code_version", filled.code_version)
+      .Bind(":output_folder", filled.output_folder)
+      .Bind(":now", now)
+      .Run();
+  return sqlite3_last_insert_rowid(db_);
+}
+
 std::int64_t Database::BeginRun(const RunInfo& info) {
   RunInfo filled = info;
   if (filled.pid == 0) FillCurrentProcess(&filled);
   std::int64_t id = 0;
-  Write("BeginRun", [&] {
-    const std::string now = NowUtc();
-    Statement stmt(db_, R"sql(
-      INSERT INTO runs (recipe, config, parent_chain, settings_json, settings_hash, command_line,
-                        host, pid, process_start, boot_id, pid_namespace, gpu_ids, world_size,
-                        code_version, output_folder, status, start_time, heartbeat_time)
-      VALUES (:recipe, :config, :parent_chain, :settings_json, :settings_hash, :command_line,
-              :host, :pid, :process_start, :boot_id, :pid_namespace, :gpu_ids, :world_size,
-              :code_version, :output_folder, 'running', :now, :now))sql");
-    stmt.Bind(":recipe", filled.recipe)
-        .Bind(":config", filled.config)
-        .Bind(":parent_chain", ToJson(filled.parent_chain))
-        .Bind(":settings_json", filled.settings_json)
-        .Bind(":settings_hash", filled.settings_hash)
-        .Bind(":command_line", filled.command_line)
-        .Bind(":host", filled.host)
-        .Bind(":pid", filled.pid)
-        .Bind(":process_start", filled.process_start)
-        .Bind(":boot_id", filled.boot_id)
-        .Bind(":pid_namespace", filled.pid_namespace)
-        .Bind(":gpu_ids", ToJson(filled.gpu_ids))
-        .Bind(":world_size", filled.world_size)
-        .Bind(":code_version", filled.code_version)
-        .Bind(":output_folder", filled.output_folder)
-        .Bind(":now", now)
-        .Run();
-    id = sqlite3_last_insert_rowid(db_);
-  });
+  Write("BeginRun", [&] { id = InsertRun(filled); });
   return id;
+}
+
+std::optional<std::int64_t> Database::TryBeginRun(const RunInfo& info,
+                                                  std::vector<RunRow>* holders) {
+  RunInfo filled = info;
+  if (filled.pid == 0) FillCurrentProcess(&filled);
+  if (!filled.gpu_ids.empty()) MarkCrashedRuns();
+  std::optional<std::int64_t> id;
+  std::vector<RunRow> busy;
+  // Lookup and insert share one write transaction: no other process can begin a run on these
+  // GPUs between the two.
+  Write("TryBeginRun", [&] {
+    id.reset();
+    busy = SelectGpuHolders(filled.host, filled.gpu_ids);
+    if (busy.empty()) id = InsertRun(filled);
+  });
+  if (holders) *holders = std::move(busy);
+  return id;
+}
+
+std::vector<RunRow> Database::RunsHoldingGpus(const std::string& host,
+                                              const std::vector<int>& gpu_ids) {
+  if (gpu_ids.empty()) return {};
+  MarkCrashedRuns();
+  std::vector<RunRow> holders;
+  Read("RunsHoldingGpus", [&] { holders = SelectGpuHolders(host, gpu_ids); });
+  return holders;
+}
+
+std::vector<RunRow> Database::SelectGpuHolders(const std::string& host,
+                                               const std::vector<int>& gpu_ids) {
+  std::vector<RunRow> holders;
+  if (gpu_ids.empty()) return holders;
+  Statement stmt(db_, fmt::format(R"sql(
+    SELECT * FROM (SELECT {} FROM runs WHERE status = 'running' AND host = :host)
+    WHERE effective_status = 'running'
+    ORDER BY id)sql",
+                                  kRunColumns));
+  stmt.Bind(":self_host", self_.host)
+      .Bind(":self_boot", self_.boot_id)
+      .Bind(":self_ns", self_.pid_namespace)
+      .Bind(":stale_before",
+            FormatUtc(std::chrono::system_clock::now() - options_.stale_heartbeat))
+      .Bind(":host", host);
+  while (stmt.Step()) {
+    RunRow row = ReadRun(stmt);
+    const bool overlaps = std::any_of(row.info.gpu_ids.begin(), row.info.gpu_ids.end(), [&](int g) {
+      return std::find(gpu_ids.begin(), gpu_ids.end(), g) != gpu_ids.end();
+    });
+    if (!overlaps) continue;
+    // A local process that died after MarkCrashedRuns() looked holds nothing either.
+    const bool local = row.info.host == self_.host && row.info.boot_id == self_.boot_id &&
+                       row.info.pid_namespace == self_.pid_namespace;
+    if (local && !IsProcessAlive(row.info.pid, row.info.process_start)) continue;
+    holders.push_back(std::move(row));
+  }
+  return holders;
 }
 
 void Database::FinishRun(std::int64_t run_id, RunStatus status, const std::string& error_text) {

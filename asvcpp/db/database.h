@@ -191,6 +191,22 @@ class Database {
   /// (FillCurrentProcess). Returns the new run id (> 0). Throws DbError.
   std::int64_t BeginRun(const RunInfo& info);
 
+  /// Like BeginRun, but only when no other run holds one of info.gpu_ids on the same host: in one
+  /// BEGIN IMMEDIATE transaction it looks up the holders (as RunsHoldingGpus(info.host,
+  /// info.gpu_ids), with host taken from this process when info.pid is 0) and inserts the run
+  /// only if there are none, so that of several processes waiting for the same GPU exactly one
+  /// gets it. Returns the new run id, or nullopt when the GPUs are busy; `holders` (if not null)
+  /// receives the holding runs (empty on success). An empty gpu_ids (a CPU run) never conflicts.
+  /// Throws DbError.
+  std::optional<std::int64_t> TryBeginRun(const RunInfo& info, std::vector<RunRow>* holders);
+
+  /// Runs that hold one of `gpu_ids` on `host`: stored status 'running', reported status not
+  /// crashed (dead local processes are marked first, as by MarkCrashedRuns; runs this host cannot
+  /// check count until their heartbeat is stale), and a runs.gpu_ids that intersects `gpu_ids`.
+  /// runs.gpu_ids holds the physical GPUs a run uses (empty for CPU runs), so runs on other hosts
+  /// never conflict. Oldest first; empty for an empty `gpu_ids`. Throws DbError.
+  std::vector<RunRow> RunsHoldingGpus(const std::string& host, const std::vector<int>& gpu_ids);
+
   /// Sets the run's status (normally kFinished or kFailed), end_time = heartbeat_time = now and
   /// error_text (NULL when empty); stages of the run still 'running' get the same status and
   /// end time (and the error text unless they have one). Throws DbError if the run does not
@@ -261,6 +277,10 @@ class Database {
   void Write(std::string_view operation, const std::function<void()>& body);
   void Read(std::string_view operation, const std::function<void()>& body);
   std::vector<RunRow> QueryRuns(const RunFilter& filter, std::optional<std::int64_t> run_id);
+  // Inside an open transaction: inserts a 'running' run (identity already filled); returns its id.
+  std::int64_t InsertRun(const RunInfo& filled);
+  // Inside an open transaction: the holders of RunsHoldingGpus, after MarkCrashedRuns().
+  std::vector<RunRow> SelectGpuHolders(const std::string& host, const std::vector<int>& gpu_ids);
   void CheckOpen() const;
 
   std::filesystem::path path_;

@@ -45,6 +45,10 @@ RuntimeInfo GetRuntimeInfo() {
   return info;
 }
 
+void SetIntraOpThreads(int threads) {
+  torch::set_num_threads(threads);
+}
+
 std::string Describe(const RuntimeInfo& info) {
   std::string out = fmt::format("LibTorch: {}\n", info.torch_version);
   out += fmt::format("CUDA build: {}\nNCCL: {}\nGloo: {}\n", info.cuda_build ? "yes" : "no",

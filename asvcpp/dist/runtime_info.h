@@ -31,6 +31,10 @@ struct RuntimeInfo {
 /// machine without a driver reports cuda_available = false and no GPUs.
 RuntimeInfo GetRuntimeInfo();
 
+/// Sets LibTorch's intra-op thread count (at::set_num_threads): data-parallel CPU workers share
+/// the cores of their node.
+void SetIntraOpThreads(int threads);
+
 /// Multi-line human-readable summary of `info` (one "key: value" per line).
 std::string Describe(const RuntimeInfo& info);
 

@@ -19,3 +19,52 @@ inline std::string TorchVersion() {
 }
 
 }  // namespace asv::dist::compat
+
+// ---- c10d process groups (reference/libtorch.md sections 1.3-1.5 and 9) ----------------------
+// Declarations only: the file that calls collectives includes the c10d headers itself.
+namespace c10d {
+class ProcessGroup;
+class Backend;
+}  // namespace c10d
+
+namespace asv::dist::compat {
+
+/// The class whose collectives (allreduce, broadcast, ...) we call directly on a Gloo or NCCL
+/// process group: 1.13's ProcessGroupGloo/NCCL derive from c10d::ProcessGroup, 2.x's from
+/// c10d::Backend (ProcessGroup became a per-device dispatcher we do not need).
+#if TORCH_VERSION_MAJOR >= 2
+using CollectiveBackend = c10d::Backend;
+#else
+using CollectiveBackend = c10d::ProcessGroup;
+#endif
+
+/// Ends a backend before it is destroyed: 2.x has Backend::shutdown() (ProcessGroupNCCL wants it
+/// after the last collective); 1.13 relies on the destructor.
+template <class Backend>
+void ShutdownBackend(Backend& backend) {
+#if TORCH_VERSION_MAJOR >= 2
+  backend.shutdown();
+#else
+  (void)backend;
+#endif
+}
+
+/// Tells an NCCL backend which GPU this process uses (2.3+: Backend::setBoundDeviceId, which
+/// also fixes the device of barriers); earlier versions use the current CUDA device.
+template <class Backend, class Device>
+void BindDevice(Backend& backend, const Device& device) {
+#if ASV_TORCH_VERSION_AT_LEAST(2, 3)
+  backend.setBoundDeviceId(device);
+#else
+  (void)backend;
+  (void)device;
+#endif
+}
+
+// Gradient-accumulator post hooks (torch::autograd::impl::grad_accumulator(p)->add_post_hook,
+// FunctionPostHook::operator()(outputs, inputs), del_post_hook(key)) have the same signatures in
+// 1.13 and 2.11; 2.x only adds a non-pure FunctionPostHook::compiled_args. No shim needed.
+// Gloo's createDevice*(name) gained a defaulted lazyInit argument in 2.x: one-argument calls
+// compile on both.
+
+}  // namespace asv::dist::compat

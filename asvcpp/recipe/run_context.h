@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "asvcpp/recipe/recipe.h"
@@ -11,8 +12,23 @@
 namespace asv::db {
 class Database;
 }
+namespace asv::train {
+class GradientReducer;
+}
 
 namespace asv::recipe {
+
+/// The LibTorch-free face of a data-parallel job's rendezvous store, for the stage driver:
+/// rank 0 signals keys, the other ranks wait for them without any timeout (rank 0 may work alone
+/// for hours, e.g. extracting features). Implemented over dist::Group in asvrun.
+class RankCoordinator {
+ public:
+  virtual ~RankCoordinator() = default;
+  /// Sets `key` (any rank).
+  virtual void Signal(const std::string& key) = 0;
+  /// Blocks until `key` is set. Throws when another rank failed or the store is gone.
+  virtual void WaitFor(const std::string& key) = 0;
+};
 
 class RunContext {
  public:
@@ -54,6 +70,19 @@ class RunContext {
     world_size_ = world_size;
   }
 
+  /// Torch device of this process: "cpu" or "cuda:N"; empty: derive it from the settings
+  /// (single process, tests).
+  const std::string& device() const noexcept { return device_; }
+  void set_device(std::string device) { device_ = std::move(device); }
+
+  /// Gradient reducer for training stages; null in a single process (train::NoOpReducer).
+  const std::shared_ptr<train::GradientReducer>& reducer() const noexcept { return reducer_; }
+  void set_reducer(std::shared_ptr<train::GradientReducer> reducer) { reducer_ = std::move(reducer); }
+
+  /// Rendezvous for the stage driver; null in a single process.
+  RankCoordinator* coordinator() const noexcept { return coordinator_; }
+  void set_coordinator(RankCoordinator* coordinator) noexcept { coordinator_ = coordinator; }
+
  private:
   std::string recipe_;
   std::string config_;
@@ -64,6 +93,9 @@ class RunContext {
   std::int64_t stage_id_ = 0;
   int rank_ = 0;
   int world_size_ = 1;
+  std::string device_;
+  std::shared_ptr<train::GradientReducer> reducer_;
+  RankCoordinator* coordinator_ = nullptr;
 };
 
 }  // namespace asv::recipe

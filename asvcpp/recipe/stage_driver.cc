@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include <fmt/format.h>
+
 #include "asvcpp/base/log.h"
 #include "asvcpp/db/database.h"
 
@@ -9,8 +11,20 @@ namespace asv::recipe {
 
 void RunStages(const Recipe& recipe, RunContext& context) {
   const auto& settings = context.settings();
+  auto* coordinator = context.coordinator();
   for (const auto& stage : recipe.SelectStages(settings.start_stage(), settings.end_stage())) {
     if (!stage.all_ranks && !context.is_rank0()) continue;
+    // Ranks > 0 skip rank-0 stages and wait here, through the store and without timeout, until
+    // rank 0 has finished them (ASVtorch let rank 0 enter a barrier alone: reference section 13).
+    if (stage.all_ranks && coordinator != nullptr && context.world_size() > 1) {
+      const std::string key = fmt::format("stage/{}/ready", stage.number);
+      if (context.is_rank0()) {
+        coordinator->Signal(key);
+      } else {
+        ASV_LOG(Info, "waiting for rank 0 before stage {} ({})", stage.number, stage.name);
+        coordinator->WaitFor(key);
+      }
+    }
     ASV_LOG0(Info, "stage {} ({}): {}", stage.number, stage.name, stage.description);
     const std::int64_t stage_id =
         context.db() != nullptr ? context.db()->BeginStage(context.run_id(), stage.number, stage.name) : 0;

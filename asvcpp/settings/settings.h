@@ -62,6 +62,8 @@ struct ComputingSettings {
   int local_process_rank = 0;
   int local_gpu_id = 0;
   int world_size = 1;
+  // asvcpp addition:
+  bool allow_tf32 = true;
 
   template <class V>
   void Register(V& v) {
@@ -86,6 +88,10 @@ struct ComputingSettings {
     v("local_process_rank", local_process_rank, "Rank of this process on its node").Min(0).NoEffect(kRuntime);
     v("local_gpu_id", local_gpu_id, "GPU used by this process").Min(0).NoEffect(kRuntime);
     v("world_size", world_size, "Number of training processes").Min(1).NoEffect(kRuntime);
+    v("allow_tf32", allow_tf32,
+      "Let float32 matmuls (cuBLAS) and convolutions (cuDNN) use TF32 tensor cores on Ampere and newer GPUs: "
+      "faster, with a 10-bit mantissa for the inputs; False keeps full float32. Default True (asvcpp addition; "
+      "LibTorch's own default is off for matmuls, on for convolutions); no effect on the CPU");
   }
 };
 
@@ -136,6 +142,8 @@ struct NetworkSettings {
   double net_vlad_alpha = 1;
   int ser = 16;
   int attention_layer_size = 64;
+  // asvcpp addition:
+  std::string precision = "fp32";
 
   /// The architecture named by network_class without ASVtorch's module path, e.g.
   /// "StandardNet" for "asvtorch.src.networks.architectures.StandardNet". network_class must have
@@ -216,6 +224,12 @@ struct NetworkSettings {
     v("attention_layer_size", attention_layer_size, "Unused (ASVtorch defines but never reads it)")
         .Min(1)
         .NoEffect("no architecture reads it (ASVtorch does not either)");
+    v("precision", precision,
+      "Arithmetic of the training forward pass and loss: 'fp32' (default) everything in float32; 'bf16' "
+      "autocast to bfloat16 (matmuls and convolutions in bfloat16, losses and reductions in float32) with "
+      "float32 weights, gradients and optimizer, no loss scaling; for Ampere and newer GPUs (on the CPU, "
+      "LibTorch's CPU autocast). Validation and embedding extraction stay float32 (asvcpp addition)")
+        .Choices({"fp32", "bf16"});
   }
 
   void Validate(Validator& v) const;

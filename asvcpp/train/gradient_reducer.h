@@ -4,8 +4,13 @@
 //
 // Call points in Trainer (all ranks, same order):
 //   SyncModel          once after the model is built or loaded (broadcast from rank 0)
+//   BeginBackward      before each backward pass; `will_step` true for the last minibatch of an
+//                      accumulation window (an overlapping reducer starts all-reduces during it)
 //   ReduceGradients    after the backward pass of the last minibatch of an accumulation window,
 //                      before the optimizer step: gradients averaged over ranks, in place
+//   SyncBuffers        at the end of each epoch, before validation and the checkpoint: BatchNorm
+//                      running statistics averaged over ranks (each rank normalises with its own
+//                      minibatch statistics during training)
 //   AllReduceSum       epoch statistics (loss sums, counts, frames) summed over ranks
 //   BroadcastFlag      decisions made on rank 0 (halve the learning rate, stop)
 //   Barrier            after rank 0 wrote a checkpoint
@@ -25,8 +30,12 @@ class GradientReducer {
   virtual int world_size() const = 0;
   /// Makes every parameter and buffer of `module` equal to rank 0's.
   virtual void SyncModel(torch::nn::Module& module) = 0;
+  /// Called before every backward pass (all ranks, same sequence).
+  virtual void BeginBackward(bool will_step) { (void)will_step; }
   /// Replaces each defined gradient of `parameters` by its mean over all ranks.
   virtual void ReduceGradients(const std::vector<torch::Tensor>& parameters) = 0;
+  /// Replaces every floating-point buffer of `module` by its mean over all ranks.
+  virtual void SyncBuffers(torch::nn::Module& module) { (void)module; }
   /// Element-wise sum of `values` over all ranks.
   virtual std::vector<double> AllReduceSum(const std::vector<double>& values) = 0;
   /// Rank 0's `flag` on every rank.

@@ -17,6 +17,7 @@
 #include "asvcpp/train/checkpoint_io.h"
 #include "asvcpp/train/epoch_sampler.h"
 #include "asvcpp/train/gradient_reducer.h"
+#include "asvcpp/train/precision.h"
 #include "asvcpp/train/rng.h"
 #include "asvcpp/train/sgd.h"
 #include "asvcpp/train/test_batching.h"
@@ -244,9 +245,15 @@ struct Trainer::Impl {
         options.dataloader_workers, prefetch());
     for (std::size_t i = 0; i < n_batches; ++i) {
       HostBatch hb = *loader.Next();
-      auto logits = net->forward(Features(hb, device));
       auto labels = Labels(hb, device);
-      auto loss = torch::nn::functional::cross_entropy(logits, labels);
+      torch::Tensor logits, loss;
+      {
+        // Forward and loss under autocast; backward outside it, as in PyTorch's AMP recipe.
+        const AutocastGuard autocast(options.precision, options.device);
+        logits = net->forward(Features(hb, device));
+        loss = torch::nn::functional::cross_entropy(logits, labels);
+      }
+      reducer->BeginBackward(static_cast<int>(i % static_cast<std::size_t>(interval)) == interval - 1);
       (loss / interval).backward();
       if (static_cast<int>(i % static_cast<std::size_t>(interval)) == interval - 1) {
         reducer->ReduceGradients(parameters);
@@ -273,6 +280,7 @@ struct Trainer::Impl {
         if ((i + 1) % static_cast<std::size_t>(ns.print_interval * ns.accuracy_print_interval) == 0 &&
             !validation.empty()) {
           const auto v_start = Clock::now();
+          reducer->SyncBuffers(*net);
           const auto v = Validate();
           validation_seconds += SecondsSince(v_start);
           line += fmt::format(", subset-loss: {:.3f}, val-loss: {:.3f}, subset-acc: {:.3f} val-acc: {:.3f}",
@@ -284,6 +292,8 @@ struct Trainer::Impl {
     }
     const double train_seconds = SecondsSince(train_start) - validation_seconds;
     const double wait_seconds = loader.wait_seconds();
+    // BatchNorm running statistics: averaged over ranks before validation and the checkpoint.
+    reducer->SyncBuffers(*net);
 
     const auto sums =
         reducer->AllReduceSum({loss_sum, static_cast<double>(n_batches), correct, clips, frames, train_seconds});

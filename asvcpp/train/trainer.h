@@ -7,8 +7,9 @@
 //
 // Per epoch g (all ranks):
 //   batches of BuildEpoch(seed, g) for this rank (epoch_sampler.h), loaded on
-//   `dataloader_workers` threads; forward, softmax cross-entropy (batch mean) /
-//   optimizer_step_interval, backward; every optimizer_step_interval batches: ReduceGradients,
+//   `dataloader_workers` threads; forward and softmax cross-entropy (batch mean), under bfloat16
+//   autocast when `precision` says so (precision.h); loss / optimizer_step_interval, backward;
+//   every optimizer_step_interval batches: ReduceGradients,
 //   SGD step (sgd.h, two weight-decay groups), zero gradients (left-over gradients at the end
 //   of an epoch are dropped, as ASVtorch's zero_grad at the epoch start does);
 //   every print_interval batches a progress line (ASVtorch's format), every
@@ -32,6 +33,7 @@
 #include "asvcpp/train/embedding_extractor.h"
 #include "asvcpp/train/feature_source.h"
 #include "asvcpp/train/lr_schedule.h"
+#include "asvcpp/train/precision.h"
 
 namespace asv::nnet {
 class XvectorNetImpl;
@@ -50,6 +52,10 @@ struct TrainerOptions {
   int dataloader_workers = 2;               ///< computing.network_dataloader_workers (0: load on the training thread)
   int prefetch_batches = 0;                 ///< batches prepared ahead; 0: 2 per worker (at least 2)
   std::string device = "cpu";               ///< "cpu" or "cuda:N" (see SelectDevice)
+  /// network.precision (ParsePrecision): kBFloat16 runs the training forward pass and loss under
+  /// bfloat16 autocast on `device` (precision.h); backward, the optimizer, validation and
+  /// extraction stay float32, as do parameters and checkpoints.
+  Precision precision = Precision::kFloat32;
   std::filesystem::path checkpoint_folder;  ///< where epoch.N.pt go (networks/); empty: none written
   std::filesystem::path log_folder;         ///< per-epoch log files epoch.N.log; empty: none
   std::uint64_t seed = 0;                   ///< weight initialisation (torch::manual_seed) and sampler seed

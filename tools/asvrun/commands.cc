@@ -4,19 +4,18 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/db/database.h"
-#include "asvcpp/db/run_heartbeat.h"
 #include "asvcpp/dist/runtime_info.h"
+#include "asvcpp/dist/world.h"
 #include "asvcpp/eval/metrics.h"
 #include "asvcpp/eval/score_file.h"
 #include "asvcpp/recipe/config_loader.h"
-#include "asvcpp/recipe/run_context.h"
-#include "asvcpp/recipe/stage_driver.h"
 #include "asvcpp/settings/dump.h"
 #include "recipes/registry.h"
 #include "tools/asvrun/signal_guard.h"
@@ -92,6 +91,8 @@ std::string ShortTime(const std::string& iso) {
 }  // namespace
 
 int RunConfigs(const RunOptions& options) {
+  // GPU ids are physical ids as nvidia-smi numbers them (PCI bus order), also for CUDA.
+  ::setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
   const auto& recipe = recipes::FindRecipe(options.source.recipe);
   std::string warnings;
   auto loaded = recipe::LoadConfigs(recipe, Locate(options.source), options.configs, options.overrides, &warnings);
@@ -106,6 +107,11 @@ int RunConfigs(const RunOptions& options) {
       fmt::print("  database:      {}\n",
                  options.db.empty() ? db::Database::DefaultPath(out).string() : options.db);
       fmt::print("  settings hash: {}\n", settings::SettingsHash(s.tree()));
+      const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+      const auto plan = PlanProcesses(s, options.dist, dist::GetRuntimeInfo(),
+                                      visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
+      fmt::print("  processes:     {}{}\n", plan.Describe(),
+                 options.dist.nnodes > 1 ? fmt::format(" per node, {} nodes", options.dist.nnodes) : "");
       const auto stages = recipe.SelectStages(s.start_stage(), s.end_stage());
       if (stages.empty()) fmt::print("  stages:        none (recipe.start_stage..end_stage selects no stage)\n");
       for (const auto& stage : stages) {
@@ -117,40 +123,10 @@ int RunConfigs(const RunOptions& options) {
   }
 
   SignalGuard guard;
+  const auto world = dist::WorldFromEnvironment(dist::CurrentEnvironment());
   for (auto& config : loaded) {
-    auto& s = *config.settings;
-    const fs::path output_folder = OutputFolder(s);
-    const fs::path db_path = options.db.empty() ? db::Database::DefaultPath(output_folder) : fs::path(options.db);
-    db::Database database(db_path);
-
-    db::RunInfo info;
-    info.recipe = recipe.name();
-    info.config = config.name;
-    info.parent_chain = config.parents;
-    info.settings_json = settings::ToJson(s.tree()).dump();
-    info.settings_hash = settings::SettingsHash(s.tree());
-    info.command_line = options.command_line;
-    info.gpu_ids.assign(s.common().computing.gpu_ids.begin(), s.common().computing.gpu_ids.end());
-    info.world_size = 1;
-    info.code_version = kAsvcppVersion;
-    info.output_folder = output_folder.string();
-    const std::int64_t run_id = database.BeginRun(info);
-    guard.SetActiveRun(db_path, run_id);
-    ASV_LOG(Info, "run {} of {} {} recorded in {}", run_id, recipe.name(), config.name, db_path.string());
-    {
-      db::RunHeartbeat heartbeat(db_path, run_id);
-      recipe::RunContext context(recipe.name(), config.name, s, output_folder, &database, run_id);
-      try {
-        recipe::RunStages(recipe, context);
-      } catch (const std::exception& e) {
-        database.FinishRun(run_id, db::RunStatus::kFailed, e.what());
-        guard.ClearActiveRun();
-        throw;
-      }
-    }
-    database.FinishRun(run_id, db::RunStatus::kFinished);
-    guard.ClearActiveRun();
-    ASV_LOG(Info, "run {} ({}) finished", run_id, config.name);
+    const int status = RunJob(recipe, config, options, world, guard);
+    if (status != kExitOk) return status;
   }
   return kExitOk;
 }

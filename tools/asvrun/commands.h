@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "tools/asvrun/job.h"
+
 namespace asv::tools {
 
 /// Where a recipe's config files come from (--init-config, --run-configs, --config-root).
@@ -24,9 +26,12 @@ struct RunOptions {
   bool dry_run = false;
   std::string db;                    ///< --db FILE; default <paths.output_folder>/experiments.db
   std::string command_line;          ///< The whole asvrun invocation, recorded with each run.
+  DistOptions dist;                  ///< processes, nodes, GPU queueing (job.h)
 };
 /// `asvrun RECIPE CONFIG [CONFIG...]`: resolves every config first (exit 2 on any problem),
-/// then runs each one's stages in turn, recording the run in the experiment database.
+/// then runs each one's stages in turn, recording the run in the experiment database. Each
+/// config runs in this process, through the launcher, or as a worker of a data-parallel job
+/// (job.h).
 int RunConfigs(const RunOptions& options);
 
 struct ShowOptions {

@@ -17,6 +17,11 @@ Examples:
   asvrun voxceleb/xvector fe net --set computing.gpu_ids="(1,)"
                                                 run two configs in turn, each resolved from scratch
   asvrun voxceleb/xvector net --dry-run         show what would run, run nothing
+  asvrun voxceleb/xvector net --set computing.gpu_ids="(0, 1)"
+                                                data-parallel training on GPUs 0 and 1 (NCCL)
+  asvrun voxceleb/xvector net --set computing.use_gpu=False --nproc-per-node 4
+                                                4 CPU processes (Gloo)
+  asvrun voxceleb/xvector net --wait-for-gpu    queue until the config's GPUs are free
   asvrun show voxceleb/xvector net --explain    resolved settings and where each value came from
   asvrun show voxceleb/xvector net --json       every setting as one flat JSON object
   asvrun list voxceleb/xvector                  configs with their parents and descriptions
@@ -75,6 +80,21 @@ int Main(int argc, char** argv) {
                                          "plain text for string settings); repeatable");
   app.add_flag("--dry-run", run.dry_run, "Resolve and check everything, show what would run, run nothing");
   app.add_option("--db", run.db, "Experiment database file (default: <paths.output_folder>/experiments.db)");
+  app.add_option("--nproc-per-node", run.dist.nproc_per_node,
+                 "Processes per node for data-parallel training on the CPU (Gloo); on GPUs one process runs "
+                 "per computing.gpu_ids entry")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--nnodes", run.dist.nnodes, "Nodes, each running one asvrun launcher (default 1)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--node-rank", run.dist.node_rank, "This node's rank, 0..nnodes-1 (node 0 hosts the store)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--master-addr", run.dist.master_addr, "Host name or address of node 0 (multi-node)");
+  app.add_option("--master-port", run.dist.master_port, "Rendezvous port on node 0 (multi-node; default 29500)")
+      ->check(CLI::Range(1, 65535));
+  app.add_flag("--wait-for-gpu", run.dist.wait_for_gpu,
+               "Queue the run while another running asvrun job (experiment database) holds one of its GPUs");
+  app.add_option("--gpu-poll", run.dist.gpu_poll_seconds, "Seconds between checks of --wait-for-gpu (default 30)")
+      ->check(CLI::PositiveNumber);
   AddSourceOptions(&app, run.source);
 
   ShowOptions show;

@@ -18,21 +18,36 @@ int g_pipe[2] = {-1, -1};
 std::mutex g_mutex;
 std::filesystem::path g_db_path;
 std::int64_t g_run_id = 0;
+std::function<void(int)> g_handler;
 
 extern "C" void OnSignal(int sig) {
   const unsigned char byte = static_cast<unsigned char>(sig);
   [[maybe_unused]] const auto written = ::write(g_pipe[1], &byte, 1);
 }
 
-void Watch() {
+// Next signal number from the pipe; 0 when the pipe is closed.
+int NextSignal() {
   unsigned char byte = 0;
   while (true) {
     const auto n = ::read(g_pipe[0], &byte, 1);
-    if (n == 1) break;
+    if (n == 1) return byte;
     if (n < 0 && errno == EINTR) continue;
-    return;  // pipe closed
+    return 0;
   }
-  const int sig = byte;
+}
+
+void Watch() {
+  int sig = 0;
+  while ((sig = NextSignal()) != 0) {
+    std::function<void(int)> handler;
+    {
+      std::lock_guard<std::mutex> lock(g_mutex);
+      handler = g_handler;
+    }
+    if (!handler) break;
+    handler(sig);
+  }
+  if (sig == 0) return;
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_run_id != 0) {
     try {
@@ -70,6 +85,15 @@ void SignalGuard::SetActiveRun(const std::filesystem::path& db_path, std::int64_
   std::lock_guard<std::mutex> lock(g_mutex);
   g_db_path = db_path;
   g_run_id = run_id;
+}
+
+}  // namespace asv::tools
+
+namespace asv::tools {
+
+void SignalGuard::SetInterruptHandler(std::function<void(int)> handler) {
+  std::lock_guard<std::mutex> lock(g_mutex);
+  g_handler = std::move(handler);
 }
 
 }  // namespace asv::tools

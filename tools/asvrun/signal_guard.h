@@ -1,5 +1,7 @@
 // Marks the active run as failed in the experiment database when asvrun is interrupted
-// (SIGINT, SIGTERM, SIGHUP), then exits with 128 + signal number.
+// (SIGINT, SIGTERM, SIGHUP), then exits with 128 + signal number. A launcher installs an
+// interrupt handler instead: it stops the workers, and the launcher's own thread records the
+// outcome and exits.
 //
 // The signal handler only writes the signal number to a pipe (async-signal-safe); a watcher
 // thread does the database work with its own connection.
@@ -7,6 +9,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 
 namespace asv::tools {
 
@@ -21,6 +24,10 @@ class SignalGuard {
   /// The run to mark as failed on a signal (database file and run id); run_id 0 = none.
   void SetActiveRun(const std::filesystem::path& db_path, std::int64_t run_id);
   void ClearActiveRun() { SetActiveRun({}, 0); }
+
+  /// While set, a signal only calls `handler(signal)` (on the watcher thread) and nothing else
+  /// happens; each further signal calls it again. Null restores the default behaviour.
+  void SetInterruptHandler(std::function<void(int)> handler);
 };
 
 }  // namespace asv::tools

@@ -59,7 +59,8 @@ DatasetUtterances LoadDatasets(recipe::RunContext& context, const std::vector<st
   return out;
 }
 
-std::string DeviceOf(const XvectorSettings& settings) {
+std::string DeviceOf(const recipe::RunContext& context, const XvectorSettings& settings) {
+  if (!context.device().empty()) return context.device();
   const auto& computing = settings.common().computing;
   const int gpu = computing.gpu_ids.empty() ? 0 : computing.gpu_ids.front();
   return train::SelectDevice(computing.use_gpu, gpu);

@@ -51,7 +51,8 @@ class SubsetFeatureSource : public train::FeatureSource {
   std::vector<int> indices_;
 };
 
-/// "cuda:<computing.gpu_ids[0]>" when computing.use_gpu and CUDA is usable, else "cpu".
-std::string DeviceOf(const XvectorSettings& settings);
+/// The torch device of this process: the context's (asvrun pins each worker and sets it),
+/// else "cuda:<computing.gpu_ids[0]>" when computing.use_gpu and CUDA is usable, else "cpu".
+std::string DeviceOf(const recipe::RunContext& context, const XvectorSettings& settings);
 
 }  // namespace asv::recipes::voxceleb_xvector

@@ -15,6 +15,7 @@
 #include "asvcpp/eval/score_file.h"
 #include "asvcpp/train/checkpoint.h"
 #include "asvcpp/train/embedding_extractor.h"
+#include "asvcpp/train/precision.h"
 #include "recipes/voxceleb/xvector/datasets.h"
 #include "recipes/voxceleb/xvector/evaluation.h"
 #include "recipes/voxceleb/xvector/stage_prepare.h"
@@ -53,7 +54,8 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
                                 networks.string()));
   }
   const fs::path checkpoint = train::CheckpointPath(networks, epoch);
-  const std::string device = DeviceOf(s);
+  const std::string device = DeviceOf(context, s);
+  train::ApplyMathModes(s.common().computing.allow_tf32);
   ASV_LOG(Info, "embedding extraction with {} on {}", checkpoint.string(), device);
   const auto extractor = train::EmbeddingExtractor::FromCheckpoint(checkpoint, s.common().network, device);
   auto options = train::ExtractionOptions::FromSettings(s.common().network, s.common().computing.network_dataloader_workers);

@@ -13,6 +13,7 @@
 #include "asvcpp/base/log.h"
 #include "asvcpp/data/utterance_list.h"
 #include "asvcpp/db/database.h"
+#include "asvcpp/train/precision.h"
 #include "asvcpp/train/trainer.h"
 #include "recipes/voxceleb/xvector/datasets.h"
 #include "recipes/voxceleb/xvector/evaluation.h"
@@ -140,13 +141,15 @@ void RunTraining(recipe::RunContext& context) {
   train::TrainerOptions options;
   options.network = network;
   options.dataloader_workers = s.common().computing.network_dataloader_workers;
-  options.device = DeviceOf(s);
+  options.device = DeviceOf(context, s);
+  options.precision = train::ParsePrecision(network.precision);
+  train::ApplyMathModes(s.common().computing.allow_tf32);
   options.checkpoint_folder = networks;
   options.log_folder = networks / "logs";
   options.seed = static_cast<std::uint64_t>(r.seed);
   ASV_LOG0(Info, "training {} on {} ({} speakers, feature dim {})", network.ArchitectureName(), options.device,
            n_speakers, training.source->FeatDim());
-  train::Trainer trainer(options, training);
+  train::Trainer trainer(options, training, context.reducer());
 
   TrainingEvaluation evaluation;
   const fs::path stopper_file = networks / "eer_stopper.json";

@@ -185,6 +185,9 @@ TEST(SettingsBinding, EnumeratedChoices) {
   EXPECT_EQ(Check("features.cmvn = 'mv'", Value::String("mv")), "");
   EXPECT_EQ(Check("features.cmvn = 'v'", Value::String("v")),
             "run_configs:3:17: error: features.cmvn must be one of '', 'm', 'mv', got 'v' (did you mean 'm'?)");
+  EXPECT_EQ(Check("network.precision = 'bf16'", Value::String("bf16")), "");
+  EXPECT_EQ(Check("network.precision = 'fp16'", Value::String("fp16")),
+            "run_configs:3:21: error: network.precision must be one of 'fp32', 'bf16', got 'fp16'");
   EXPECT_EQ(Check("features.deltas = 'bva'", Value::String("bva")), "");
   EXPECT_EQ(Check("features.deltas = ''", Value::String("")),
             "run_configs:3:19: error: features.deltas must be one of 'b', 'bv', 'bva', got ''");

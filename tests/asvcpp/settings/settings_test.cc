@@ -28,19 +28,20 @@ std::string TypeOf(const SettingsTree& tree, const std::string& key) {
 
 TEST(SettingsDefaults, GroupsAndFieldCountsMatchReference) {
   XvectorSettings x;
-  // Reference 1.2: paths 7 rows; computing 11 rows minus `device` (not a setting); network 45
-  // rows including max_consecutive_lr_updates; posterior_extraction 3; ivector 13; features 11;
-  // backend 5 + 4 asvcpp fields (processing, scoring, score_norm, p_target); diarization empty;
-  // recipe 6 ASVtorch fields + 9 asvcpp fields.
+  // Reference 1.2: paths 7 rows; computing 11 rows minus `device` (not a setting) + 1 asvcpp
+  // field (allow_tf32); network 45 rows including max_consecutive_lr_updates + 1 asvcpp field
+  // (precision); posterior_extraction 3; ivector 13; features 11; backend 5 + 4 asvcpp fields
+  // (processing, scoring, score_norm, p_target); diarization empty; recipe 6 ASVtorch fields + 9
+  // asvcpp fields.
   const std::vector<std::pair<std::string, std::size_t>> expected = {
-      {"paths", 7},   {"computing", 10}, {"network", 45}, {"posterior_extraction", 3}, {"ivector", 13},
+      {"paths", 7},   {"computing", 11}, {"network", 46}, {"posterior_extraction", 3}, {"ivector", 13},
       {"features", 11}, {"backend", 9},  {"diarization", 0}, {"recipe", 15}};
   ASSERT_EQ(x.tree.groups().size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(x.tree.groups()[i].name, expected[i].first);
     EXPECT_EQ(x.tree.groups()[i].fields.size(), expected[i].second) << expected[i].first;
   }
-  EXPECT_EQ(x.tree.Keys().size(), 113u);
+  EXPECT_EQ(x.tree.Keys().size(), 115u);
   EXPECT_EQ(x.tree.Keys().front(), "paths.kaldi_recipe_folder");
   EXPECT_EQ(x.tree.Keys().back(), "recipe.seed");
 }
@@ -70,6 +71,7 @@ TEST(SettingsDefaults, Computing) {
   EXPECT_EQ(Repr(x.tree, "computing.local_process_rank"), "0");
   EXPECT_EQ(Repr(x.tree, "computing.local_gpu_id"), "0");
   EXPECT_EQ(Repr(x.tree, "computing.world_size"), "1");
+  EXPECT_EQ(Repr(x.tree, "computing.allow_tf32"), "True");
   EXPECT_EQ(x.tree.FindField("computing.device"), nullptr);
 }
 
@@ -121,6 +123,7 @@ TEST(SettingsDefaults, Network) {
       {"net_vlad_alpha", "1.0"},
       {"ser", "16"},
       {"attention_layer_size", "64"},
+      {"precision", "'fp32'"},
   };
   const Group* network = x.tree.FindGroup("network");
   ASSERT_NE(network, nullptr);

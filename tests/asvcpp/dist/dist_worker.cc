@@ -1,0 +1,404 @@
+// One rank of a data-parallel test job (process_group_test.cc starts several). Gloo over
+// 127.0.0.1; the world comes from the command line, not from the environment:
+//
+//   asv_dist_worker MODE rank=R world=W port=P [external=1] [poll_ms=50] [bucket_bytes=N]
+//                   [log=debug] [key=value ...]
+//
+// Modes:
+//   collectives  store coordination, statistics, flags, barriers, model/buffer sync and the
+//                gradient reducer (overlapped and fallback paths) against values computed locally;
+//                prints "OK" and exits 0, or prints what differs and exits 1
+//   train        a Trainer on synthetic data (minibatch=, interval=, epochs=, max_lr_updates=,
+//                resume=, folder=, out=); writes its parameters to OUT.start.RANK.pt after Start() and OUT.RANK.pt at
+//                the end (world=1: a single process without a group)
+//   fail         rank 1 reports an error, rank 0 idles until its watchdog ends it
+//   fail-wait    as fail, but rank 0 has its own peer-failure handler and waits in WaitFor, which
+//                must throw naming rank 1
+//   sequential   three groups one after the other on the same store address
+//   hang         all ranks print "ready" and idle (the test kills one)
+// Exit status: 0 success, 1 failure (error reported to the other ranks), 5 peer failure (watchdog).
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <torch/torch.h>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/log.h"
+#include "asvcpp/dist/process_group.h"
+#include "asvcpp/nnet/xvector_net.h"
+#include "asvcpp/train/gradient_reducer.h"
+#include "asvcpp/train/trainer.h"
+#include "tests/asvcpp/train/synthetic_data.h"
+
+namespace {
+
+using asv::dist::Group;
+using asv::dist::GroupOptions;
+
+struct Args {
+  std::string mode;
+  std::map<std::string, std::string> values;
+
+  std::string Get(const std::string& key, const std::string& fallback = "") const {
+    const auto it = values.find(key);
+    return it == values.end() ? fallback : it->second;
+  }
+  int Int(const std::string& key, int fallback) const {
+    const auto v = Get(key);
+    return v.empty() ? fallback : std::stoi(v);
+  }
+};
+
+Args Parse(int argc, char** argv) {
+  if (argc < 2) throw std::runtime_error("usage: asv_dist_worker MODE rank=R world=W port=P [key=value ...]");
+  Args a;
+  a.mode = argv[1];
+  for (int i = 2; i < argc; ++i) {
+    const std::string s = argv[i];
+    const auto eq = s.find('=');
+    if (eq == std::string::npos) throw std::runtime_error("expected key=value, got " + s);
+    a.values[s.substr(0, eq)] = s.substr(eq + 1);
+  }
+  return a;
+}
+
+GroupOptions Options(const Args& a) {
+  GroupOptions o;
+  o.world.protocol = asv::dist::LaunchProtocol::kAsvrun;
+  o.world.rank = a.Int("rank", 0);
+  o.world.world_size = a.Int("world", 1);
+  o.world.local_rank = o.world.rank;
+  o.world.local_world_size = o.world.world_size;
+  o.world.master_addr = "127.0.0.1";
+  o.world.master_port = a.Int("port", 0);
+  o.world.store_hosted_externally = a.Int("external", 0) != 0;
+  o.device = "cpu";
+  o.collective_timeout = std::chrono::seconds(60);
+  o.connect_timeout = std::chrono::seconds(60);
+  o.poll = std::chrono::milliseconds(a.Int("poll_ms", 50));
+  o.bucket_bytes = static_cast<std::size_t>(a.Int("bucket_bytes", 25 << 20));
+  return o;
+}
+
+// ---- collectives ---------------------------------------------------------------------------------
+
+struct TinyNetImpl : torch::nn::Module {
+  // Registered first, so that their gradients come last in the reducer's buckets (reverse
+  // parameter order) and the buckets of `b` and `a` can start during backward.
+  TinyNetImpl() {
+    never = register_module("never", torch::nn::Linear(2, 2));  // used by nobody
+    extra = register_module("extra", torch::nn::Linear(2, 2));  // used by odd ranks only
+    a = register_module("a", torch::nn::Linear(4, 3));
+    b = register_module("b", torch::nn::Linear(3, 2));
+    stat = register_buffer("stat", torch::zeros({3}));
+    count = register_buffer("count", torch::zeros({1}, torch::kInt64));
+  }
+  torch::Tensor forward(const torch::Tensor& x, bool use_extra) {
+    auto y = b(torch::tanh(a(x)));
+    return use_extra ? y + extra(y) : y;
+  }
+  torch::nn::Linear a{nullptr}, b{nullptr}, extra{nullptr}, never{nullptr};
+  torch::Tensor stat, count;
+};
+TORCH_MODULE(TinyNet);
+
+class Checker {
+ public:
+  void Expect(bool ok, const std::string& what) {
+    if (!ok) {
+      std::cout << "FAILED: " << what << std::endl;
+      ++failures_;
+    }
+  }
+  int failures() const { return failures_; }
+
+ private:
+  int failures_ = 0;
+};
+
+void ZeroGrads(TinyNet& net) {
+  for (auto& p : net->parameters()) p.mutable_grad() = torch::Tensor();
+}
+
+// Loss of rank `r`, microbatch `k` (deterministic inputs), scaled for `interval` microbatches.
+void Backward(TinyNet& net, int r, int k, int interval) {
+  torch::manual_seed(static_cast<std::uint64_t>(1000 + 10 * r + k));
+  const auto x = torch::randn({5, 4});
+  (net->forward(x, r % 2 == 1).pow(2).sum() / interval).backward();
+}
+
+// The averaged gradients every rank must end with, computed alone: all ranks' microbatches
+// on rank 0's initial network, undefined gradients counted as zeros; undefined when
+// no rank has one.
+std::vector<torch::Tensor> ExpectedGradients(int world, int interval) {
+  std::vector<torch::Tensor> sum;
+  for (int r = 0; r < world; ++r) {
+    torch::manual_seed(100);  // rank 0's initialisation, which SyncModel gave every rank
+    TinyNet net;
+    sum.resize(net->parameters().size());
+    ZeroGrads(net);
+    for (int k = 0; k < interval; ++k) Backward(net, r, k, interval);
+    const auto params = net->parameters();
+    for (std::size_t i = 0; i < params.size(); ++i) {
+      const auto& g = params[i].grad();
+      if (!g.defined()) continue;
+      sum[i] = sum[i].defined() ? sum[i] + g : g.clone();
+    }
+  }
+  for (auto& s : sum) {
+    if (s.defined()) s = s / world;
+  }
+  return sum;
+}
+
+void CheckGradients(Checker& check, TinyNet& net, const std::vector<torch::Tensor>& expected, const std::string& what,
+                    const std::vector<bool>& reduced) {
+  const auto params = net->parameters();
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (!reduced[i]) continue;
+    const auto& g = params[i].grad();
+    const std::string name = what + " parameter " + std::to_string(i);
+    if (!expected[i].defined()) {
+      check.Expect(!g.defined(), name + ": gradient should stay undefined");
+    } else {
+      check.Expect(g.defined() && torch::allclose(g, expected[i], 1e-5, 1e-6), name + ": gradient is not the mean");
+    }
+  }
+}
+
+int Collectives(const Args& args, std::shared_ptr<Group>& group) {
+  group = Group::Create(Options(args));
+  const int rank = group->rank();
+  const int world = group->world_size();
+  auto reducer = group->reducer();
+  Checker check;
+
+  check.Expect(reducer->rank() == rank && reducer->world_size() == world, "reducer rank/world size");
+  if (rank == 0) group->Signal("hello", "world");
+  check.Expect(group->WaitFor("hello") == "world", "Signal/WaitFor");
+  group->StoreBarrier("after-hello");
+
+  const auto sums = reducer->AllReduceSum({static_cast<double>(rank), 1.0, 0.5});
+  check.Expect(sums == std::vector<double>({world * (world - 1) / 2.0, static_cast<double>(world), 0.5 * world}),
+               "AllReduceSum");
+  check.Expect(reducer->BroadcastFlag(rank == 0), "BroadcastFlag true");
+  check.Expect(!reducer->BroadcastFlag(rank != 0), "BroadcastFlag false");
+  reducer->Barrier();
+
+  // SyncModel: every rank ends with rank 0's initialisation.
+  torch::manual_seed(static_cast<std::uint64_t>(100 + rank));
+  TinyNet net;
+  torch::manual_seed(100);
+  TinyNet rank0;
+  {
+    torch::NoGradGuard no_grad;
+    net->stat.fill_(rank + 1);
+    net->count.fill_(10 * rank + 7);
+  }
+  reducer->SyncModel(*net);
+  const auto p = net->parameters();
+  const auto q = rank0->parameters();
+  for (std::size_t i = 0; i < p.size(); ++i) check.Expect(torch::equal(p[i], q[i]), "SyncModel parameter");
+  check.Expect(net->count.item<std::int64_t>() == 7, "SyncModel integer buffer");
+  check.Expect(torch::allclose(net->stat, torch::full({3}, 1.0)), "SyncModel float buffer");
+
+  // SyncBuffers: float buffers averaged, others rank 0's.
+  {
+    torch::NoGradGuard no_grad;
+    net->stat.fill_(rank + 1);
+    net->count.fill_(10 * rank + 3);
+  }
+  reducer->SyncBuffers(*net);
+  check.Expect(torch::allclose(net->stat, torch::full({3}, (world + 1) / 2.0)), "SyncBuffers mean");
+  check.Expect(net->count.item<std::int64_t>() == 3, "SyncBuffers integer buffer from rank 0");
+
+  const auto all = std::vector<bool>(p.size(), true);
+  // Overlapped path, one microbatch.
+  ZeroGrads(net);
+  reducer->BeginBackward(true);
+  Backward(net, rank, 0, 1);
+  reducer->ReduceGradients(net->parameters());
+  CheckGradients(check, net, ExpectedGradients(world, 1), "hooks, 1 microbatch:", all);
+
+  // Overlapped path, two microbatches, the parameters in another order (same set).
+  ZeroGrads(net);
+  reducer->BeginBackward(false);
+  Backward(net, rank, 0, 2);
+  reducer->BeginBackward(true);
+  Backward(net, rank, 1, 2);
+  auto reversed = net->parameters();
+  std::reverse(reversed.begin(), reversed.end());
+  reducer->ReduceGradients(reversed);
+  CheckGradients(check, net, ExpectedGradients(world, 2), "hooks, 2 microbatches:", all);
+
+  // Fallback: a subset of the parameters, hooks not armed: only the subset is reduced.
+  ZeroGrads(net);
+  reducer->BeginBackward(false);
+  Backward(net, rank, 0, 1);
+  const auto local_b = net->b->weight.grad().clone();
+  reducer->ReduceGradients({net->a->weight, net->a->bias});
+  std::vector<bool> only_a(p.size(), false);
+  for (std::size_t i = 0; i < p.size(); ++i) only_a[i] = p[i].is_same(net->a->weight) || p[i].is_same(net->a->bias);
+  CheckGradients(check, net, ExpectedGradients(world, 1), "fallback subset:", only_a);
+  check.Expect(torch::equal(net->b->weight.grad(), local_b), "fallback leaves other gradients alone");
+
+  // Armed hooks but a subset passed: everything hooked is reduced, consistently on all ranks.
+  ZeroGrads(net);
+  reducer->BeginBackward(true);
+  Backward(net, rank, 0, 1);
+  reducer->ReduceGradients({net->b->weight});
+  CheckGradients(check, net, ExpectedGradients(world, 1), "armed subset:", all);
+
+  // Trained parameters stay identical on all ranks: compare a checksum through the reducer.
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& t : net->parameters()) {
+      if (t.grad().defined()) t.sub_(0.1 * t.grad());
+    }
+  }
+  double checksum = 0;
+  for (const auto& t : net->parameters()) checksum += t.sum().item<double>();
+  const auto total = reducer->AllReduceSum({checksum});
+  check.Expect(std::abs(total[0] - world * checksum) < 1e-9, "identical parameters after a step");
+
+  group->StoreBarrier("end");
+  // A reducer that outlives its group fails clearly.
+  const bool failed = check.failures() > 0;
+  group.reset();
+  try {
+    reducer->AllReduceSum({1.0});
+    check.Expect(false, "the reducer still works after its group ended");
+  } catch (const std::logic_error&) {
+  }
+  if (failed || check.failures() > 0) return 1;
+  std::cout << "OK" << std::endl;
+  return 0;
+}
+
+// ---- train ---------------------------------------------------------------------------------------
+
+// trainer_test.cc's small StandardNet on 8 Gaussian-blob speakers (8 x 16 clips per epoch).
+asv::train::TrainerOptions TrainOptions(const Args& a) {
+  asv::train::TrainerOptions o;
+  auto& n = o.network;
+  n.frame_layer_size = 64;
+  n.stat_size = 64;
+  n.embedding_size = 32;
+  n.min_clip_size = 20;
+  n.max_clip_size = 40;
+  n.minibatch_size = a.Int("minibatch", 16);
+  n.optimizer_step_interval = a.Int("interval", 1);
+  n.utts_per_speaker_in_epoch = 16;
+  n.validation_utterances = 16;
+  n.print_interval = 4;
+  n.accuracy_print_interval = 2;
+  n.max_batch_size_in_frames = 2000;
+  n.momentum = 0.5;
+  n.max_epochs = a.Int("epochs", 1);
+  n.max_consecutive_lr_updates = a.Int("max_lr_updates", 2);
+  n.resume_epoch = a.Int("resume", 0);
+  o.dataloader_workers = 0;
+  const auto folder = a.Get("folder");
+  if (!folder.empty()) o.checkpoint_folder = std::filesystem::path(folder) / "networks";
+  o.seed = 11;
+  return o;
+}
+
+void SaveParameters(const asv::train::Trainer& trainer, const std::string& path) {
+  std::vector<torch::Tensor> params;
+  for (const auto& p : trainer.net().parameters()) params.push_back(p.detach().clone());
+  torch::save(params, path);
+}
+
+int Train(const Args& args, const std::shared_ptr<Group>& group) {
+  const int rank = group ? group->rank() : 0;
+  const auto out = args.Get("out");
+  asv::train::Trainer trainer(TrainOptions(args), asv::train::testing::MakeSyntheticData({}),
+                              group ? group->reducer() : nullptr);
+  trainer.Start();
+  if (!out.empty()) SaveParameters(trainer, out + ".start." + std::to_string(rank) + ".pt");
+  std::cout << "training" << std::endl;
+  const auto result = trainer.Train();
+  if (!out.empty()) SaveParameters(trainer, out + "." + std::to_string(rank) + ".pt");
+  std::cout << "trained to epoch " << result.last_epoch << std::endl;
+  return 0;
+}
+
+void Idle(int seconds) {
+  std::this_thread::sleep_for(std::chrono::seconds(seconds));
+}
+
+int Run(const Args& args, std::shared_ptr<Group>& group) {
+  if (args.mode == "collectives") return Collectives(args, group);
+  if (args.mode == "train") {
+    if (args.Int("world", 1) > 1) group = Group::Create(Options(args));
+    return Train(args, group);
+  }
+  group = Group::Create(Options(args));
+  if (args.mode == "fail" || args.mode == "fail-wait") {
+    if (args.mode == "fail-wait" && group->rank() == 0) {
+      group->SetPeerFailureHandler([](int rank, const std::string& message) {
+        std::cout << "handler: rank " << rank << ": " << message << std::endl;
+      });
+    }
+    group->StoreBarrier("ready");
+    if (group->rank() == 1) {
+      group->ReportError("synthetic failure in rank 1");
+      return 1;
+    }
+    if (args.mode == "fail") {
+      Idle(30);
+      std::cout << "the failure of rank 1 went unnoticed" << std::endl;
+      return 0;
+    }
+    try {
+      group->WaitFor("never");
+    } catch (const std::runtime_error& e) {
+      std::cout << "WaitFor threw: " << e.what() << std::endl;
+      Idle(1);  // the watchdog (poll_ms) calls the handler meanwhile, which must not end the process
+      return 0;
+    }
+    return 1;
+  }
+  if (args.mode == "sequential") {
+    // Three groups one after the other on the same store address (rank 0 hosting: a new store
+    // on the same port each time), each with a barrier and a reduction.
+    for (int i = 0; i < 3; ++i) {
+      if (i > 0) group = Group::Create(Options(args));
+      group->StoreBarrier("start");
+      const auto sum = group->reducer()->AllReduceSum({1.0});
+      if (sum[0] != group->world_size()) throw std::runtime_error("wrong sum in group " + std::to_string(i));
+      group.reset();
+    }
+    std::cout << "OK" << std::endl;
+    return 0;
+  }
+  if (args.mode == "hang") {
+    group->StoreBarrier("ready");
+    std::cout << "ready" << std::endl;
+    Idle(30);
+    return 0;
+  }
+  throw std::runtime_error("unknown mode " + args.mode);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  at::set_num_threads(1);
+  std::shared_ptr<Group> group;
+  try {
+    const auto args = Parse(argc, argv);
+    if (args.Get("log") == "debug") asv::log::SetLevel(asv::log::Debug);
+    return Run(args, group);
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << std::endl;
+    if (group) group->ReportError(e.what());
+    return 1;
+  }
+}

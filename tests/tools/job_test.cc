@@ -1,0 +1,123 @@
+// asvrun's process plan (tools/asvrun/job.h): which processes a config runs in, from the
+// settings, the command line and what the machine offers (a RuntimeInfo made up for each case,
+// so GPU cases run on CPU machines too).
+#include "tools/asvrun/job.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/recipe/recipe.h"
+#include "recipes/registry.h"
+
+namespace asv::tools {
+namespace {
+
+using ::testing::HasSubstr;
+
+dist::RuntimeInfo Machine(int gpus, bool gloo = true) {
+  dist::RuntimeInfo info;
+  info.torch_version = "2.11.0";
+  info.cuda_build = gpus > 0;
+  info.cuda_available = gpus > 0;
+  info.gloo_build = gloo;
+  for (int i = 0; i < gpus; ++i) info.gpus.push_back(dist::GpuInfo{i, "H100", 80LL << 30, 9, 0});
+  return info;
+}
+
+class JobTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<recipe::RecipeSettings> settings_ = recipes::FindRecipe("voxceleb/xvector").NewSettings();
+  settings::ComputingSettings& computing() { return settings_->common().computing; }
+};
+
+TEST_F(JobTest, OneCpuProcessNeedsNoLauncher) {
+  const auto plan = PlanProcesses(*settings_, {}, Machine(0), std::nullopt);
+  EXPECT_FALSE(plan.cuda);
+  EXPECT_EQ(plan.world_size, 1);
+  EXPECT_FALSE(plan.needs_launcher());
+  EXPECT_EQ(plan.Describe(), "1 process on the CPU");
+}
+
+TEST_F(JobTest, NprocPerNodeOnTheCpu) {
+  DistOptions options;
+  options.nproc_per_node = 3;
+  const auto plan = PlanProcesses(*settings_, options, Machine(0), std::nullopt);
+  EXPECT_EQ(plan.world_size, 3);
+  EXPECT_TRUE(plan.needs_launcher());
+  EXPECT_EQ(plan.Describe(), "3 processes on the CPU (Gloo)");
+  options.nnodes = 2;
+  options.node_rank = 1;
+  options.master_addr = "node0";
+  EXPECT_EQ(PlanProcesses(*settings_, options, Machine(0), std::nullopt).world_size, 6);
+}
+
+TEST_F(JobTest, CpuProcessesNeedGloo) {
+  DistOptions options;
+  options.nproc_per_node = 2;
+  try {
+    PlanProcesses(*settings_, options, Machine(0, /*gloo=*/false), std::nullopt);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("need Gloo"));
+  }
+}
+
+TEST_F(JobTest, OneProcessPerGpuPinnedByPhysicalId) {
+  computing().gpu_ids = {2, 0};
+  const auto plan = PlanProcesses(*settings_, {}, Machine(4), std::nullopt);
+  EXPECT_TRUE(plan.cuda);
+  EXPECT_EQ(plan.world_size, 2);
+  EXPECT_EQ(plan.gpu_ids, (std::vector<int>{2, 0}));
+  EXPECT_EQ(plan.visible, (std::vector<std::string>{"2", "0"}));
+  EXPECT_EQ(plan.Describe(), "2 processes on GPUs 2, 0 (NCCL)");
+  // One GPU still gets its own pinned process.
+  computing().gpu_ids = {1};
+  const auto single = PlanProcesses(*settings_, {}, Machine(2), std::nullopt);
+  EXPECT_TRUE(single.needs_launcher());
+  EXPECT_EQ(single.visible, (std::vector<std::string>{"1"}));
+}
+
+TEST_F(JobTest, GpuIdsMustExistAndBeVisible) {
+  computing().gpu_ids = {3};
+  EXPECT_THROW(PlanProcesses(*settings_, {}, Machine(2), std::nullopt), ConfigError);
+  computing().gpu_ids = {3};
+  EXPECT_THROW(PlanProcesses(*settings_, {}, Machine(2), std::string("0,1")), ConfigError);
+  computing().gpu_ids = {1};
+  EXPECT_EQ(PlanProcesses(*settings_, {}, Machine(2), std::string("0,1")).visible,
+            (std::vector<std::string>{"1"}));
+}
+
+TEST_F(JobTest, UseGpuFalseOrNoCudaRunsOnTheCpu) {
+  computing().gpu_ids = {0, 1};
+  computing().use_gpu = false;
+  EXPECT_FALSE(PlanProcesses(*settings_, {}, Machine(2), std::nullopt).cuda);
+  computing().use_gpu = true;
+  const auto plan = PlanProcesses(*settings_, {}, Machine(0), std::nullopt);
+  EXPECT_FALSE(plan.cuda);
+  EXPECT_EQ(plan.world_size, 1);
+}
+
+TEST_F(JobTest, NprocPerNodeMustMatchTheGpus) {
+  computing().gpu_ids = {0, 1};
+  DistOptions options;
+  options.nproc_per_node = 4;
+  try {
+    PlanProcesses(*settings_, options, Machine(2), std::nullopt);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("--nproc-per-node 4 contradicts computing.gpu_ids = (0, 1)"));
+  }
+}
+
+TEST_F(JobTest, NodeOptionsAreChecked) {
+  DistOptions options;
+  options.nnodes = 2;
+  EXPECT_THROW(PlanProcesses(*settings_, options, Machine(0), std::nullopt), ConfigError);  // no --master-addr
+  options.master_addr = "node0";
+  options.node_rank = 2;
+  EXPECT_THROW(PlanProcesses(*settings_, options, Machine(0), std::nullopt), ConfigError);
+}
+
+}  // namespace
+}  // namespace asv::tools

@@ -1,0 +1,433 @@
+#include "tools/asvrun/job.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <thread>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/log.h"
+#include "asvcpp/db/database.h"
+#include "asvcpp/db/gpu_queue.h"
+#include "asvcpp/db/run_heartbeat.h"
+#include "asvcpp/dist/gpu_selection.h"
+#include "asvcpp/dist/launcher.h"
+#include "asvcpp/dist/process_group.h"
+#include "asvcpp/recipe/config_loader.h"
+#include "asvcpp/recipe/run_context.h"
+#include "asvcpp/recipe/stage_driver.h"
+#include "asvcpp/settings/dump.h"
+#include "tools/asvrun/commands.h"
+#include "tools/asvrun/signal_guard.h"
+#include "tools/asvrun/version.h"
+
+namespace asv::tools {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::optional<std::string> GetEnv(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
+}
+
+fs::path OutputFolderOf(const recipe::RecipeSettings& settings) {
+  return fs::weakly_canonical(fs::absolute(settings.common().paths.output_folder));
+}
+
+fs::path DatabasePath(const RunOptions& options, const recipe::RecipeSettings& settings) {
+  return options.db.empty() ? db::Database::DefaultPath(OutputFolderOf(settings))
+                            : fs::absolute(fs::path(options.db));
+}
+
+db::RunInfo MakeRunInfo(const recipe::Recipe& recipe, const recipe::LoadedConfig& config, const RunOptions& options,
+                        int world_size, const std::vector<int>& gpus) {
+  const auto& s = *config.settings;
+  db::RunInfo info;
+  info.recipe = recipe.name();
+  info.config = config.name;
+  info.parent_chain = config.parents;
+  info.settings_json = settings::ToJson(s.tree()).dump();
+  info.settings_hash = settings::SettingsHash(s.tree());
+  info.command_line = options.command_line;
+  info.gpu_ids = gpus;
+  info.world_size = world_size;
+  info.code_version = kAsvcppVersion;
+  info.output_folder = OutputFolderOf(s).string();
+  return info;
+}
+
+// Records the run, queueing behind (or warning about) running jobs that hold one of its GPUs.
+std::int64_t BeginRun(db::Database& database, const db::RunInfo& info, const DistOptions& dist) {
+  db::GpuQueueOptions queue;
+  queue.wait = dist.wait_for_gpu;
+  queue.poll = std::chrono::seconds(std::max(1, dist.gpu_poll_seconds));
+  queue.on_busy = [&](const std::vector<db::RunRow>& holders) {
+    ASV_LOG(Warning, "{}", db::FormatGpuHolders(info.gpu_ids, holders));
+    if (dist.wait_for_gpu) {
+      ASV_LOG(Info, "{}; checking every {} s", db::FormatGpuWaiting(info.gpu_ids, holders),
+              std::max(1, dist.gpu_poll_seconds));
+    } else {
+      ASV_LOG(Warning, "starting anyway; --wait-for-gpu queues a run until its GPUs are free");
+    }
+  };
+  // Without max_wait the queue waits for ever and always returns a run id.
+  return *db::BeginRunOnGpus(database, info, queue);
+}
+
+std::string SelfExecutable() {
+  std::error_code ec;
+  const auto exe = fs::read_symlink("/proc/self/exe", ec);
+  if (ec) throw StageError(fmt::format("cannot locate the asvrun executable (/proc/self/exe): {}", ec.message()));
+  return exe.string();
+}
+
+// The command line of one worker: this config only, with the same config files and overrides.
+std::vector<std::string> WorkerArgv(const RunOptions& options, const std::string& config) {
+  std::vector<std::string> argv{SelfExecutable(), options.source.recipe, config};
+  for (const auto& o : options.overrides) {
+    argv.push_back("--set");
+    argv.push_back(o);
+  }
+  auto add = [&](const char* flag, const std::string& value) {
+    if (value.empty()) return;
+    argv.push_back(flag);
+    argv.push_back(value);
+  };
+  add("--init-config", options.source.init_config);
+  add("--run-configs", options.source.run_configs);
+  add("--config-root", options.source.config_root);
+  return argv;
+}
+
+// Stage-driver rendezvous over the process group's store; keys are per config so that several
+// configs of one torchrun/srun invocation never see each other's keys.
+class GroupCoordinator final : public recipe::RankCoordinator {
+ public:
+  GroupCoordinator(dist::Group& group, std::string prefix) : group_(group), prefix_(std::move(prefix)) {}
+  void Signal(const std::string& key) override { group_.Signal(prefix_ + key); }
+  void WaitFor(const std::string& key) override { group_.WaitFor(prefix_ + key); }
+
+ private:
+  dist::Group& group_;
+  std::string prefix_;
+};
+
+int RunInProcess(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const RunOptions& options,
+                 SignalGuard& guard) {
+  auto& s = *config.settings;
+  const fs::path db_path = DatabasePath(options, s);
+  db::Database database(db_path);
+  const std::int64_t run_id = database.BeginRun(MakeRunInfo(recipe, config, options, 1, {}));
+  guard.SetActiveRun(db_path, run_id);
+  ASV_LOG(Info, "run {} of {} {} recorded in {}", run_id, recipe.name(), config.name, db_path.string());
+  {
+    db::RunHeartbeat heartbeat(db_path, run_id);
+    recipe::RunContext context(recipe.name(), config.name, s, OutputFolderOf(s), &database, run_id);
+    try {
+      recipe::RunStages(recipe, context);
+    } catch (const std::exception& e) {
+      database.FinishRun(run_id, db::RunStatus::kFailed, e.what());
+      guard.ClearActiveRun();
+      throw;
+    }
+  }
+  database.FinishRun(run_id, db::RunStatus::kFinished);
+  guard.ClearActiveRun();
+  ASV_LOG(Info, "run {} ({}) finished", run_id, config.name);
+  return kExitOk;
+}
+
+int RunLauncher(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const RunOptions& options,
+                const ProcessPlan& plan, SignalGuard& guard) {
+  auto& s = *config.settings;
+  const auto& d = options.dist;
+  const bool node0 = d.node_rank == 0;
+  const fs::path db_path = DatabasePath(options, s);
+
+  // Node 0 records the run (its launcher lives as long as the job: crash detection sees it).
+  std::unique_ptr<db::Database> database;
+  std::int64_t run_id = 0;
+  if (node0) {
+    database = std::make_unique<db::Database>(db_path);
+    run_id = BeginRun(*database, MakeRunInfo(recipe, config, options, plan.world_size, plan.gpu_ids), d);
+    guard.SetActiveRun(db_path, run_id);
+    ASV_LOG(Info, "run {} of {} {} recorded in {}: {}", run_id, recipe.name(), config.name, db_path.string(),
+            plan.Describe());
+  }
+  std::unique_ptr<db::RunHeartbeat> heartbeat;
+  if (node0) heartbeat = std::make_unique<db::RunHeartbeat>(db_path, run_id);
+
+  // The store: in this process on node 0 (a free port on one node, so two jobs never collide).
+  std::unique_ptr<dist::StoreServer> store;
+  std::string master_addr = "127.0.0.1";
+  int master_port = d.master_port;
+  if (d.nnodes > 1) master_addr = d.master_addr;
+  if (node0) {
+    store = std::make_unique<dist::StoreServer>(d.nnodes > 1 ? d.master_port : 0);
+    master_port = store->port();
+  }
+
+  std::vector<dist::WorkerSpec> workers;
+  for (int local = 0; local < plan.nproc_per_node; ++local) {
+    dist::WorkerSpec w;
+    w.rank = d.node_rank * plan.nproc_per_node + local;
+    w.argv = WorkerArgv(options, config.name);
+    w.env = {{"ASV_LAUNCHER", "1"},
+             {"RANK", std::to_string(w.rank)},
+             {"WORLD_SIZE", std::to_string(plan.world_size)},
+             {"LOCAL_RANK", std::to_string(local)},
+             {"LOCAL_WORLD_SIZE", std::to_string(plan.nproc_per_node)},
+             {"GROUP_RANK", std::to_string(d.node_rank)},
+             {"MASTER_ADDR", master_addr},
+             {"MASTER_PORT", std::to_string(master_port)},
+             {"ASV_SETTINGS_HASH", settings::SettingsHash(s.tree())},
+             {"ASV_DEVICE", plan.cuda ? "cuda:0" : "cpu"}};
+    if (node0) {
+      w.env["ASV_RUN_ID"] = std::to_string(run_id);
+      w.env["ASV_DB"] = db_path.string();
+    }
+    if (plan.cuda) {
+      w.env["CUDA_VISIBLE_DEVICES"] = plan.visible[static_cast<std::size_t>(local)];
+      w.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    }
+    w.unset_env = {"ASV_DIST_PROTOCOL", "TORCHELASTIC_USE_AGENT_STORE"};
+    workers.push_back(std::move(w));
+  }
+
+  dist::Launcher launcher;
+  int interrupted = 0;
+  guard.SetInterruptHandler([&launcher, &interrupted](int sig) {
+    interrupted = sig;
+    launcher.Terminate(sig);
+  });
+  dist::LaunchResult result;
+  try {
+    launcher.Start(workers);
+    ASV_LOG(Info, "started {} worker processes (ranks {}-{}), rendezvous at {}:{}", workers.size(),
+            workers.front().rank, workers.back().rank, master_addr, master_port);
+    result = launcher.Wait();
+  } catch (const std::exception& e) {
+    guard.SetInterruptHandler(nullptr);
+    if (database) database->FinishRun(run_id, db::RunStatus::kFailed, e.what());
+    guard.ClearActiveRun();
+    throw;
+  }
+  guard.SetInterruptHandler(nullptr);
+  heartbeat.reset();
+
+  if (result.ok() && interrupted == 0) {
+    if (database) database->FinishRun(run_id, db::RunStatus::kFinished);
+    guard.ClearActiveRun();
+    if (node0) {
+      ASV_LOG(Info, "run {} ({}) finished", run_id, config.name);
+    } else {
+      ASV_LOG(Info, "node {} of {} ({}) finished", d.node_rank, d.nnodes, config.name);
+    }
+    return kExitOk;
+  }
+  std::string message;
+  int failure_code = result.ExitCode();
+  if (interrupted != 0) {
+    message = fmt::format("interrupted by {}", ::strsignal(interrupted));
+  } else {
+    // Several ranks may have ended on their own before the launcher stopped the rest (a rank
+    // killed by a signal, the others failing in a collective): the killed one is the cause.
+    const dist::WorkerExit* cause = &*result.first_failure;
+    for (const auto& e : result.exits) {
+      if (!e.ok() && !e.stopped_by_launcher && e.signal != 0 && cause->signal == 0) cause = &e;
+    }
+    const auto& failure = *cause;
+    failure_code = failure.signal != 0 ? 128 + failure.signal : failure.exit_code;
+    message = failure.Describe();
+    if (store) {
+      if (auto reported = store->Get(fmt::format("error/{}", failure.rank))) message += ": " + *reported;
+    }
+  }
+  if (database) database->FinishRun(run_id, db::RunStatus::kFailed, message);
+  guard.ClearActiveRun();
+  if (node0) {
+    ASV_LOG(Error, "run {} ({}) failed: {}", run_id, config.name, message);
+  } else {
+    ASV_LOG(Error, "node {} of {} ({}) failed: {}", d.node_rank, d.nnodes, config.name, message);
+  }
+  if (interrupted != 0) return 128 + interrupted;
+  return failure_code;
+}
+
+// The device of a worker. asvrun's launcher pinned it already (ASV_DEVICE); under torchrun or
+// srun this process pins itself to one GPU before CUDA starts: the one CUDA_VISIBLE_DEVICES
+// leaves if it names a single device, else entry LOCAL_RANK of the visible ones.
+std::string WorkerDevice(const dist::WorldInfo& world, const recipe::RecipeSettings& settings) {
+  if (world.protocol == dist::LaunchProtocol::kAsvrun) {
+    if (auto device = GetEnv("ASV_DEVICE")) return *device;
+  }
+  if (!settings.common().computing.use_gpu) return "cpu";
+  auto visible = GetEnv("CUDA_VISIBLE_DEVICES");
+  if (!visible) {
+    ::setenv("CUDA_VISIBLE_DEVICES", std::to_string(world.local_rank).c_str(), 1);
+  } else {
+    std::vector<std::string> entries;
+    std::string entry;
+    for (char c : *visible + ",") {
+      if (c != ',') {
+        entry += c;
+      } else if (!entry.empty()) {
+        entries.push_back(entry);
+        entry.clear();
+      }
+    }
+    if (entries.size() > 1 && static_cast<std::size_t>(world.local_rank) < entries.size()) {
+      ::setenv("CUDA_VISIBLE_DEVICES", entries[static_cast<std::size_t>(world.local_rank)].c_str(), 1);
+    }
+  }
+  const auto runtime = dist::GetRuntimeInfo();
+  if (runtime.cuda_available) return "cuda:0";
+  if (runtime.cuda_build) ASV_LOG(Warning, "computing.use_gpu is True but no GPU is usable by this rank: CPU");
+  return "cpu";
+}
+
+int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const RunOptions& options,
+              const dist::WorldInfo& world, SignalGuard& guard) {
+  auto& s = *config.settings;
+  log::SetRank(world.rank, world.world_size);
+  if (auto expected = GetEnv("ASV_SETTINGS_HASH"); expected && *expected != settings::SettingsHash(s.tree())) {
+    throw ConfigError(fmt::format("config '{}' resolves differently in this worker than in its launcher: were "
+                                  "the config files changed after asvrun started?",
+                                  config.name));
+  }
+  const std::string device = WorkerDevice(world, s);
+  if (device == "cpu") {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    dist::SetIntraOpThreads(std::max(1, cores / std::max(1, world.local_world_size)));
+  }
+  dist::GroupOptions group_options;
+  group_options.world = world;
+  group_options.device = device;
+  auto group = dist::Group::Create(group_options);
+  ASV_LOG(Info, "{} on {}", world.Describe(), device);
+
+  // Rank 0 writes the database: into the launcher's run, or (torchrun, srun) into its own.
+  const bool own_run = world.rank == 0 && world.protocol != dist::LaunchProtocol::kAsvrun;
+  std::unique_ptr<db::Database> database;
+  std::unique_ptr<db::RunHeartbeat> heartbeat;
+  std::int64_t run_id = 0;
+  fs::path db_path;
+  if (world.rank == 0) {
+    if (world.protocol == dist::LaunchProtocol::kAsvrun) {
+      const auto env_db = GetEnv("ASV_DB");
+      const auto env_run = GetEnv("ASV_RUN_ID");
+      if (!env_db || !env_run) throw ConfigError("rank 0 of an asvrun job needs ASV_DB and ASV_RUN_ID");
+      db_path = *env_db;
+      run_id = std::stoll(*env_run);
+      database = std::make_unique<db::Database>(db_path);
+    } else {
+      db_path = DatabasePath(options, s);
+      database = std::make_unique<db::Database>(db_path);
+      run_id = database->BeginRun(MakeRunInfo(recipe, config, options, world.world_size, {}));
+      guard.SetActiveRun(db_path, run_id);
+      heartbeat = std::make_unique<db::RunHeartbeat>(db_path, run_id);
+      ASV_LOG(Info, "run {} of {} {} recorded in {}", run_id, recipe.name(), config.name, db_path.string());
+      group->SetPeerFailureHandler([db_path, run_id](int rank, const std::string& message) {
+        const std::string text =
+            rank >= 0 ? fmt::format("rank {} failed: {}", rank, message) : fmt::format("{}", message);
+        ASV_LOG(Error, "{}", text);
+        try {
+          db::Database(db_path).FinishRun(run_id, db::RunStatus::kFailed, text);
+        } catch (const std::exception& e) {
+          ASV_LOG(Error, "could not record the failure: {}", e.what());
+        }
+        std::_Exit(kExitStageError);
+      });
+    }
+  }
+
+  GroupCoordinator coordinator(*group, "config/" + config.name + "/");
+  recipe::RunContext context(recipe.name(), config.name, s, OutputFolderOf(s), database.get(), run_id);
+  context.set_rank(world.rank, world.world_size);
+  context.set_device(device);
+  context.set_reducer(group->reducer());
+  context.set_coordinator(&coordinator);
+  try {
+    recipe::RunStages(recipe, context);
+  } catch (const std::exception& e) {
+    group->ReportError(e.what());
+    if (own_run) database->FinishRun(run_id, db::RunStatus::kFailed, e.what());
+    guard.ClearActiveRun();
+    throw;
+  }
+  // Nobody leaves before everybody is done (rank 0 may host the store the others still use).
+  group->StoreBarrier("config/" + config.name + "/end");
+  heartbeat.reset();
+  if (own_run) {
+    database->FinishRun(run_id, db::RunStatus::kFinished);
+    guard.ClearActiveRun();
+    ASV_LOG(Info, "run {} ({}) finished", run_id, config.name);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+std::string ProcessPlan::Describe() const {
+  if (cuda) {
+    return fmt::format("{} on GPU{} {} ({})", world_size == 1 ? "1 process" : fmt::format("{} processes", world_size),
+                       gpu_ids.size() == 1 ? "" : "s", fmt::join(gpu_ids, ", "),
+                       world_size == 1 ? "single process" : "NCCL");
+  }
+  return world_size == 1 ? std::string("1 process on the CPU")
+                         : fmt::format("{} processes on the CPU (Gloo)", world_size);
+}
+
+ProcessPlan PlanProcesses(const recipe::RecipeSettings& settings, const DistOptions& options,
+                          const dist::RuntimeInfo& runtime, const std::optional<std::string>& cuda_visible_devices) {
+  if (options.nnodes < 1) throw ConfigError(fmt::format("--nnodes must be at least 1, not {}", options.nnodes));
+  if (options.node_rank < 0 || options.node_rank >= options.nnodes) {
+    throw ConfigError(fmt::format("--node-rank {} is outside 0..{} (--nnodes {})", options.node_rank,
+                                  options.nnodes - 1, options.nnodes));
+  }
+  if (options.nnodes > 1 && options.master_addr.empty()) {
+    throw ConfigError("--nnodes > 1 needs --master-addr (the host of node 0) and --master-port");
+  }
+  if (options.nproc_per_node < 0) {
+    throw ConfigError(fmt::format("--nproc-per-node must be positive, not {}", options.nproc_per_node));
+  }
+  const auto& computing = settings.common().computing;
+  ProcessPlan plan;
+  plan.cuda = computing.use_gpu && runtime.cuda_build && runtime.cuda_available;
+  if (plan.cuda) {
+    plan.gpu_ids.assign(computing.gpu_ids.begin(), computing.gpu_ids.end());
+    plan.visible =
+        dist::WorkerVisibleDevices(plan.gpu_ids, cuda_visible_devices, static_cast<int>(runtime.gpus.size()));
+    plan.nproc_per_node = static_cast<int>(plan.gpu_ids.size());
+    if (options.nproc_per_node > 0 && options.nproc_per_node != plan.nproc_per_node) {
+      throw ConfigError(fmt::format("--nproc-per-node {} contradicts computing.gpu_ids = ({}): one process runs "
+                                    "per GPU (set computing.use_gpu = False for CPU processes)",
+                                    options.nproc_per_node, fmt::join(plan.gpu_ids, ", ")));
+    }
+  } else {
+    plan.nproc_per_node = options.nproc_per_node > 0 ? options.nproc_per_node : 1;
+  }
+  plan.world_size = plan.nproc_per_node * options.nnodes;
+  if (!plan.cuda && plan.world_size > 1 && !runtime.gloo_build) {
+    throw ConfigError(fmt::format("{} CPU processes need Gloo, which this LibTorch ({}) lacks; use a GPU build "
+                                  "with NCCL or Debian's libtorch-dev",
+                                  plan.world_size, runtime.torch_version));
+  }
+  return plan;
+}
+
+int RunJob(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const RunOptions& options,
+           const dist::WorldInfo& world, SignalGuard& guard) {
+  if (world.protocol != dist::LaunchProtocol::kNone) return RunWorker(recipe, config, options, world, guard);
+  const auto plan =
+      PlanProcesses(*config.settings, options.dist, dist::GetRuntimeInfo(), GetEnv("CUDA_VISIBLE_DEVICES"));
+  if (!plan.needs_launcher() && options.dist.nnodes == 1) return RunInProcess(recipe, config, options, guard);
+  return RunLauncher(recipe, config, options, plan, guard);
+}
+
+}  // namespace asv::tools
