@@ -1,0 +1,47 @@
+// The benchmark harness (tools/bench/run_benchmarks.py) in quick mode without peers: every case
+// runs end to end and reports a positive asvcpp figure, so the harness cannot rot unnoticed.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(BenchHarness, QuickModeReportsEveryCase) {
+  const fs::path out = fs::temp_directory_path() / ("asv_bench_harness_test." + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const std::string command = std::string("python3 ") + ASV_SOURCE_DIR + "/tools/bench/run_benchmarks.py --quick " +
+                              "--no-peers --cases 1,2,3,4,5 --build " + ASV_BINARY_DIR + " --out " + out.string() +
+                              " > " + (out.string() + ".log") + " 2>&1";
+  const int status = std::system(command.c_str());
+  std::ifstream log(out.string() + ".log");
+  const std::string log_text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(status, 0) << command << "\n" << log_text;
+
+  std::ifstream in(out / "results.json");
+  ASSERT_TRUE(in) << "no results.json\n" << log_text;
+  const auto results = nlohmann::json::parse(in);
+  EXPECT_TRUE(results["meta"]["failures"].empty()) << results["meta"]["failures"].dump();
+  std::set<std::string> cases;
+  for (const auto& row : results["rows"]) {
+    const std::string name = row["case"].get<std::string>() + ": " + row["name"].get<std::string>();
+    ASSERT_TRUE(row["asvcpp"].is_object()) << name;
+    EXPECT_GT(row["asvcpp"]["median"].get<double>(), 0.0) << name;
+    cases.insert(row["case"].get<std::string>().substr(0, 1));
+  }
+  EXPECT_EQ(cases, (std::set<std::string>{"1", "2", "3", "4", "5"}));
+  EXPECT_TRUE(fs::exists(out / "results.md"));
+  fs::remove_all(out);
+  fs::remove(out.string() + ".log");
+}
+
+}  // namespace

@@ -1,0 +1,239 @@
+// asv_bench_db: the experiment database (asvcpp/db/database.h) under concurrent writers and a large
+// result table.
+//
+//  writers  `--writers` processes (fork; each opens its own connection, as asvrun processes do)
+//           each begin a run and record `--epochs` epochs and one result per epoch, then finish
+//           the run. Reported: wall time of the slowest writer, writes per second, failed writes
+//           (any DbError; the benchmark's target is none).
+//  query    a fresh database with `--rows` result rows spread over `--configs` runs (one config
+//           each, 4 trial lists), inserted with plain SQLite in transactions of 100,000 rows;
+//           then Database::Results with best_per_config ("best EER per config", as `asvrun
+//           results --best`) is timed (target < 100 ms).
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/log.h"
+#include "asvcpp/db/database.h"
+#include "tools/bench/bench_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+constexpr const char* kTrialLists[] = {"voxceleb1_o", "voxceleb1_e", "voxceleb1_h", "demo"};
+
+// One writer process: returns the number of failed writes.
+int Writer(const fs::path& path, int index, int epochs) {
+  int failed = 0;
+  asv::db::Database db(path);
+  asv::db::RunInfo info;
+  info.recipe = "voxceleb/xvector";
+  info.config = fmt::format("writer{}", index);
+  const std::int64_t run = db.BeginRun(info);
+  for (int e = 1; e <= epochs; ++e) {
+    try {
+      asv::db::EpochRecord epoch;
+      epoch.epoch = e;
+      epoch.loss = 5.0 / e;
+      epoch.accuracy = 100.0 - 50.0 / e;
+      epoch.learning_rate = 0.2;
+      epoch.seconds = 60;
+      db.RecordEpoch(run, epoch);
+      asv::db::ResultRecord result;
+      result.epoch = e;
+      result.trial_list = kTrialLists[e % 4];
+      result.eer = 10.0 / e + 0.001 * index;
+      result.min_dcf = 0.5;
+      result.n_target = 100;
+      result.n_nontarget = 10000;
+      db.RecordResult(run, result);
+    } catch (const asv::DbError& err) {
+      ASV_LOG(Error, "writer {}: {}", index, err.what());
+      ++failed;
+    }
+  }
+  db.FinishRun(run, asv::db::RunStatus::kFinished);
+  return failed;
+}
+
+void Exec(sqlite3* db, const char* sql) {
+  char* message = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+    const std::string text = message ? message : "?";
+    sqlite3_free(message);
+    throw asv::DbError(fmt::format("bench fill: {}: {}", sql, text));
+  }
+}
+
+// Fills `path` (a database made by asv::db::Database) with `rows` results over `configs` runs.
+void Fill(const fs::path& path, std::int64_t rows, int configs) {
+  std::vector<std::int64_t> runs;
+  {
+    asv::db::Database db(path);
+    for (int c = 0; c < configs; ++c) {
+      asv::db::RunInfo info;
+      info.recipe = "voxceleb/xvector";
+      info.config = fmt::format("config{}", c);
+      runs.push_back(db.BeginRun(info));
+      db.FinishRun(runs.back(), asv::db::RunStatus::kFinished);
+    }
+  }
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw asv::DbError("bench fill: cannot open " + path.string());
+  sqlite3_stmt* insert = nullptr;
+  try {
+    const char* sql =
+        "INSERT INTO results (run_id, epoch, trial_list, eer, min_dcf, p_target, c_miss, c_fa, n_target, "
+        "n_nontarget, recorded_time, stage) VALUES (?, ?, ?, ?, 0.5, 0.05, 1, 1, 100, 10000, "
+        "'2026-01-01T00:00:00.000Z', 5)";
+    if (sqlite3_prepare_v2(db, sql, -1, &insert, nullptr) != SQLITE_OK) {
+      throw asv::DbError(fmt::format("bench fill: {}", sqlite3_errmsg(db)));
+    }
+    constexpr std::int64_t kPerTransaction = 100000;
+    std::uint64_t state = 12345;
+    for (std::int64_t r = 0; r < rows; ++r) {
+      if (r % kPerTransaction == 0) Exec(db, "BEGIN IMMEDIATE");
+      state = state * 6364136223846793005ULL + 1442695040888963407ULL;  // PCG-style LCG step
+      const double eer = 1.0 + static_cast<double>(state >> 40) / static_cast<double>(1ULL << 24) * 9.0;
+      sqlite3_bind_int64(insert, 1, runs[static_cast<std::size_t>(r % configs)]);
+      sqlite3_bind_int(insert, 2, static_cast<int>(r / configs % 1000) + 1);
+      sqlite3_bind_text(insert, 3, kTrialLists[(r / configs) % 4], -1, SQLITE_STATIC);
+      sqlite3_bind_double(insert, 4, eer);
+      if (sqlite3_step(insert) != SQLITE_DONE) throw asv::DbError(fmt::format("bench fill: {}", sqlite3_errmsg(db)));
+      sqlite3_reset(insert);
+      if ((r + 1) % kPerTransaction == 0 || r + 1 == rows) Exec(db, "COMMIT");
+    }
+    Exec(db, "ANALYZE");
+  } catch (...) {
+    sqlite3_finalize(insert);
+    sqlite3_close(db);
+    throw;
+  }
+  sqlite3_finalize(insert);
+  sqlite3_close(db);
+}
+
+int Main(int argc, char** argv) {
+  int writers = 16;
+  int epochs = 1000;
+  std::int64_t rows = 1000000;
+  int configs = 1000;
+  int warmup = 1;
+  int repeats = 5;
+  std::string dir;
+  std::string json_path = "-";
+  CLI::App app{"asv_bench_db: experiment database with concurrent writers and a large results table"};
+  app.add_option("--writers", writers, "Concurrent writer processes")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--epochs", epochs, "Epochs (and results) each writer records")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--rows", rows, "Result rows for the query")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--configs", configs, "Runs (configs) the rows are spread over")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--warmup", warmup, "Untimed queries first")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--repeats", repeats, "Timed queries")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--dir", dir, "Folder for the database files (must exist; default: a temporary folder)");
+  app.add_option("--json", json_path, "Write the timings here (- = stdout)")->capture_default_str();
+  app.footer("Example:\n  asv_bench_db --writers 16 --epochs 1000 --rows 1000000 --json db.json");
+  CLI11_PARSE(app, argc, argv);
+
+  const bool own_dir = dir.empty();
+  const fs::path folder = own_dir ? fs::temp_directory_path() / fmt::format("asv_bench_db.{}", getpid()) : fs::path(dir);
+  fs::create_directories(folder);
+  const fs::path writers_db = folder / "writers.sqlite";
+  const fs::path query_db = folder / "query.sqlite";
+  fs::remove(writers_db);
+  fs::remove(query_db);
+  { asv::db::Database create(writers_db); }  // schema made once, before the writers race
+
+  const auto writers_start = Clock::now();
+  std::vector<pid_t> children;
+  for (int w = 0; w < writers; ++w) {
+    const pid_t pid = fork();
+    if (pid < 0) throw asv::Error(asv::kExitFailure, "fork failed");
+    if (pid == 0) {
+      int failed = 0;
+      try {
+        failed = Writer(writers_db, w, epochs);
+      } catch (const std::exception& e) {
+        ASV_LOG(Error, "writer {}: {}", w, e.what());
+        failed = epochs;
+      }
+      _exit(failed > 250 ? 250 : failed);
+    }
+    children.push_back(pid);
+  }
+  int failed_writers = 0;
+  int failed_writes = 0;
+  for (const pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 250;
+    if (code != 0) ++failed_writers;
+    failed_writes += code;
+  }
+  const double writers_seconds = Seconds(writers_start);
+  std::int64_t epoch_rows = 0;
+  std::int64_t result_rows = 0;
+  {
+    asv::db::Database db(writers_db);
+    for (const auto& run : db.ListRuns()) epoch_rows += static_cast<std::int64_t>(db.Epochs(run.id).size());
+    result_rows = static_cast<std::int64_t>(db.Results().size());
+  }
+
+  const auto fill_start = Clock::now();
+  Fill(query_db, rows, configs);
+  const double fill_seconds = Seconds(fill_start);
+  asv::db::Database db(query_db);
+  asv::db::ResultFilter best;
+  best.best_per_config = true;
+  std::size_t best_rows = 0;
+  const auto query = asv::bench::Measure(warmup, repeats, [&] { best_rows = db.Results(best).size(); });
+
+  const double writes = 2.0 * writers * epochs;
+  asv::bench::Json report{
+      {"case", "db"},
+      {"writers",
+       {{"processes", writers},
+        {"epochs_each", epochs},
+        {"seconds", writers_seconds},
+        {"writes_per_second", writes / writers_seconds},
+        {"failed_writers", failed_writers},
+        {"failed_writes", failed_writes},
+        {"epoch_rows", epoch_rows},
+        {"result_rows", result_rows},
+        {"expected_rows", writers * epochs}}},
+      {"fill", {{"rows", rows}, {"configs", configs}, {"seconds", fill_seconds}}},
+      {"best_per_config_rows", best_rows},
+      {"query", query.ToJson()}};
+  if (own_dir) fs::remove_all(folder);
+  asv::bench::WriteJson(report, json_path);
+  return failed_writes == 0 && epoch_rows == static_cast<std::int64_t>(writers) * epochs ? asv::kExitOk
+                                                                                         : asv::kExitDbError;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    ASV_LOG(Error, "{}", e.what());
+    return asv::ExitCodeFor(e);
+  }
+}

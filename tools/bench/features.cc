@@ -1,0 +1,128 @@
+// asv_bench_features: Kaldi MFCC + energy VAD (asvcpp/features) as stage 1 computes them, the
+// asvcpp side of case 1 of run_benchmarks.py.
+//
+// Input: `--seconds` of deterministic speech-like noise at 16 kHz (noise bursts with a slowly
+// varying envelope and silences, int16 range), cut into utterances of `--utterance-seconds`. Each
+// utterance: features::Mfcc::Compute with the options of `--config` (ASVtorch's mfcc.conf;
+// Kaldi's dither 1.0), then ComputeVadEnergy with VadOptions::VoxcelebV2(). Utterances run on
+// `--threads` threads (ParallelFor, as stage 1 spreads utterances). Reported: seconds per pass
+// (median, spread) and the real-time factor (processing time / audio time). --write FILE writes
+// the audio as raw int16 for the peers (tools/bench/peers/features_peer.py).
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/log.h"
+#include "asvcpp/base/thread_pool.h"
+#include "asvcpp/features/feature_options.h"
+#include "asvcpp/features/kaldi_options.h"
+#include "asvcpp/features/mfcc.h"
+#include "asvcpp/features/vad.h"
+#include "tools/bench/bench_util.h"
+
+namespace {
+
+std::vector<std::int16_t> MakeAudio(std::int64_t samples, int rate, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<std::int16_t> audio(static_cast<std::size_t>(samples));
+  const double kPi = 3.14159265358979323846;
+  float low = 0.0f;
+  for (std::int64_t i = 0; i < samples; ++i) {
+    const double t = static_cast<double>(i) / rate;
+    // 4 Hz syllable-like envelope, silent 30% of every 2.3 s.
+    const double envelope = std::fmod(t, 2.3) < 0.7 ? 0.01 : 0.5 + 0.5 * std::sin(2 * kPi * 4 * t);
+    low = 0.9f * low + 0.1f * normal(rng);  // some low-pass colour
+    const double v = 3000.0 * envelope * (low * 2.0 + 0.3 * normal(rng));
+    audio[static_cast<std::size_t>(i)] = static_cast<std::int16_t>(std::max(-32768.0, std::min(32767.0, v)));
+  }
+  return audio;
+}
+
+int Main(int argc, char** argv) {
+  double seconds = 600;
+  double utterance_seconds = 10;
+  int threads = 1;
+  int warmup = 1;
+  int repeats = 5;
+  std::string config = std::string(ASV_SOURCE_DIR) + "/run_configs/voxceleb/xvector/mfcc.conf";
+  std::string write_path;
+  std::string json_path = "-";
+  CLI::App app{"asv_bench_features: Kaldi MFCC + energy VAD real-time factor"};
+  app.add_option("--seconds", seconds, "Audio length")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--utterance-seconds", utterance_seconds, "Utterance length")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--threads", threads, "Threads over utterances")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--config", config, "Kaldi MFCC options file")->capture_default_str();
+  app.add_option("--warmup", warmup, "Untimed passes first")->check(CLI::NonNegativeNumber)->capture_default_str();
+  app.add_option("--repeats", repeats, "Timed passes")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--write", write_path, "Write the audio here (raw int16, 16 kHz)");
+  app.add_option("--json", json_path, "Write the timings here (- = stdout)")->capture_default_str();
+  app.footer("Example:\n  asv_bench_features --seconds 600 --threads 2 --json features.json");
+  CLI11_PARSE(app, argc, argv);
+
+  const auto options = asv::features::ReadKaldiConfig<asv::features::MfccOptions>(config);
+  const int rate = static_cast<int>(options.frame_opts.samp_freq);
+  const auto audio = MakeAudio(static_cast<std::int64_t>(seconds * rate), rate, 1);
+  if (!write_path.empty()) {
+    std::ofstream out(write_path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(audio.data()), static_cast<std::streamsize>(audio.size() * 2));
+    if (!out) throw asv::DataError("cannot write " + write_path);
+  }
+  const std::int64_t per_utt = static_cast<std::int64_t>(utterance_seconds * rate);
+  std::vector<std::vector<float>> utterances;
+  for (std::int64_t begin = 0; begin < static_cast<std::int64_t>(audio.size()); begin += per_utt) {
+    const std::int64_t end = std::min<std::int64_t>(begin + per_utt, static_cast<std::int64_t>(audio.size()));
+    utterances.emplace_back(audio.begin() + begin, audio.begin() + end);
+  }
+  const asv::features::Mfcc mfcc(options);
+  const auto vad_options = asv::features::VadOptions::VoxcelebV2();
+  std::vector<std::int64_t> frames(utterances.size());
+  std::vector<double> voiced(utterances.size());
+  const auto timing = asv::bench::Measure(warmup, repeats, [&] {
+    asv::base::ParallelFor(utterances.size(), threads, [&](std::size_t i, int) {
+      const auto& u = utterances[i];
+      const asv::Matrix feats = mfcc.Compute(u.data(), static_cast<std::int64_t>(u.size()), i + 1);
+      const auto vad = asv::features::ComputeVadEnergy(vad_options, feats);
+      frames[i] = feats.rows();
+      double v = 0;
+      for (float x : vad) v += x;
+      voiced[i] = v;
+    });
+  });
+  std::int64_t total_frames = 0;
+  double total_voiced = 0;
+  for (std::size_t i = 0; i < frames.size(); ++i) {
+    total_frames += frames[i];
+    total_voiced += voiced[i];
+  }
+  auto report = asv::bench::Json{{"case", "features"},
+                                 {"seconds_audio", seconds},
+                                 {"utterances", utterances.size()},
+                                 {"threads", threads},
+                                 {"frames", total_frames},
+                                 {"voiced_fraction", total_voiced / std::max<std::int64_t>(total_frames, 1)},
+                                 {"time", timing.ToJson()},
+                                 {"rtf_median", timing.Median() / seconds}};
+  asv::bench::WriteJson(report, json_path);
+  return asv::kExitOk;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    ASV_LOG(Error, "{}", e.what());
+    return asv::ExitCodeFor(e);
+  }
+}
