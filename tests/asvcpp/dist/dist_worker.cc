@@ -284,21 +284,10 @@ int Collectives(const Args& args, std::shared_ptr<Group>& group) {
 
 // trainer_test.cc's small StandardNet on 8 Gaussian-blob speakers (8 x 16 clips per epoch).
 asv::train::TrainerOptions TrainOptions(const Args& a) {
-  asv::train::TrainerOptions o;
+  asv::train::TrainerOptions o = asv::train::testing::SmallTrainerOptions();
   auto& n = o.network;
-  n.frame_layer_size = 64;
-  n.stat_size = 64;
-  n.embedding_size = 32;
-  n.min_clip_size = 20;
-  n.max_clip_size = 40;
   n.minibatch_size = a.Int("minibatch", 16);
   n.optimizer_step_interval = a.Int("interval", 1);
-  n.utts_per_speaker_in_epoch = 16;
-  n.validation_utterances = 16;
-  n.print_interval = 4;
-  n.accuracy_print_interval = 2;
-  n.max_batch_size_in_frames = 2000;
-  n.momentum = 0.5;
   n.max_epochs = a.Int("epochs", 1);
   n.max_consecutive_lr_updates = a.Int("max_lr_updates", 2);
   n.resume_epoch = a.Int("resume", 0);

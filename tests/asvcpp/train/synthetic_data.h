@@ -10,6 +10,7 @@
 
 #include "asvcpp/train/feature_source.h"
 #include "asvcpp/train/rng.h"
+#include "asvcpp/train/trainer.h"
 
 namespace asv::train::testing {
 
@@ -58,6 +59,28 @@ inline TrainingData MakeSyntheticData(const SyntheticSpec& spec) {
   data.source = std::make_shared<InMemoryFeatureSource>(std::move(utterances), std::move(names));
   data.n_speakers = spec.speakers;
   return data;
+}
+
+/// The small StandardNet the training tests use on MakeSyntheticData's 8 speakers: 64-unit frame
+/// layers, 64-dim statistics, 32-dim embeddings, minibatches of 16 clips of 20-40 frames (8 per
+/// epoch), 16 validation utterances, momentum 0.5, seed 11. Callers set epochs, workers, device.
+inline TrainerOptions SmallTrainerOptions() {
+  TrainerOptions o;
+  auto& n = o.network;
+  n.frame_layer_size = 64;
+  n.stat_size = 64;
+  n.embedding_size = 32;
+  n.min_clip_size = 20;
+  n.max_clip_size = 40;
+  n.minibatch_size = 16;
+  n.utts_per_speaker_in_epoch = 16;
+  n.validation_utterances = 16;
+  n.print_interval = 4;
+  n.accuracy_print_interval = 2;
+  n.max_batch_size_in_frames = 2000;
+  n.momentum = 0.5;
+  o.seed = 11;
+  return o;
 }
 
 }  // namespace asv::train::testing

@@ -28,25 +28,11 @@ stdfs::path TempFolder(const std::string& name) {
 
 // A small StandardNet on 8 Gaussian-blob speakers: 8 minibatches of 16 clips per epoch.
 TrainerOptions SmallOptions(const stdfs::path& folder) {
-  TrainerOptions o;
-  auto& n = o.network;
-  n.frame_layer_size = 64;
-  n.stat_size = 64;
-  n.embedding_size = 32;
-  n.min_clip_size = 20;
-  n.max_clip_size = 40;
-  n.minibatch_size = 16;
-  n.utts_per_speaker_in_epoch = 16;
-  n.validation_utterances = 16;
-  n.print_interval = 4;
-  n.accuracy_print_interval = 2;
-  n.max_batch_size_in_frames = 2000;
-  n.momentum = 0.5;
-  n.max_epochs = 4;
+  TrainerOptions o = testing::SmallTrainerOptions();
+  o.network.max_epochs = 4;
   o.dataloader_workers = 2;
   o.checkpoint_folder = folder.empty() ? folder : folder / "networks";
   o.log_folder = folder.empty() ? folder : folder / "logs";
-  o.seed = 11;
   return o;
 }
 
