@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "asvcpp/dist/process_group.h"
+#include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/train/gradient_reducer.h"
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/trainer.h"
