@@ -12,9 +12,7 @@
 
 namespace asv::dist {
 
-namespace {
-
-std::vector<std::string> SplitList(std::string_view list) {
+std::vector<std::string> SplitVisibleDevices(std::string_view list) {
   std::vector<std::string> entries;
   if (text::Trim(list).empty()) return entries;
   std::size_t start = 0;
@@ -26,6 +24,8 @@ std::vector<std::string> SplitList(std::string_view list) {
   }
   return entries;
 }
+
+namespace {
 
 std::optional<long> ParseIndex(std::string_view entry) {
   long value = 0;
@@ -50,7 +50,7 @@ std::vector<std::string> WorkerVisibleDevices(const std::vector<int>& gpu_ids,
   if (gpu_ids.empty()) throw ConfigError("computing.gpu_ids is empty");
 
   const std::vector<std::string> entries =
-      cuda_visible_devices ? SplitList(*cuda_visible_devices) : std::vector<std::string>{};
+      cuda_visible_devices ? SplitVisibleDevices(*cuda_visible_devices) : std::vector<std::string>{};
   bool numeric = true;
   for (const auto& entry : entries) numeric = numeric && ParseIndex(entry).has_value();
   // CUDA stops reading CUDA_VISIBLE_DEVICES at the first entry it cannot use, so only the first

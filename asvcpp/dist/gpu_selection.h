@@ -14,9 +14,14 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace asv::dist {
+
+/// The entries of a CUDA_VISIBLE_DEVICES value, split at commas and trimmed: "2, 3" -> {"2", "3"};
+/// an empty or blank value gives none. Never throws.
+std::vector<std::string> SplitVisibleDevices(std::string_view list);
 
 /// For each entry of `gpu_ids`, the value of CUDA_VISIBLE_DEVICES that pins a worker to it: the
 /// id itself ("2") when the variable is unset or numeric, the list entry ("GPU-8f2c...") for UUIDs.

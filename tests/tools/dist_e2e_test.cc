@@ -28,10 +28,6 @@ namespace {
 namespace fs = std::filesystem;
 using Env = std::map<std::string, std::string>;
 
-bool HaveTool(const std::string& tool) {
-  return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
-}
-
 // `cwd` must be private to the test: RunCommand keeps its output files there.
 bool HaveGloo(const fs::path& cwd) {
   return testing::RunCommand({ASV_ASVRUN, "info"}, cwd).out.find("Gloo: yes") != std::string::npos;
@@ -148,7 +144,7 @@ std::string PrepareSharedData(const fs::path& root) {
 class DistE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!HaveTool("espeak-ng") || !HaveTool("ffmpeg") || !HaveTool("python3")) {
+    if (!testing::HaveTool("espeak-ng") || !testing::HaveTool("ffmpeg") || !testing::HaveTool("python3")) {
       GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
     }
     if (!HaveGloo(scratch_.path())) GTEST_SKIP() << "this LibTorch has no Gloo: CPU data parallelism is not available";

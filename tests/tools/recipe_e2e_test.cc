@@ -16,10 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-bool HaveTool(const std::string& tool) {
-  return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
-}
-
 std::size_t CountLines(const fs::path& file) {
   std::ifstream in(file);
   std::size_t n = 0;
@@ -58,7 +54,7 @@ computing.feature_extraction_workers = 2
 )";
 
 TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
-  if (!HaveTool("espeak-ng") || !HaveTool("ffmpeg") || !HaveTool("python3")) {
+  if (!testing::HaveTool("espeak-ng") || !testing::HaveTool("ffmpeg") || !testing::HaveTool("python3")) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("recipe_e2e");
@@ -127,7 +123,7 @@ TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
 // A long training run interrupted with SIGINT (Ctrl-C) is recorded as failed (run and stage), and
 // network.resume_epoch continues it from its last checkpoint.
 TEST(RecipeE2eTest, InterruptedTrainingIsRecordedAndResumes) {
-  if (!HaveTool("espeak-ng") || !HaveTool("ffmpeg") || !HaveTool("python3")) {
+  if (!testing::HaveTool("espeak-ng") || !testing::HaveTool("ffmpeg") || !testing::HaveTool("python3")) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("recipe_interrupt");

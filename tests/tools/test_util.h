@@ -61,6 +61,11 @@ inline std::string Slurp(const std::filesystem::path& file) {
   return ss.str();
 }
 
+/// True when `tool` is on the PATH.
+inline bool HaveTool(const std::string& tool) {
+  return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
+}
+
 /// Runs `args` (args[0] is the program) in folder `cwd`, capturing stdout and stderr.
 inline CommandResult RunCommand(const std::vector<std::string>& args, const std::filesystem::path& cwd) {
   const auto out = cwd / ".cmd_stdout";

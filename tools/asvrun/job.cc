@@ -271,16 +271,7 @@ std::string WorkerDevice(const dist::WorldInfo& world, const recipe::RecipeSetti
   if (!visible) {
     ::setenv("CUDA_VISIBLE_DEVICES", std::to_string(world.local_rank).c_str(), 1);
   } else {
-    std::vector<std::string> entries;
-    std::string entry;
-    for (char c : *visible + ",") {
-      if (c != ',') {
-        entry += c;
-      } else if (!entry.empty()) {
-        entries.push_back(entry);
-        entry.clear();
-      }
-    }
+    const auto entries = dist::SplitVisibleDevices(*visible);
     if (entries.size() > 1 && static_cast<std::size_t>(world.local_rank) < entries.size()) {
       ::setenv("CUDA_VISIBLE_DEVICES", entries[static_cast<std::size_t>(world.local_rank)].c_str(), 1);
     }

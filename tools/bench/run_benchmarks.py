@@ -338,7 +338,7 @@ def main():
         for case in [c.strip() for c in args.cases.split(",") if c.strip()]:
             fn = CASES.get(case)
             if fn is None:
-                failures.append(f"case {case}: not implemented")
+                failures.append(f"unknown case {case}: the cases are {', '.join(sorted(CASES))}")
                 continue
             try:
                 rows += fn(args, tmp, venv)

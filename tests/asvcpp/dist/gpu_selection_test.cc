@@ -74,5 +74,12 @@ TEST(GpuSelectionTest, EmptyVisibleListHidesEverything) {
   EXPECT_THAT(ErrorOf({0}, std::string(" "), 0), HasSubstr("set but empty"));
 }
 
+TEST(GpuSelectionTest, SplitVisibleDevices) {
+  EXPECT_EQ(SplitVisibleDevices("2, 3"), (std::vector<std::string>{"2", "3"}));
+  EXPECT_EQ(SplitVisibleDevices("GPU-8f2c,MIG-1"), (std::vector<std::string>{"GPU-8f2c", "MIG-1"}));
+  EXPECT_TRUE(SplitVisibleDevices("").empty());
+  EXPECT_TRUE(SplitVisibleDevices("  ").empty());
+}
+
 }  // namespace
 }  // namespace asv::dist

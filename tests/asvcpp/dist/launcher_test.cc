@@ -112,7 +112,7 @@ TEST(LauncherTest, WorkerIgnoringSigtermIsKilledAfterGrace) {
   Launcher launcher(std::chrono::seconds(1));
   const auto start = Clock::now();
   launcher.Start({Sh(0, "trap '' TERM; exec sleep 60"), Sh(1, "sleep 0.3; exit 1")});
-  const pid_t stubborn = launcher.pids()[0];
+  const pid_t ignores_term = launcher.pids()[0];
   const LaunchResult result = launcher.Wait();
   const double seconds = SecondsSince(start);
   EXPECT_GE(seconds, 1.3);
@@ -120,7 +120,7 @@ TEST(LauncherTest, WorkerIgnoringSigtermIsKilledAfterGrace) {
   EXPECT_EQ(result.first_failure->rank, 1);
   EXPECT_EQ(result.exits[0].signal, SIGKILL);
   EXPECT_TRUE(result.exits[0].stopped_by_launcher);
-  EXPECT_TRUE(ProcessGone(stubborn));
+  EXPECT_TRUE(ProcessGone(ignores_term));
   EXPECT_TRUE(NoChildrenLeft());
 }
 
