@@ -53,10 +53,11 @@ struct ParseState : g::SyntaxContext {
   std::vector<std::string> parents;
   std::vector<SourcePos> parent_pos;
 
+  // From the input's iterator, not in.position(), which copies the source name every call.
   template <typename Input>
   SourcePos Pos(const Input& in) const {
-    const auto p = in.position();
-    return SourcePos{file, static_cast<int>(p.line), static_cast<int>(p.column)};
+    const auto& it = in.iterator();
+    return SourcePos{file, static_cast<int>(it.line), static_cast<int>(it.column)};
   }
 
   void Push(Frame::Kind kind, char bracket, const SourcePos& open, SourcePos value_pos) {
@@ -347,9 +348,8 @@ template <>
 struct action<g::sq_open> {
   template <typename Input>
   static void apply(const Input& in, ParseState& s) {
-    const auto p = in.position();
-    s.quote_line = static_cast<int>(p.line);
-    s.quote_column = static_cast<int>(p.column);
+    s.quote_line = static_cast<int>(in.iterator().line);
+    s.quote_column = static_cast<int>(in.iterator().column);
   }
 };
 template <>
@@ -478,6 +478,9 @@ struct action<g::parent_name> {
 
 enum class LineKind { kBlank, kComment, kContent };
 
+// Input over a file's text; its source name is not copied per statement.
+using Input = pegtl::memory_input<pegtl::tracking_mode::eager, pegtl::eol::lf_crlf, const char*>;
+
 // Reads one file's lines and parses statements from them, reporting problems into `diags`.
 class Reader {
  public:
@@ -544,7 +547,7 @@ class Reader {
   /// Whether line i (from its start) matches a probe rule.
   template <typename Rule>
   bool Probe(std::size_t i) const {
-    pegtl::memory_input<> in(text_.data() + lines_[i].begin, text_.data() + text_.size(), path_);
+    Input in(text_.data() + lines_[i].begin, text_.data() + text_.size(), path_.c_str());
     return pegtl::parse<Rule>(in);
   }
 
@@ -563,7 +566,7 @@ class Reader {
   bool Parse(std::size_t& i, ParseState& state) {
     state.file = path_;
     const std::size_t offset = lines_[i].begin + Indent(i);
-    pegtl::memory_input<> in(text_.data() + offset, text_.data() + text_.size(), path_, offset, i + 1,
+    Input in(text_.data() + offset, text_.data() + text_.size(), path_.c_str(), offset, i + 1,
                              Indent(i) + 1);
     try {
       pegtl::parse<Rule, action, g::control>(in, state);
@@ -599,7 +602,7 @@ class Reader {
   /// Skips the statement that starts on line i (brackets and strings balanced, never past a
   /// blank line) and at least up to line `min_next` (1-based line of an error).
   void Skip(std::size_t& i, std::size_t min_next = 0) {
-    pegtl::memory_input<> in(text_.data() + lines_[i].begin, text_.data() + text_.size(), path_,
+    Input in(text_.data() + lines_[i].begin, text_.data() + text_.size(), path_.c_str(),
                              lines_[i].begin, i + 1, 1);
     pegtl::parse<g::recover_statement>(in);
     i = std::min(std::max({NextLine(in), i + 1, min_next}), lines_.size());
@@ -634,7 +637,7 @@ class Reader {
   template <typename Input>
   std::size_t NextLine(const Input& in) const {
     if (in.empty()) return lines_.size();
-    return in.position().line - 1;
+    return in.iterator().line - 1;
   }
 
   const std::string& text_;

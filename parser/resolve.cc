@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <unordered_set>
 
 #include "asvcpp/base/text.h"
 
@@ -41,8 +42,9 @@ Definitions DefinitionsOf(const RunConfigsFile& file) {
 
 std::vector<std::string> NamesInFileOrder(const RunConfigsFile& file) {
   std::vector<std::string> names;
+  std::unordered_set<std::string_view> seen;
   for (const auto& b : file.blocks) {
-    if (std::find(names.begin(), names.end(), b.name) == names.end()) names.push_back(b.name);
+    if (seen.insert(b.name).second) names.push_back(b.name);
   }
   return names;
 }
@@ -73,67 +75,6 @@ void ReportCycle(const std::vector<std::string>& path, const Block& block, std::
   chain += block.parents[j];
   diags.Error(block.parent_pos[j], fmt::format("inheritance cycle: {}", chain), block.source_line);
 }
-
-// Resolves configs recursively, each at most once; reports the first broken link of a chain.
-class Resolver {
- public:
-  Resolver(const RunConfigsFile& file, Diagnostics& diags)
-      : diags_(diags), defs_(DefinitionsOf(file)), names_(NamesInFileOrder(file)) {}
-
-  bool Defined(const std::string& name) const { return defs_.count(name) > 0; }
-  const std::vector<std::string>& names() const { return names_; }
-
-  const ResolvedConfig* Get(const std::string& name) {
-    if (const auto it = done_.find(name); it != done_.end()) return &it->second;
-    const auto& defs = defs_.at(name);
-    if (defs.size() > 1) {
-      ReportDuplicate(*defs[0], *defs[1], diags_);
-      return nullptr;
-    }
-    const Block& block = *defs[0];
-    stack_.push_back(name);
-    ResolvedConfig config;
-    config.name = name;
-    // Rightmost parent first, so parents further left override it (ASVtorch semantics).
-    for (std::size_t j = block.parents.size(); j-- > 0;) {
-      const std::string& parent = block.parents[j];
-      if (!Defined(parent)) {
-        ReportUndefinedParent(block, j, names_, diags_);
-        stack_.pop_back();
-        return nullptr;
-      }
-      if (const auto on_stack = std::find(stack_.begin(), stack_.end(), parent); on_stack != stack_.end()) {
-        ReportCycle(std::vector<std::string>(on_stack, stack_.end()), block, j, diags_);
-        stack_.pop_back();
-        return nullptr;
-      }
-      const ResolvedConfig* resolved = Get(parent);
-      if (resolved == nullptr) {
-        stack_.pop_back();
-        return nullptr;
-      }
-      for (const auto& n : resolved->chain) {
-        config.chain.erase(std::remove(config.chain.begin(), config.chain.end(), n), config.chain.end());
-        config.chain.push_back(n);
-      }
-      for (const auto& key : resolved->keys) config.Set(key, resolved->values.at(key));
-    }
-    for (const auto& a : block.assignments) {
-      config.Set(a.key, ResolvedValue{a.value, a.annotation,
-                                      Provenance{Provenance::Source::kRunConfig, name, a.pos}, a.source_line});
-    }
-    config.chain.push_back(name);
-    stack_.pop_back();
-    return &done_.emplace(name, std::move(config)).first->second;
-  }
-
- private:
-  Diagnostics& diags_;
-  Definitions defs_;
-  std::vector<std::string> names_;
-  std::map<std::string, ResolvedConfig> done_;
-  std::vector<std::string> stack_;
-};
 
 }  // namespace
 
@@ -176,14 +117,72 @@ void CheckRunConfigs(const RunConfigsFile& file, Diagnostics& diags) {
   }
 }
 
-std::optional<ResolvedConfig> Resolve(const RunConfigsFile& file, const std::string& name, Diagnostics& diags) {
-  Resolver resolver(file, diags);
-  if (!resolver.Defined(name)) {
-    diags.Error(SourcePos{}, fmt::format("no config named '{}' in {}{}", name, file.path,
-                                         DidYouMean(name, resolver.names())));
-    return std::nullopt;
+Resolver::Resolver(const RunConfigsFile& file) : file_(file) {
+  for (const auto& b : file.blocks) definitions_[b.name].push_back(&b);
+}
+
+const std::vector<std::string>& Resolver::names() const {
+  if (names_.empty()) names_ = NamesInFileOrder(file_);
+  return names_;
+}
+
+const ResolvedConfig* Resolver::Resolve(const std::string& name, Diagnostics& diags) {
+  if (definitions_.count(name) == 0) {
+    diags.Error(SourcePos{}, fmt::format("no config named '{}' in {}{}", name, file_.path, DidYouMean(name, names())));
+    return nullptr;
   }
-  const ResolvedConfig* config = resolver.Get(name);
+  std::vector<std::string> stack;
+  return Get(name, stack, diags);
+}
+
+// Resolves `name` (defined) after its parents, each config at most once; reports the first broken
+// link of a chain. `stack` holds the configs being resolved, to detect cycles.
+const ResolvedConfig* Resolver::Get(const std::string& name, std::vector<std::string>& stack, Diagnostics& diags) {
+  if (const auto it = done_.find(name); it != done_.end()) return &it->second;
+  const auto& defs = definitions_.at(name);
+  if (defs.size() > 1) {
+    ReportDuplicate(*defs[0], *defs[1], diags);
+    return nullptr;
+  }
+  const Block& block = *defs[0];
+  stack.push_back(name);
+  const auto fail = [&] {
+    stack.pop_back();
+    return nullptr;
+  };
+  ResolvedConfig config;
+  config.name = name;
+  // Rightmost parent first, so parents further left override it (ASVtorch semantics).
+  for (std::size_t j = block.parents.size(); j-- > 0;) {
+    const std::string& parent = block.parents[j];
+    if (definitions_.count(parent) == 0) {
+      ReportUndefinedParent(block, j, names(), diags);
+      return fail();
+    }
+    if (const auto on_stack = std::find(stack.begin(), stack.end(), parent); on_stack != stack.end()) {
+      ReportCycle(std::vector<std::string>(on_stack, stack.end()), block, j, diags);
+      return fail();
+    }
+    const ResolvedConfig* resolved = Get(parent, stack, diags);
+    if (resolved == nullptr) return fail();
+    for (const auto& n : resolved->chain) {
+      config.chain.erase(std::remove(config.chain.begin(), config.chain.end(), n), config.chain.end());
+      config.chain.push_back(n);
+    }
+    for (const auto& key : resolved->keys) config.Set(key, resolved->values.at(key));
+  }
+  for (const auto& a : block.assignments) {
+    config.Set(a.key, ResolvedValue{a.value, a.annotation, Provenance{Provenance::Source::kRunConfig, name, a.pos},
+                                    a.source_line});
+  }
+  config.chain.push_back(name);
+  stack.pop_back();
+  return &done_.emplace(name, std::move(config)).first->second;
+}
+
+std::optional<ResolvedConfig> Resolve(const RunConfigsFile& file, const std::string& name, Diagnostics& diags) {
+  Resolver resolver(file);
+  const ResolvedConfig* config = resolver.Resolve(name, diags);
   if (config == nullptr) return std::nullopt;
   return *config;
 }

@@ -106,6 +106,42 @@ TEST(ResolveTest, BrokenChainsAreReportedNotThrown) {
   EXPECT_NE(twice_diags.Render().find("run_configs:6:1: error: config 'a' is defined twice"), std::string::npos);
 }
 
+
+// One Resolver over a whole file gives every config exactly what resolving it alone gives, in any
+// order, and keeps broken chains broken without disturbing the others.
+TEST(ResolverTest, SharedResolutionEqualsResolvingEachAlone) {
+  const auto file = Parse(
+      "score_net < score < emb_net\nx.s = 's'\n\n"
+      "emb_net < emb < net\nx.e = 'e'\n\n"
+      "score\nrecipe.start_stage = 9\n\n"
+      "emb\nrecipe.start_stage = 7\nnetwork.max_batch_size_in_frames = 30000\n\n"
+      "net\nrecipe.start_stage = 5\nnetwork.max_batch_size_in_frames = 15000\n\n"
+      "broken < missing\n\n"
+      "child_of_broken < broken\n");
+  Resolver resolver(file);
+  for (const char* name : {"score_net", "net", "emb_net", "score", "emb"}) {
+    Diagnostics diags;
+    const ResolvedConfig* shared = resolver.Resolve(name, diags);
+    ASSERT_NE(shared, nullptr) << name << ": " << diags.Render();
+    const ResolvedConfig alone = ResolveOk(file, name);
+    EXPECT_EQ(Dump(*shared), Dump(alone)) << name;
+    EXPECT_EQ(shared->chain, alone.chain) << name;
+    EXPECT_EQ(shared->keys, alone.keys) << name;
+    EXPECT_EQ(resolver.Resolve(name, diags), shared) << name << ": resolved once, then reused";
+  }
+  Diagnostics diags;
+  EXPECT_EQ(resolver.Resolve("child_of_broken", diags), nullptr);
+  EXPECT_NE(diags.Render().find("config 'broken' inherits from 'missing', which is not defined"), std::string::npos);
+  Diagnostics again;
+  EXPECT_EQ(resolver.Resolve("broken", again), nullptr);
+  EXPECT_EQ(again.error_count(), 1u);
+  Diagnostics unknown;
+  EXPECT_EQ(resolver.Resolve("scor", unknown), nullptr);
+  EXPECT_NE(unknown.Render().find("no config named 'scor' in run_configs (did you mean 'score'?)"),
+            std::string::npos);
+  EXPECT_EQ(resolver.names(), (std::vector<std::string>{"score_net", "emb_net", "score", "emb", "net", "broken",
+                                                        "child_of_broken"}));
+}
 TEST(CheckRunConfigsTest, CleanFileHasNoDiagnostics) {
   EXPECT_EQ(Checked("net\nx.v = 1\n\nemb < net\n\nscore < emb < net\n"), "");
 }

@@ -3,7 +3,7 @@
 // block i - 1). Reports, median and spread over repeats after warm-up:
 //   parse        parse + whole-file check (CheckRunConfigs) of the file text
 //   resolve_one  parse + check + resolve the deepest config of one chain (what `asvrun show` does)
-//   resolve_all  parse + check + resolve every config of the file
+//   resolve_all  parse + check + resolve every config of the file (one parser::Resolver)
 // Targets of the benchmark issue: resolve_all < 1 s, resolve_one < 50 ms.
 #include <chrono>
 #include <cstdint>
@@ -96,9 +96,10 @@ int Main(int argc, char** argv) {
     const auto start = Clock::now();
     const auto file = ParseChecked(text);
     asv::Diagnostics diags;
+    asv::parser::Resolver resolver(file);
     resolved = 0;
     for (const auto& block : file.blocks) {
-      const auto config = asv::parser::Resolve(file, block.name, diags);
+      const auto* config = resolver.Resolve(block.name, diags);
       if (!config) diags.ThrowIfErrors();
       keys += config->keys.size();
       ++resolved;
