@@ -3,7 +3,7 @@ find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 find_package(fmt REQUIRED)
 find_package(pegtl REQUIRED)
-find_package(SQLite3 REQUIRED)
+find_package(SQLite3 3.35 REQUIRED)  # AS MATERIALIZED in the best-per-config query
 find_package(CLI11 REQUIRED)
 find_package(nlohmann_json REQUIRED)
 pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)

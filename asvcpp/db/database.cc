@@ -723,39 +723,73 @@ std::optional<RunRow> Database::GetRun(std::int64_t run_id) {
   return std::move(rows.front());
 }
 
+// Every result matching the filters, newest first.
+constexpr std::string_view kResultsSql = R"sql(
+  SELECT r.id, r.run_id, runs.recipe, runs.config, r.epoch, r.trial_list, r.eer, r.min_dcf,
+         r.p_target, r.c_miss, r.c_fa, r.n_target, r.n_nontarget, r.recorded_time, r.stage
+  FROM results AS r JOIN runs ON runs.id = r.run_id
+  WHERE (:recipe IS NULL OR runs.recipe = :recipe)
+    AND (:config IS NULL OR runs.config = :config)
+    AND (:trial_list IS NULL OR r.trial_list = :trial_list)
+    AND (:run_id IS NULL OR r.run_id = :run_id)
+    AND (:stage IS NULL OR r.stage = :stage)
+  ORDER BY r.id DESC
+  LIMIT :limit)sql";
+
+// The best result of each (recipe, config, trial list) without reading every result: one seek in
+// index results(run_id, trial_list, eer, id DESC, stage) (schema version 4) per (run, trial list).
+//   names  the distinct trial lists, skipping from one to the next in results(trial_list, eer)
+//          (a loose index scan; SQLite's GROUP BY/DISTINCT would read every entry)
+//   best   per matching run and name: the first non-NULL EER in (eer, id DESC) order, that is the
+//          lowest EER and among ties the latest; only when there is none, the latest NaN (NULL)
+//          EER. Pairs without results give NULL. MATERIALIZED: inlined, SQLite would evaluate the
+//          subqueries again for every reference to their value. INDEXED BY: with sqlite_stat1 the
+//          planner may prefer results(trial_list, eer), a scan over every run's results.
+//   ranked the best of the runs of each config, with the same ordering rule
+constexpr std::string_view kBestPerConfigSql = R"sql(
+  WITH RECURSIVE
+    names(trial_list) AS (
+      SELECT COALESCE(:trial_list, (SELECT MIN(trial_list) FROM results))
+      UNION ALL
+      SELECT (SELECT MIN(trial_list) FROM results WHERE results.trial_list > names.trial_list)
+      FROM names WHERE :trial_list IS NULL AND names.trial_list IS NOT NULL),
+    best AS MATERIALIZED (
+      SELECT COALESCE(
+               (SELECT id FROM results INDEXED BY results_run_trial_list_eer
+                WHERE run_id = runs.id AND trial_list = names.trial_list AND eer IS NOT NULL
+                  AND (:stage IS NULL OR stage = :stage)
+                ORDER BY eer, id DESC LIMIT 1),
+               (SELECT MAX(id) FROM results INDEXED BY results_run_trial_list_eer
+                WHERE run_id = runs.id AND trial_list = names.trial_list AND eer IS NULL
+                  AND (:stage IS NULL OR stage = :stage))) AS id
+      FROM runs CROSS JOIN names
+      WHERE names.trial_list IS NOT NULL
+        AND (:recipe IS NULL OR runs.recipe = :recipe)
+        AND (:config IS NULL OR runs.config = :config)
+        AND (:run_id IS NULL OR runs.id = :run_id)),
+    ranked AS (
+      SELECT r.id, r.run_id, runs.recipe, runs.config, r.epoch, r.trial_list, r.eer, r.min_dcf,
+             r.p_target, r.c_miss, r.c_fa, r.n_target, r.n_nontarget, r.recorded_time, r.stage,
+             ROW_NUMBER() OVER (PARTITION BY runs.recipe, runs.config, r.trial_list
+                                ORDER BY r.eer IS NULL, r.eer ASC, r.id DESC) AS rank
+      FROM best JOIN results AS r ON r.id = best.id JOIN runs ON runs.id = r.run_id)
+  SELECT id, run_id, recipe, config, epoch, trial_list, eer, min_dcf, p_target, c_miss, c_fa,
+         n_target, n_nontarget, recorded_time, stage
+  FROM ranked
+  WHERE rank = 1
+  ORDER BY recipe, config, trial_list
+  LIMIT :limit)sql";
+
 std::vector<ResultRow> Database::Results(const ResultFilter& filter) {
   std::vector<ResultRow> rows;
   Read("Results", [&] {
     rows.clear();
-    // Ties on EER go to the latest recorded result (largest id).
-    Statement stmt(db_, fmt::format(R"sql(
-      WITH filtered AS (
-        SELECT r.id, r.run_id, runs.recipe, runs.config, r.epoch, r.trial_list, r.eer, r.min_dcf,
-               r.p_target, r.c_miss, r.c_fa, r.n_target, r.n_nontarget, r.recorded_time, r.stage
-        FROM results AS r JOIN runs ON runs.id = r.run_id
-        WHERE (:recipe IS NULL OR runs.recipe = :recipe)
-          AND (:config IS NULL OR runs.config = :config)
-          AND (:trial_list IS NULL OR r.trial_list = :trial_list)
-          AND (:run_id IS NULL OR r.run_id = :run_id)
-          AND (:stage IS NULL OR r.stage = :stage)),
-      ranked AS (
-        SELECT *, ROW_NUMBER() OVER (PARTITION BY recipe, config, trial_list
-                                     ORDER BY eer IS NULL, eer ASC, id DESC) AS rank
-        FROM filtered)
-      SELECT id, run_id, recipe, config, epoch, trial_list, eer, min_dcf, p_target, c_miss, c_fa,
-             n_target, n_nontarget, recorded_time, stage
-      FROM ranked
-      WHERE (:best = 0 OR rank = 1)
-      ORDER BY {}
-      LIMIT :limit)sql",
-                                    filter.best_per_config ? "recipe, config, trial_list"
-                                                           : "id DESC"));
+    Statement stmt(db_, filter.best_per_config ? kBestPerConfigSql : kResultsSql);
     stmt.Bind(":recipe", filter.recipe)
         .Bind(":config", filter.config)
         .Bind(":trial_list", filter.trial_list)
         .Bind(":run_id", filter.run_id)
         .Bind(":stage", filter.stage)
-        .Bind(":best", filter.best_per_config ? 1 : 0)
         .Bind(":limit", filter.limit > 0 ? filter.limit : -1);
     while (stmt.Step()) {
       ResultRow row;

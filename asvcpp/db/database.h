@@ -161,7 +161,13 @@ struct ResultFilter {
   std::optional<std::int64_t> run_id;
   std::optional<int> stage;  ///< Only results recorded by this stage.
   /// Keep only the lowest-EER result of each (recipe, config, trial_list) among the rows matching
-  /// the other filters; among equal EERs the latest recorded wins.
+  /// the other filters ("best EER per config", `asvrun results --best`); among equal EERs the
+  /// latest recorded (largest id) wins, and a NaN EER only when the group has nothing else.
+  /// Results of runs of every status count, failed, crashed and still running ones included: a
+  /// result is recorded once its evaluation finished, so its EER measures a checkpoint that
+  /// exists whatever happened to the run later. Cost: about two B-tree seeks per (matching run,
+  /// trial list name in the database), not a read of every result; a `stage` filter also reads,
+  /// per pair, the index entries of other stages with a lower EER.
   bool best_per_config = false;
   int limit = 0;  ///< At most this many rows; 0 = no limit.
 };
@@ -248,8 +254,17 @@ class Database {
   /// One run (after MarkCrashedRuns()), or nullopt if there is no such id. Throws DbError.
   std::optional<RunRow> GetRun(std::int64_t run_id);
 
-  /// Results matching `filter`, newest first; with best_per_config ordered by recipe, config and
-  /// trial list. Throws DbError.
+  /// Results matching `filter` (all filters combine with AND), newest first (by id); with
+  /// filter.best_per_config one row per (recipe, config, trial list) ordered by recipe, config
+  /// and trial list (see ResultFilter::best_per_config). filter.limit applies after either. Empty
+  /// when nothing matches. Throws DbError (also if index results_run_trial_list_eer was dropped
+  /// by hand: best_per_config names it).
+  ///
+  /// The same per trial list in plain SQL, fast because the inner MIN is one index seek (a
+  /// `MIN(x.eer) ... JOIN ... GROUP BY r.config` reads every result instead):
+  ///   SELECT r.recipe, r.config, MIN((SELECT MIN(x.eer) FROM results x
+  ///                                   WHERE x.run_id = r.id AND x.trial_list = 'voxceleb1_o'))
+  ///   FROM runs r GROUP BY r.recipe, r.config
   std::vector<ResultRow> Results(const ResultFilter& filter = {});
 
   /// Epochs of a run in epoch order. Throws DbError.

@@ -11,6 +11,12 @@
 //   epochs     one row per (run, epoch) of network training; re-recording an epoch replaces it
 //   results    one row per evaluation (trial list, EER in percent, minDCF and its parameters)
 //   artifacts  files a run produced (path, kind, checksum, size)
+//
+// Versions: 1 tables; 2 indexes for listings and foreign keys; 3 results.stage; 4 index
+// results(run_id, trial_list, eer, id DESC, stage) replacing results(run_id), which serves "best
+// EER per config" with one index seek per (run, trial list) (see Database::Results). Building
+// that index on an existing database reads every result once (a few seconds per million rows)
+// while holding the write lock; other writers wait for it (DatabaseOptions::retry_limit).
 #pragma once
 
 #include <string_view>

@@ -6,9 +6,16 @@
 //           the run. Reported: wall time of the slowest writer, writes per second, failed writes
 //           (any DbError; the benchmark's target is none).
 //  query    a fresh database with `--rows` result rows spread over `--configs` runs (one config
-//           each, 4 trial lists), inserted with plain SQLite in transactions of 100,000 rows;
-//           then Database::Results with best_per_config ("best EER per config", as `asvrun
-//           results --best`) is timed (target < 100 ms).
+//           each, 4 trial lists), inserted with plain SQLite in transactions of 100,000 rows and
+//           not ANALYZEd (asvcpp never analyses a user's database); then timed:
+//             query             Database::Results with best_per_config ("best EER per config",
+//                               as `asvrun results --best`; target < 100 ms)
+//             query_trial_list  the same for one trial list (`asvrun results --best
+//                               --trial-list voxceleb1_o`)
+//             sql_per_list      the plain-SQL form documented at Database::Results, as a user of
+//                               the sqlite3 shell would run it for one trial list
+//             sql_join          the naive `MIN(eer) ... JOIN runs ... GROUP BY config`, which
+//                               reads every result whatever the indexes (for comparison)
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -117,7 +124,6 @@ void Fill(const fs::path& path, std::int64_t rows, int configs) {
       sqlite3_reset(insert);
       if ((r + 1) % kPerTransaction == 0 || r + 1 == rows) Exec(db, "COMMIT");
     }
-    Exec(db, "ANALYZE");
   } catch (...) {
     sqlite3_finalize(insert);
     sqlite3_close(db);
@@ -125,6 +131,27 @@ void Fill(const fs::path& path, std::int64_t rows, int configs) {
   }
   sqlite3_finalize(insert);
   sqlite3_close(db);
+}
+
+constexpr const char* kSqlPerList = R"sql(
+  SELECT r.recipe, r.config, MIN((SELECT MIN(x.eer) FROM results x
+                                  WHERE x.run_id = r.id AND x.trial_list = 'voxceleb1_o'))
+  FROM runs r GROUP BY r.recipe, r.config)sql";
+constexpr const char* kSqlJoin =
+    "SELECT r.config, MIN(x.eer) FROM results x JOIN runs r ON r.id = x.run_id GROUP BY r.config";
+
+// Runs `sql` to the end on a plain read-only connection; returns the number of rows.
+std::int64_t RowsOf(sqlite3* db, const char* sql) {
+  sqlite3_stmt* stmt = nullptr;
+  if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) != SQLITE_OK) {
+    throw asv::DbError(fmt::format("bench query: {}", sqlite3_errmsg(db)));
+  }
+  std::int64_t rows = 0;
+  int rc = 0;
+  while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) ++rows;
+  sqlite3_finalize(stmt);
+  if (rc != SQLITE_DONE) throw asv::DbError(fmt::format("bench query: {}", sqlite3_errmsg(db)));
+  return rows;
 }
 
 int Main(int argc, char** argv) {
@@ -204,6 +231,19 @@ int Main(int argc, char** argv) {
   best.best_per_config = true;
   std::size_t best_rows = 0;
   const auto query = asv::bench::Measure(warmup, repeats, [&] { best_rows = db.Results(best).size(); });
+  best.trial_list = kTrialLists[0];
+  std::size_t best_list_rows = 0;
+  const auto query_list = asv::bench::Measure(warmup, repeats, [&] { best_list_rows = db.Results(best).size(); });
+  sqlite3* raw = nullptr;
+  if (sqlite3_open_v2(query_db.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(raw);
+    throw asv::DbError("bench query: cannot open " + query_db.string());
+  }
+  std::int64_t per_list_rows = 0;
+  std::int64_t join_rows = 0;
+  const auto sql_per_list = asv::bench::Measure(warmup, repeats, [&] { per_list_rows = RowsOf(raw, kSqlPerList); });
+  const auto sql_join = asv::bench::Measure(warmup, repeats, [&] { join_rows = RowsOf(raw, kSqlJoin); });
+  sqlite3_close(raw);
 
   const double writes = 2.0 * writers * epochs;
   asv::bench::Json report{
@@ -220,7 +260,10 @@ int Main(int argc, char** argv) {
         {"expected_rows", writers * epochs}}},
       {"fill", {{"rows", rows}, {"configs", configs}, {"seconds", fill_seconds}}},
       {"best_per_config_rows", best_rows},
-      {"query", query.ToJson()}};
+      {"query", query.ToJson()},
+      {"query_trial_list", {{"rows", best_list_rows}, {"timing", query_list.ToJson()}}},
+      {"sql_per_list", {{"sql", kSqlPerList}, {"rows", per_list_rows}, {"timing", sql_per_list.ToJson()}}},
+      {"sql_join", {{"sql", kSqlJoin}, {"rows", join_rows}, {"timing", sql_join.ToJson()}}}};
   if (own_dir) fs::remove_all(folder);
   asv::bench::WriteJson(report, json_path);
   return failed_writes == 0 && epoch_rows == static_cast<std::int64_t>(writers) * epochs ? asv::kExitOk

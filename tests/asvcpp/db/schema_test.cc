@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <optional>
 #include <thread>
+#include <tuple>
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/db/database.h"
@@ -92,6 +94,93 @@ TEST(DbSchemaTest, UpgradesVersion1DatabaseOnOpen) {
   EXPECT_EQ(CountIndexes(raw), 7);
   EXPECT_EQ(raw.Scalar("SELECT count(*) FROM sqlite_master WHERE name = 'runs_recipe_config'"),
             "1");
+}
+
+// Every row of every table, as text, for comparing a database before and after a migration.
+std::vector<std::string> AllRows(RawDb& raw) {
+  std::vector<std::string> rows;
+  for (const char* table : {"runs", "stages", "epochs", "results", "artifacts"}) {
+    for (const auto& row : raw.Query(std::string("SELECT * FROM ") + table + " ORDER BY id")) {
+      rows.push_back(std::string(table) + ": " + row);
+    }
+  }
+  return rows;
+}
+
+TEST(DbSchemaTest, UpgradesVersion3DatabaseToBestEerIndexKeepingEveryRow) {
+  const testing::ScopedDir dir("migrate_v4");
+  const auto path = dir / "experiments.db";
+  std::vector<std::string> before;
+  std::int64_t failed = 0;
+  {
+    DatabaseOptions v3;
+    v3.max_schema_version = 3;
+    Database db(path, v3);
+    ASSERT_EQ(db.SchemaVersion(), 3);
+    const std::int64_t ok = db.BeginRun(testing::SampleRunInfo("r", "a"));
+    failed = db.BeginRun(testing::SampleRunInfo("r", "b"));
+    const std::int64_t stage = db.BeginStage(ok, 5, "network training");
+    EpochRecord epoch;
+    epoch.epoch = 1;
+    epoch.loss = 2.5;
+    db.RecordEpoch(ok, epoch);
+    ArtifactRecord artifact;
+    artifact.stage_id = stage;
+    artifact.path = "networks/epoch.1.pt";
+    artifact.kind = "checkpoint";
+    db.RecordArtifact(ok, artifact);
+    for (const auto& [run, list, eer, result_stage] :
+         std::vector<std::tuple<std::int64_t, std::string, double, std::optional<int>>>{
+             {ok, "voxceleb1_o", 3.0, 5},
+             {ok, "voxceleb1_o", 2.0, 9},
+             {ok, "voxceleb1_e", 4.0, std::nullopt},
+             {failed, "voxceleb1_o", 1.0, 5}}) {
+      ResultRecord result;
+      result.trial_list = list;
+      result.eer = eer;
+      result.stage = result_stage;
+      db.RecordResult(run, result);
+    }
+    db.FinishStage(stage, RunStatus::kFinished);
+    db.FinishRun(ok, RunStatus::kFinished);
+    db.FinishRun(failed, RunStatus::kFailed, "boom");
+    RawDb raw(path);
+    before = AllRows(raw);
+    EXPECT_EQ(raw.Scalar("SELECT count(*) FROM sqlite_master WHERE name = 'results_run'"), "1");
+  }
+  ASSERT_EQ(before.size(), 2u + 1u + 1u + 4u + 1u);
+  {
+    Database db(path);
+    EXPECT_EQ(db.SchemaVersion(), 4);
+    EXPECT_EQ(db.IntegrityCheck(), "ok");
+    ResultFilter best;
+    best.best_per_config = true;
+    best.trial_list = "voxceleb1_o";
+    const auto rows = db.Results(best);
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].config + " " + std::to_string(rows[0].record.eer), "a 2.000000");
+    EXPECT_EQ(rows[1].run_id, failed);  // Failed runs count (ResultFilter::best_per_config).
+  }
+  RawDb raw(path);
+  EXPECT_EQ(AllRows(raw), before);
+  EXPECT_TRUE(raw.Query("PRAGMA foreign_key_check").empty());
+  EXPECT_EQ(CountIndexes(raw), 7);
+  EXPECT_EQ(raw.Query("SELECT name FROM pragma_index_info('results_run_trial_list_eer') ORDER BY seqno"),
+            (std::vector<std::string>{"run_id", "trial_list", "eer", "id", "stage"}));
+  EXPECT_EQ(raw.Scalar("SELECT count(*) FROM sqlite_master WHERE name = 'results_run'"), "0");
+  // The plain SQL documented at Database::Results seeks the index once per run (no full scan).
+  const auto plan = raw.Query(
+      "EXPLAIN QUERY PLAN SELECT r.recipe, r.config, MIN((SELECT MIN(x.eer) FROM results x "
+      "WHERE x.run_id = r.id AND x.trial_list = 'voxceleb1_o')) FROM runs r GROUP BY r.recipe, r.config");
+  std::string text;
+  for (const auto& line : plan) text += line + "\n";
+  EXPECT_NE(text.find("SEARCH x USING COVERING INDEX results_run_trial_list_eer (run_id=? AND trial_list=?)"),
+            std::string::npos)
+      << text;
+  // Deleting a run still cascades to its results through the new index.
+  raw.Exec("PRAGMA foreign_keys = ON");
+  raw.Exec("DELETE FROM runs WHERE id = " + std::to_string(failed));
+  EXPECT_EQ(raw.Scalar("SELECT count(*) FROM results"), "3");
 }
 
 TEST(DbSchemaTest, RefusesNewerSchemaWithoutTouchingIt) {
