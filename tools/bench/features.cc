@@ -7,7 +7,9 @@
 // Kaldi's dither 1.0), then ComputeVadEnergy with VadOptions::VoxcelebV2(). Utterances run on
 // `--threads` threads (ParallelFor, as stage 1 spreads utterances). Reported: seconds per pass
 // (median, spread) and the real-time factor (processing time / audio time). --write FILE writes
-// the audio as raw int16 for the peers (tools/bench/peers/features_peer.py).
+// the audio as raw int16 for the peers (tools/bench/peers/features_peer.py); --dump FILE writes the
+// MFCCs and VAD decisions of the first utterance computed without dither (float32, row-major
+// [frames, num_ceps + 1], the last column the VAD decision), which the peer compares with its own.
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -54,6 +56,7 @@ int Main(int argc, char** argv) {
   int repeats = 5;
   std::string config = std::string(ASV_SOURCE_DIR) + "/run_configs/voxceleb/xvector/mfcc.conf";
   std::string write_path;
+  std::string dump_path;
   std::string json_path = "-";
   CLI::App app{"asv_bench_features: Kaldi MFCC + energy VAD real-time factor"};
   app.add_option("--seconds", seconds, "Audio length")->check(CLI::PositiveNumber)->capture_default_str();
@@ -65,6 +68,8 @@ int Main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "Untimed passes first")->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--repeats", repeats, "Timed passes")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--write", write_path, "Write the audio here (raw int16, 16 kHz)");
+  app.add_option("--dump", dump_path,
+                 "Write the first utterance's MFCCs and VAD without dither here (float32, [frames, ceps + 1])");
   app.add_option("--json", json_path, "Write the timings here (- = stdout)")->capture_default_str();
   app.footer("Example:\n  asv_bench_features --seconds 600 --threads 2 --json features.json");
   CLI11_PARSE(app, argc, argv);
@@ -85,6 +90,22 @@ int Main(int argc, char** argv) {
   }
   const asv::features::Mfcc mfcc(options);
   const auto vad_options = asv::features::VadOptions::VoxcelebV2();
+  if (!dump_path.empty() && !utterances.empty()) {
+    auto exact = options;
+    exact.frame_opts.dither = 0.0f;
+    const auto& u = utterances.front();
+    const asv::Matrix feats = asv::features::Mfcc(exact).Compute(u.data(), static_cast<std::int64_t>(u.size()));
+    const auto vad = asv::features::ComputeVadEnergy(vad_options, feats);
+    std::vector<float> rows;
+    rows.reserve(static_cast<std::size_t>(feats.rows() * (feats.cols() + 1)));
+    for (std::int64_t r = 0; r < feats.rows(); ++r) {
+      for (std::int64_t c = 0; c < feats.cols(); ++c) rows.push_back(feats(r, c));
+      rows.push_back(vad[static_cast<std::size_t>(r)]);
+    }
+    std::ofstream out(dump_path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(rows.data()), static_cast<std::streamsize>(rows.size() * sizeof(float)));
+    if (!out) throw asv::DataError("cannot write " + dump_path);
+  }
   std::vector<std::int64_t> frames(utterances.size());
   std::vector<double> voiced(utterances.size());
   const auto timing = asv::bench::Measure(warmup, repeats, [&] {

@@ -4,7 +4,10 @@
 (voxceleb v2: threshold 5.5, mean scale 0.5, context 2, proportion 0.12; in NumPy) on the raw
 int16 audio asv_bench_features --write wrote, cut into the same utterances.
 --impl knf: kaldi-native-fbank, utterances on --threads threads (a thread pool);
---impl torchaudio: torchaudio.compliance.kaldi.mfcc with torch.set_num_threads(--threads)."""
+--impl torchaudio: torchaudio.compliance.kaldi.mfcc with torch.set_num_threads(--threads).
+--compare FILE: the first utterance's MFCCs and VAD without dither as asv_bench_features --dump wrote
+them; the peer computes the same without dither and reports the largest absolute MFCC difference
+and the share of frames with the same VAD decision."""
 import argparse
 import json
 import statistics
@@ -32,6 +35,7 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--warmup", type=int, default=1)
     p.add_argument("--repeats", type=int, default=5)
+    p.add_argument("--compare", help="asv_bench_features --dump output to compare with")
     p.add_argument("--json", required=True)
     a = p.parse_args()
     audio = np.fromfile(a.audio, dtype=np.int16).astype(np.float32)
@@ -40,23 +44,33 @@ def main():
 
     if a.impl == "knf":
         import kaldi_native_fbank as knf
-        opts = knf.MfccOptions()
-        opts.frame_opts.samp_freq = 16000
-        opts.frame_opts.frame_length_ms = 25
-        opts.frame_opts.snip_edges = False
-        opts.frame_opts.dither = 1.0
-        opts.mel_opts.num_bins = 30
-        opts.mel_opts.low_freq = 20
-        opts.mel_opts.high_freq = 7900
-        opts.num_ceps = 30
-        opts.use_energy = True
 
-        def one(u):
-            m = knf.OnlineMfcc(opts)
+        def make_options(dither):
+            opts = knf.MfccOptions()
+            opts.frame_opts.samp_freq = 16000
+            opts.frame_opts.frame_length_ms = 25
+            opts.frame_opts.snip_edges = False
+            opts.frame_opts.dither = dither
+            opts.mel_opts.num_bins = 30
+            opts.mel_opts.low_freq = 20
+            opts.mel_opts.high_freq = 7900
+            opts.num_ceps = 30
+            opts.use_energy = True
+            return opts
+
+        opts, exact = make_options(1.0), make_options(0.0)
+
+        def features(u, o):
+            m = knf.OnlineMfcc(o)
             m.accept_waveform(16000, u.tolist())
             m.input_finished()
-            feats = np.array([m.get_frame(i) for i in range(m.num_frames_ready)])
-            return vad(feats[:, 0]).sum()
+            return np.array([m.get_frame(i) for i in range(m.num_frames_ready)])
+
+        def one(u):
+            return vad(features(u, opts)[:, 0]).sum()
+
+        def exact_features(u):
+            return features(u, exact)
 
         pool = ThreadPoolExecutor(a.threads)
 
@@ -68,13 +82,29 @@ def main():
         torch.set_num_threads(a.threads)
         tutts = [torch.from_numpy(u).unsqueeze(0) for u in utts]
 
+        def features(u, dither):
+            return kaldi.mfcc(u, sample_frequency=16000, frame_length=25, low_freq=20, high_freq=7900,
+                              num_mel_bins=30, num_ceps=30, snip_edges=False, dither=dither, use_energy=True)
+
         def run():
-            out = []
-            for u in tutts:
-                f = kaldi.mfcc(u, sample_frequency=16000, frame_length=25, low_freq=20, high_freq=7900,
-                               num_mel_bins=30, num_ceps=30, snip_edges=False, dither=1.0, use_energy=True)
-                out.append(vad(f[:, 0].numpy()).sum())
-            return out
+            return [vad(features(u, 1.0)[:, 0].numpy()).sum() for u in tutts]
+
+        def exact_features(u):
+            return features(torch.from_numpy(u).unsqueeze(0), 0.0).numpy()
+
+    result = {}
+    if a.compare:
+        ours = exact_features(utts[0]).astype(np.float64)
+        theirs = np.fromfile(a.compare, dtype=np.float32).reshape(-1, ours.shape[1] + 1).astype(np.float64)
+        if theirs.shape[0] != ours.shape[0]:
+            raise SystemExit(f"frame counts differ: peer {ours.shape[0]}, asvcpp {theirs.shape[0]}")
+        diff = np.abs(theirs[:, :-1] - ours)
+        result["max_abs_diff"] = float(diff.max())
+        result["max_abs_diff_c0_energy"] = float(diff[:, 0].max())
+        result["max_abs_diff_ceps"] = float(diff[:, 1:].max())
+        result["max_abs_value"] = float(np.abs(ours).max())
+        result["vad_agreement"] = float((vad(ours[:, 0]) == theirs[:, -1]).mean())
+        result["frames_compared"] = int(ours.shape[0])
 
     for _ in range(a.warmup):
         run()
@@ -83,9 +113,10 @@ def main():
         t = time.perf_counter()
         run()
         times.append(time.perf_counter() - t)
+    result.update({"median": statistics.median(times), "min": min(times), "max": max(times), "repeats": a.repeats,
+                   "seconds_audio": len(audio) / 16000})
     with open(a.json, "w") as f:
-        json.dump({"median": statistics.median(times), "min": min(times), "max": max(times), "repeats": a.repeats,
-                   "seconds_audio": len(audio) / 16000}, f)
+        json.dump(result, f)
 
 
 if __name__ == "__main__":
