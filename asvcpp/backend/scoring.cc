@@ -83,7 +83,8 @@ torch::Tensor BilinearScorer::AllVsAll(const PreparedVectors& left, const Prepar
   torch::NoGradGuard no_grad;
   const torch::Tensor lw = parts_.weights.defined() ? left.vectors * parts_.weights : left.vectors;
   torch::Tensor s = lw.matmul(right.vectors.t());
-  if (left.self_terms.defined()) s = s + left.self_terms.unsqueeze(1) + right.self_terms.unsqueeze(0);
+  // In place: no [n1, n2] temporaries (same additions, same order).
+  if (left.self_terms.defined()) s.add_(left.self_terms.unsqueeze(1)).add_(right.self_terms.unsqueeze(0));
   if (parts_.clamp_unit) s.clamp_(-1.0, 1.0);
   return s;
 }

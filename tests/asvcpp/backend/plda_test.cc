@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <algorithm>
 #include <filesystem>
+#include <map>
 #include <random>
 
 #include "asvcpp/backend/scoring.h"
@@ -148,6 +150,138 @@ TEST(Plda, SeparatesTargetsFromNonTargets) {
   ASSERT_EQ(sm.cross.size(), 3u);
   EXPECT_GE(sm.cross[0], sm.cross[1]);
   EXPECT_GE(sm.cross[1], sm.cross[2]);
+}
+
+// St and Sb by ASVtorch's formulas as written (speaker means removed, the residuals' mean removed,
+// divisor N - 1), two-pass in long double: the reference for the streamed single-scatter training.
+void ReferenceCovariances(const Matrix& x, const std::vector<std::int64_t>& spk, MatrixD* st, MatrixD* sb) {
+  const std::int64_t n = x.rows(), d = x.cols();
+  std::map<std::int64_t, std::vector<long double>> sums;
+  std::map<std::int64_t, long double> counts;
+  std::vector<long double> mean(d, 0), rmean(d, 0);
+  for (std::int64_t r = 0; r < n; ++r) {
+    auto& s = sums[spk[r]];
+    s.resize(d, 0);
+    counts[spk[r]] += 1;
+    for (std::int64_t i = 0; i < d; ++i) s[i] += x(r, i), mean[i] += x(r, i);
+  }
+  for (auto& m : mean) m /= n;
+  std::vector<std::vector<long double>> res(n, std::vector<long double>(d));
+  for (std::int64_t r = 0; r < n; ++r) {
+    for (std::int64_t i = 0; i < d; ++i) res[r][i] = x(r, i) - sums[spk[r]][i] / counts[spk[r]], rmean[i] += res[r][i] / n;
+  }
+  *st = MatrixD(d, d);
+  *sb = MatrixD(d, d);
+  for (std::int64_t i = 0; i < d; ++i) {
+    for (std::int64_t j = 0; j < d; ++j) {
+      long double t = 0, w = 0;
+      for (std::int64_t r = 0; r < n; ++r) {
+        t += (x(r, i) - mean[i]) * (x(r, j) - mean[j]);
+        w += (res[r][i] - rmean[i]) * (res[r][j] - rmean[j]);
+      }
+      (*st)(i, j) = static_cast<double>(t / (n - 1));
+      (*sb)(i, j) = static_cast<double>(t / (n - 1) - w / (n - 1));
+    }
+  }
+}
+
+TEST(Plda, StreamedTrainingMatchesTheResidualFormula) {
+  // 2600 rows: several 1024-row blocks and a partial one; an offset of 50 checks the centring.
+  Synthetic model(21);
+  Matrix x;
+  std::vector<std::int64_t> spk;
+  model.Draw(130, 20, &x, &spk);
+  for (std::int64_t i = 0; i < x.rows() * x.cols(); ++i) x.data()[i] += 50.0f;
+  MatrixD st, sb;
+  ReferenceCovariances(x, spk, &st, &sb);
+  const Plda plda = Plda::TrainClosedForm(x, spk);
+  double scale = 0;
+  for (int i = 0; i < kDim * kDim; ++i) scale = std::max(scale, std::fabs(st.data()[i]));
+  for (int i = 0; i < kDim * kDim; ++i) {
+    EXPECT_NEAR(plda.total_covariance().data()[i], st.data()[i], 1e-12 * scale) << i;
+    EXPECT_NEAR(plda.between_covariance().data()[i], sb.data()[i], 1e-12 * scale) << i;
+    EXPECT_EQ(plda.total_covariance().data()[i], plda.total_covariance().data()[(i % kDim) * kDim + i / kDim]);
+  }
+}
+
+// Gauss-Jordan inverse with partial pivoting, long double (test reference only).
+MatrixD Inverse(const MatrixD& m) {
+  const std::int64_t n = m.rows();
+  std::vector<std::vector<long double>> a(n, std::vector<long double>(2 * n, 0));
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = 0; j < n; ++j) a[i][j] = m(i, j);
+    a[i][n + i] = 1;
+  }
+  for (std::int64_t c = 0; c < n; ++c) {
+    std::int64_t p = c;
+    for (std::int64_t r = c + 1; r < n; ++r) if (std::fabs(a[r][c]) > std::fabs(a[p][c])) p = r;
+    std::swap(a[c], a[p]);
+    for (std::int64_t r = 0; r < n; ++r) {
+      if (r == c) continue;
+      const long double f = a[r][c] / a[c][c];
+      for (std::int64_t j = 0; j < 2 * n; ++j) a[r][j] -= f * a[c][j];
+    }
+  }
+  MatrixD out(n, n);
+  for (std::int64_t i = 0; i < n; ++i) for (std::int64_t j = 0; j < n; ++j) out(i, j) = static_cast<double>(a[i][n + j] / a[i][i]);
+  return out;
+}
+
+MatrixD Product(const MatrixD& a, const MatrixD& b) {
+  MatrixD c(a.rows(), b.cols());
+  for (std::int64_t i = 0; i < a.rows(); ++i)
+    for (std::int64_t j = 0; j < b.cols(); ++j)
+      for (std::int64_t k = 0; k < a.cols(); ++k) c(i, j) += a(i, k) * b(k, j);
+  return c;
+}
+
+TEST(Plda, FullDimensionScoreIsTheTwoCovarianceLlr) {
+  // With plda_dim = D and P positive semi-definite (Sb from training is), U diag(s) U^T = P, so
+  // s(a, b) = a^T Q a + b^T Q b + 2 a^T P b with Q = Lambda - Gamma, P = Lambda Sb Gamma
+  // computed here directly (Gauss-Jordan inverses, no decomposition).
+  Synthetic model(22);
+  Matrix x;
+  std::vector<std::int64_t> spk;
+  model.Draw(200, 6, &x, &spk);
+  const Plda plda = Plda::TrainClosedForm(x, spk);
+  const MatrixD& st = plda.total_covariance();
+  const MatrixD& sb = plda.between_covariance();
+  const MatrixD lambda = Inverse(st);
+  MatrixD inner = Product(Product(sb, lambda), sb);
+  for (int i = 0; i < kDim * kDim; ++i) inner.data()[i] = st.data()[i] - inner.data()[i];
+  const MatrixD gamma = Inverse(inner);
+  const MatrixD p = Product(Product(lambda, sb), gamma);
+  const Matrix got = plda.MakeScorer(kDim).ScoreAllVsAll(x, x);
+  for (std::int64_t a = 0; a < 20; ++a) {
+    for (std::int64_t b = 0; b < 20; ++b) {
+      double want = 0;
+      for (int i = 0; i < kDim; ++i) {
+        for (int j = 0; j < kDim; ++j) {
+          const double q = lambda(i, j) - gamma(i, j);
+          want += q * (x(a, i) * x(a, j) + x(b, i) * x(b, j)) + 2 * p(i, j) * x(a, i) * x(b, j);
+        }
+      }
+      EXPECT_NEAR(got(a, b), want, 1e-4 * std::max(1.0, std::fabs(want))) << a << "," << b;
+    }
+  }
+}
+
+TEST(Plda, ScoringMatricesOfADiagonalModelWithANegativeDirection) {
+  // St = 2 I, Sb = diag(b) with one negative entry (possible with the N - K divisor): P is diagonal,
+  // p_i = 0.5 b_i / (2 - b_i^2 / 2); the SVD that ASVtorch takes gives s = |p| in descending order
+  // and U = the matching unit vectors, and Q^ = diag(0.5 - 1 / (2 - b_i^2 / 2)) in that order.
+  const std::vector<double> b = {0.2, -1.2, 0.9, 0.05};
+  MatrixD st(4, 4), sb(4, 4);
+  for (int i = 0; i < 4; ++i) st(i, i) = 2.0, sb(i, i) = b[i];
+  const PldaScoringMatrices m = Plda(st, sb).ScoringMatrices(3);
+  const int order[3] = {1, 2, 0};
+  for (int k = 0; k < 3; ++k) {
+    const int i = order[k];
+    const double g = 1.0 / (2.0 - b[i] * b[i] / 2.0);
+    EXPECT_NEAR(m.cross[k], std::fabs(0.5 * b[i] * g), 1e-12) << k;
+    EXPECT_NEAR(m.quadratic(k, k), 0.5 - g, 1e-12) << k;
+    for (int r = 0; r < 4; ++r) EXPECT_NEAR(std::fabs(m.projection(r, k)), r == i ? 1.0 : 0.0, 1e-12) << r << "," << k;
+  }
 }
 
 TEST(Plda, SingularTotalCovarianceIsAClearError) {

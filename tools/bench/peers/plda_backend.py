@@ -3,6 +3,9 @@
 scikit-learn roc_curve EER, on the inputs asv_bench_backend --write DIR wrote.
 
 Formulas: asvcpp/backend/plda.h (closed form, divisors N - 1; scoring matrices; float32 scores)
+written as they read (two scatter matrices; SVD of P), float64 training and scoring matrices,
+float32 trial scoring, as asvcpp. Extra entries time the parts of scoring and variants with
+asvcpp's algebra (one scatter matrix; eigendecomposition of the symmetric P).
 and asvcpp/eval/metrics.h (ASVtorch's EER and minDCF). Prints JSON: per implementation, timings
 (median/min/max over repeats after warm-up) and EER/minDCF on its own scores and on asvcpp's.
 """
@@ -55,11 +58,46 @@ def scoring_matrices(st, sb, plda_dim):
 
 
 def score_all(ud, cross, quad, left, right):
+    """float32 throughout, as asvcpp: project, per-vector quadratic terms, one matrix product."""
     a = left @ ud
     b = right @ ud
-    ha = np.einsum("ij,jk,ik->i", a, quad, a)
-    hb = np.einsum("ij,jk,ik->i", b, quad, b)
-    return (a * (2 * cross)) @ b.T + ha[:, None] + hb[None, :]
+    ha = ((a @ quad) * a).sum(axis=1)
+    hb = ((b @ quad) * b).sum(axis=1)
+    s = (a * (2 * cross)) @ b.T
+    s += ha[:, None]
+    s += hb[None, :]
+    return s
+
+
+# Variants that use the same algebra as asvcpp's implementation rather than the formulas as
+# written (reported separately, for transparency; the timed "numpy" entries follow the formulas).
+def train_one_scatter(x, speakers):
+    """Sw from one scatter: W = T - sum_s n_s (m_s - m)(m_s - m)^T (the identity asvcpp uses)."""
+    x = x.astype(np.float64)
+    n, dim = x.shape
+    labels, inverse = np.unique(speakers, return_inverse=True)
+    centred = x - x.mean(axis=0)
+    counts = np.bincount(inverse)
+    sums = np.zeros((len(labels), dim))
+    np.add.at(sums, inverse, centred)
+    scaled = sums / np.sqrt(counts)[:, None]
+    total = centred.T @ centred
+    between = scaled.T @ scaled
+    st = total / (n - 1)
+    sw = (total - between) / (n - 1)
+    return st, st - sw
+
+
+def scoring_matrices_eigh(st, sb, plda_dim):
+    """P = Lambda Sb Gamma is symmetric: its SVD from one symmetric eigendecomposition (as asvcpp)."""
+    lam = scipy.linalg.inv(st)
+    gamma = scipy.linalg.inv(st - sb @ lam @ sb)
+    q = lam - gamma
+    p = lam @ sb @ gamma
+    w, v = np.linalg.eigh(0.5 * (p + p.T))
+    order = np.argsort(-np.abs(w))[:plda_dim]
+    ud = v[:, order]
+    return ud.astype(np.float32), np.abs(w[order]).astype(np.float32), (ud.T @ q @ ud).astype(np.float32)
 
 
 def asvtorch_metrics(target, nontarget, p_target=0.05, c_miss=1.0, c_fa=1.0):
@@ -130,6 +168,13 @@ def main():
                         "min_dcf": dcf, "eer_percent_on_asvcpp_scores": eer_asv,
                         "min_dcf_on_asvcpp_scores": dcf_asv,
                         "max_abs_score_diff": float(np.max(np.abs(scores - asv_scores)))}
+        _, t_train1 = measure(lambda: train_one_scatter(x, spk), args.warmup, args.repeats)
+        _, t_mat = measure(lambda: scoring_matrices(st, sb, meta["plda_dim"]), args.warmup, args.repeats)
+        _, t_mat_eigh = measure(lambda: scoring_matrices_eigh(st, sb, meta["plda_dim"]), args.warmup, args.repeats)
+        ready = scoring_matrices(st, sb, meta["plda_dim"])
+        _, t_trials = measure(lambda: score_all(*ready, enroll, test), args.warmup, args.repeats)
+        out["numpy"].update({"score_matrices": t_mat, "score_trials": t_trials})
+        out["numpy_same_algebra_as_asvcpp"] = {"train_one_scatter": t_train1, "score_matrices_eigh": t_mat_eigh}
         try:
             sk_eer, t_sk = measure(lambda: sklearn_eer(scores[mask].astype(np.float64),
                                                        scores[~mask].astype(np.float64)),
