@@ -81,11 +81,12 @@ TEST(Metrics, MatchesReferenceOnRandomScoresWithTies) {
   for (int round = 0; round < 40; ++round) {
     const int nt = 1 + static_cast<int>(rng() % 60);
     const int nn = 1 + static_cast<int>(rng() % 300);
-    const bool coarse = round % 2 == 0;
+    // Coarse values (many ties) and float32 values sort on 32-bit keys, the others on 64-bit ones.
+    const int kind = round % 3;
     std::normal_distribution<double> g(0, 2);
     auto draw = [&](double mean) {
       double v = mean + g(rng);
-      return coarse ? std::floor(v * 2) / 2 : v;
+      return kind == 0 ? std::floor(v * 2) / 2 : kind == 1 ? static_cast<double>(static_cast<float>(v)) : v;
     };
     std::vector<double> tar(nt), non(nn);
     for (double& v : tar) v = draw(1.5);
@@ -127,6 +128,20 @@ TEST(Metrics, SortsNegativesInfinitiesAndSignedZeros) {
   const SortedScores s({-0.0, 1e300, -inf, -1e-300}, {0.0, -2.5, inf, 5e-324});
   EXPECT_EQ(s.sorted_scores(), (std::vector<double>{-inf, -2.5, -1e-300, 0.0, 0.0, 5e-324, 1e300, inf}));
   EXPECT_EQ(s.sorted_is_target(), (std::vector<std::uint8_t>{1, 0, 1, 1, 0, 0, 1, 0}));
+}
+
+TEST(Metrics, SortsFloatScoresWithNegativesInfinitiesAndSignedZeros) {
+  // Every value is exactly a float: the 32-bit key path.
+  const double inf = std::numeric_limits<double>::infinity();
+  const double tiny = static_cast<double>(std::numeric_limits<float>::denorm_min());
+  const SortedScores s({-0.0, 3.5, -inf, -tiny, 0.25}, {0.0, -2.5, inf, tiny, 0.25, -3.5});
+  EXPECT_EQ(s.sorted_scores(), (std::vector<double>{-inf, -3.5, -2.5, -tiny, 0.0, 0.0, tiny, 0.25, 0.25, 3.5, inf}));
+  EXPECT_EQ(s.sorted_is_target(), (std::vector<std::uint8_t>{1, 0, 0, 1, 1, 0, 0, 1, 0, 1, 0}));
+  // One value that is not a float puts both classes on 64-bit keys, with the same order.
+  const SortedScores mixed({-0.0, 3.5, -inf, -tiny, 0.25}, {0.0, -2.5, inf, tiny, 0.25, -3.5, 0.1});
+  EXPECT_EQ(mixed.sorted_scores(),
+            (std::vector<double>{-inf, -3.5, -2.5, -tiny, 0.0, 0.0, tiny, 0.1, 0.25, 0.25, 3.5, inf}));
+  EXPECT_EQ(mixed.sorted_is_target(), (std::vector<std::uint8_t>{1, 0, 0, 1, 1, 0, 0, 0, 1, 0, 1, 0}));
 }
 
 TEST(Metrics, RejectsEmptyClassesNanAndBadParams) {
