@@ -1,8 +1,10 @@
 // Real-input FFT for power-of-two sizes, used by the MFCC and fbank extractors.
 //
-// A length-n real signal x is packed as n/2 complex values z[t] = x[2t] + i·x[2t+1]; a radix-2
-// decimation-in-time complex FFT of size n/2 (precomputed bit-reversal swaps and per-stage
-// twiddles, real and imaginary parts in separate arrays so the butterflies vectorise) gives Z,
+// A length-n real signal x is packed as n/2 complex values z[t] = x[2t] + i·x[2t+1], scattered
+// straight into bit-reversed order; a decimation-in-time complex FFT of size n/2 (the first two
+// radix-2 stages fused into one multiplication-free radix-4 pass, then radix-2 stages with
+// per-stage twiddle tables; real and imaginary parts in separate arrays so that the butterflies
+// and the split step vectorise) gives Z,
 // and the standard split step recovers X[k] = E[k] + e^{-2πik/n}·O[k] with
 // E[k] = (Z[k] + conj(Z[n/2-k]))/2 and O[k] = (Z[k] − conj(Z[n/2-k]))/(2i)
 // (e.g. Oppenheim & Schafer, "Discrete-Time Signal Processing", §9.3; the same trick as
@@ -34,11 +36,11 @@ class RealFft {
 
   std::int32_t n_;
   std::int32_t m_;                   // n_/2, complex FFT size
-  std::vector<std::int32_t> swaps_;  // bit-reversal pairs (i, j) with i < j
-  std::vector<float> twiddle_re_;    // per stage of half-length h: cos(2πj/2h), j < h
-  std::vector<float> twiddle_im_;    // -sin(2πj/2h)
-  std::vector<float> split_cos_;     // cos(2πk/n), k <= m_/2
-  std::vector<float> split_sin_;     // sin(2πk/n)
+  std::vector<std::int32_t> bit_reverse_;  // [m_] bit-reversal permutation
+  std::vector<float> twiddle_re_;          // per stage of half-length h >= 4: cos(2πj/2h), j < h
+  std::vector<float> twiddle_im_;          // -sin(2πj/2h)
+  std::vector<float> split_cos_;           // cos(2πk/n), k <= m_/2
+  std::vector<float> split_sin_;           // sin(2πk/n)
 };
 
 /// Power spectrum |X[k]|² for k = 0..n/2 from the output of RealFft::Forward; `power` has

@@ -24,8 +24,9 @@ class MelBanks {
   /// covers no FFT bin ("too many mel bins").
   MelBanks(const MelOptions& opts, const FrameOptions& frame_opts, float vtln_warp = 1.0f);
 
-  /// mel_energies[b] = Σ_i weight_b[i]·power[i]. `power` has at least fft_size/2 values
-  /// (the output of PowerSpectrum), `mel_energies` has NumBins() values.
+  /// mel_energies[b] = Σ_i weight_b[i]·power[i] in float (Kaldi: VecVec, i.e. BLAS sdot; like
+  /// it we sum in four interleaved partial sums). `power` has at least fft_size/2 values (the
+  /// output of PowerSpectrum), `mel_energies` has NumBins() values.
   void Compute(const float* power, float* mel_energies) const;
 
   std::int32_t NumBins() const noexcept { return static_cast<std::int32_t>(offsets_.size()); }

@@ -10,6 +10,28 @@ const MfccOptions& Validated(const MfccOptions& opts) {
   opts.Validate();
   return opts;
 }
+
+Matrix Transposed(const Matrix& m) {
+  Matrix t(m.cols(), m.rows());
+  for (std::int64_t r = 0; r < m.rows(); ++r) {
+    for (std::int64_t c = 0; c < m.cols(); ++c) t(c, r) = m(r, c);
+  }
+  return t;
+}
+
+// out[k] = Σ_b dct[k][b]·mel[b], from the transposed matrix dct_t [num_bins, num_ceps]. Each
+// out[k] is summed over b in ascending order, as a row-by-row dot product would, but the loop
+// over k is innermost, so it vectorises across coefficients instead of forming one serial sum
+// per coefficient.
+void DctRow(const float* __restrict dct_t, const float* __restrict mel, std::int32_t num_bins, std::int32_t num_ceps,
+            float* __restrict out) {
+  for (std::int32_t k = 0; k < num_ceps; ++k) out[k] = 0.0f;
+  for (std::int32_t b = 0; b < num_bins; ++b) {
+    const float* __restrict d = dct_t + static_cast<std::ptrdiff_t>(b) * num_ceps;
+    const float m = mel[b];
+    for (std::int32_t k = 0; k < num_ceps; ++k) out[k] += d[k] * m;
+  }
+}
 }  // namespace
 
 Matrix ComputeDctMatrix(std::int32_t rows, std::int32_t cols) {
@@ -35,7 +57,7 @@ std::vector<float> ComputeLifterCoeffs(float q, std::int32_t n) {
 Mfcc::Mfcc(const MfccOptions& opts, float vtln_warp)
     : opts_(Validated(opts)),
       front_end_(opts.frame_opts, opts.mel_opts, vtln_warp),
-      dct_(ComputeDctMatrix(opts.num_ceps, opts.mel_opts.num_bins)) {
+      dct_transposed_(Transposed(ComputeDctMatrix(opts.num_ceps, opts.mel_opts.num_bins))) {
   if (opts.cepstral_lifter != 0.0f) lifter_ = ComputeLifterCoeffs(opts.cepstral_lifter, opts.num_ceps);
   if (opts.energy_floor > 0.0f) log_energy_floor_ = std::log(opts.energy_floor);
 }
@@ -57,12 +79,7 @@ Matrix Mfcc::Compute(const float* samples, std::int64_t n, std::uint64_t dither_
     for (std::int32_t b = 0; b < num_bins; ++b)
       mel[b] = std::log(std::max(mel[b], std::numeric_limits<float>::epsilon()));
     float* row = out.row(f);
-    for (std::int32_t k = 0; k < num_ceps; ++k) {
-      const float* d = dct_.row(k);
-      float sum = 0.0f;
-      for (std::int32_t b = 0; b < num_bins; ++b) sum += d[b] * mel[b];
-      row[k] = sum;
-    }
+    DctRow(dct_transposed_.data(), mel, num_bins, num_ceps, row);
     if (!lifter_.empty()) {
       for (std::int32_t k = 0; k < num_ceps; ++k) row[k] *= lifter_[static_cast<std::size_t>(k)];
     }

@@ -48,7 +48,7 @@ class Mfcc {
  private:
   MfccOptions opts_;
   MelFrontEnd front_end_;
-  Matrix dct_;                 // [num_ceps, num_bins]
+  Matrix dct_transposed_;      // [num_bins, num_ceps], ComputeDctMatrix transposed
   std::vector<float> lifter_;  // [num_ceps], empty without liftering
   float log_energy_floor_ = 0.0f;
 };
