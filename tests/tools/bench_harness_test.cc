@@ -1,5 +1,7 @@
 // The benchmark harness (tools/bench/run_benchmarks.py) in quick mode without peers: every case
-// runs end to end and reports a positive asvcpp figure, so the harness cannot rot unnoticed.
+// runs end to end and reports a positive asvcpp figure (rows marked any_sign, such as an RSS
+// growth, just a number), so the harness cannot rot unnoticed. Case 6 (asvrun's memory on the
+// --small demo corpus) needs espeak-ng and ffmpeg and is left out without them.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -16,12 +18,20 @@ namespace {
 
 namespace fs = std::filesystem;
 
+bool HaveTool(const std::string& name) {
+  return std::system(("command -v " + name + " > /dev/null 2>&1").c_str()) == 0;
+}
+
 TEST(BenchHarness, QuickModeReportsEveryCase) {
   const fs::path out = fs::temp_directory_path() / ("asv_bench_harness_test." + std::to_string(::getpid()));
   fs::remove_all(out);
+  std::set<std::string> expected{"1", "2", "3", "4", "5"};
+  if (HaveTool("espeak-ng") && HaveTool("ffmpeg")) expected.insert("6");
+  std::string case_list;
+  for (const auto& c : expected) case_list += (case_list.empty() ? "" : ",") + c;
   const std::string command = std::string("python3 ") + ASV_SOURCE_DIR + "/tools/bench/run_benchmarks.py --quick " +
-                              "--no-peers --cases 1,2,3,4,5 --build " + ASV_BINARY_DIR + " --out " + out.string() +
-                              " > " + (out.string() + ".log") + " 2>&1";
+                              "--no-peers --cases " + case_list + " --build " + ASV_BINARY_DIR + " --out " +
+                              out.string() + " > " + (out.string() + ".log") + " 2>&1";
   const int status = std::system(command.c_str());
   std::ifstream log(out.string() + ".log");
   const std::string log_text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
@@ -35,10 +45,11 @@ TEST(BenchHarness, QuickModeReportsEveryCase) {
   for (const auto& row : results["rows"]) {
     const std::string name = row["case"].get<std::string>() + ": " + row["name"].get<std::string>();
     ASSERT_TRUE(row["asvcpp"].is_object()) << name;
-    EXPECT_GT(row["asvcpp"]["median"].get<double>(), 0.0) << name;
+    ASSERT_TRUE(row["asvcpp"]["median"].is_number()) << name;
+    if (!row.value("any_sign", false)) EXPECT_GT(row["asvcpp"]["median"].get<double>(), 0.0) << name;
     cases.insert(row["case"].get<std::string>().substr(0, 1));
   }
-  EXPECT_EQ(cases, (std::set<std::string>{"1", "2", "3", "4", "5"}));
+  EXPECT_EQ(cases, expected);
   EXPECT_TRUE(fs::exists(out / "results.md"));
   fs::remove_all(out);
   fs::remove(out.string() + ".log");

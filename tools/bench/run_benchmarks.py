@@ -5,7 +5,8 @@
   python3 tools/bench/run_benchmarks.py --quick --no-peers --build build --out /tmp/b  # smoke test
 
 Cases (the benchmark issue): 1 MFCC + VAD (asv_bench_features), 2 training step (asv_bench_train), 3 PLDA back-end, 4 config
-resolution (asv_bench_config), 5 experiment database (asv_bench_db). Each asvcpp program warms up
+resolution (asv_bench_config), 5 experiment database (asv_bench_db), 6 memory of asvrun's stages 1, 5, 9 on the
+demo corpus and stage 5's data-wait share. Each asvcpp program warms up
 and repeats and prints median/min/max; peers (tools/bench/peers/*.py) run in a virtual
 environment this script creates (default ~/.cache/asvcpp-bench/venv) with pinned PyPI packages,
 on the same inputs and thread count. Ratio = peer time / asvcpp time (> 1: asvcpp is faster).
@@ -16,12 +17,18 @@ import datetime
 import json
 import os
 import platform
+import re
+import sqlite3
+import statistics
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS = os.path.join(HERE, "peers")
+ROOT = os.path.dirname(os.path.dirname(HERE))
 PINNED = ["numpy==2.3.4", "scipy==1.16.3", "scikit-learn==1.7.2", "threadpoolctl==3.6.0",
           "kaldi-native-fbank==1.22.3", "torch==2.11.0"]
 OPTIONAL = ["torchaudio==2.11.0"]
@@ -153,7 +160,9 @@ def case_config(args, tmp, venv):
                                  if r.get("resolve_all_extrapolated") else "")
     size = f"{blocks} blocks, depth {depth}"
     return [row("4 config", f"parse+check, {size}", "s", timing(r["parse"]), {}),
-            row("4 config", f"resolve one, {size}", "s", timing(r["resolve_one"]), {}, "target < 50 ms"),
+            row("4 config", f"resolve one, {size}", "s", timing(r["resolve_one"]), {},
+                "target < 50 ms; includes parse+check of the whole file"),
+            row("4 config", f"resolve one in the parsed file, {size}", "s", timing(r["resolve_one_parsed"]), {}),
             row("4 config", f"resolve all, {size}", "s", timing(r["resolve_all"]), {}, note_all)]
 
 
@@ -173,33 +182,88 @@ def case_db(args, tmp, venv):
             row("5 db", f"best EER per config over {rows} rows", "s", timing(r["query"]), {}, "target < 100 ms")]
 
 
+def train_binaries(args):
+    """asv_bench_train programs to compare: --train-binary (the fair comparison: the LibTorch the
+    peer's PyTorch wraps, e.g. build-cuda's against the 2.11 wheel) and --build's (e.g. Debian's
+    LibTorch 1.13), whichever exist; the first is the one the target is judged on."""
+    paths = []
+    if args.train_binary:
+        paths.append(os.path.abspath(args.train_binary))
+    own = os.path.join(args.build, "tools", "bench", "asv_bench_train")
+    if os.path.exists(own) and own not in paths:
+        paths.append(own)
+    if not paths:
+        raise RuntimeError(f"{own} not built (cmake --build {args.build} --target asv_bench_train)")
+    return paths
+
+
 def case_train(args, tmp, venv):
-    out = os.path.join(tmp, "train.json")
-    binary = args.train_binary or bin_path(args.build, "asv_bench_train")
-    cmd = [binary, "--nproc", "1", "--threads", str(args.threads), "--json", out]
-    if args.quick:
-        cmd.append("--quick")
-    run_json(cmd, timeout=3600)
-    r = json.load(open(out))
-    run = r["runs"][0]
-    asv = {"median": run["frames_per_s_median"], "min": run["frames_per_s_min"], "max": run["frames_per_s_max"],
-           "repeats": len(run["repeats"])}
-    w = r["workload"]
-    peers = {}
-    if venv.has("torch") and os.path.exists(os.path.join(PEERS, "train_step.py")):
-        pout = os.path.join(tmp, "train_peer.json")
-        pcmd = [venv.python, os.path.join(PEERS, "train_step.py"), "--threads", str(args.threads), "--json", pout]
-        for key in ["feat_dim", "frame_layer", "stat_size", "embedding", "speakers", "frames", "warmup", "steps",
-                    "repeats"]:
-            pcmd += ["--" + key.replace("_", "-"), str(w[key])]
-        pcmd += ["--batch", str(w["global_batch"])]
-        run_json(pcmd, env=peer_env(args.threads), timeout=3600)
-        peers["PyTorch " + (venv.version("torch") or "?")] = json.load(open(pout))["frames_per_s"]
-    else:
-        peers["PyTorch"] = "not available"
-    shape = f"{w['architecture']} {w['frame_layer']}/{w['stat_size']}/{w['embedding']}, {w['global_batch']}x{w['frames']}"
-    return [row("2 train", f"train step, 1 process, {args.threads} threads, {shape}", "frames/s", asv, peers,
-                "higher is better", higher_better=True)]
+    """Case 2: the StandardNet training step, asvcpp (asv_bench_train, 1 process) against the same
+    network and step in PyTorch (peers/train_step.py), at 1 thread and at --threads."""
+    reps = [] if args.quick else ["--warmup", str(args.train_warmup), "--steps", str(args.train_steps),
+                                  "--repeats", str(args.train_repeats)]
+    peer_ok = venv.has("torch") and os.path.exists(os.path.join(PEERS, "train_step.py"))
+    torch_version = venv.version("torch") if peer_ok else None
+    rows = []
+    for threads in sorted({1, args.threads}):
+        # asvcpp programs and the peer one after the other for each thread count, so slow drift
+        # of a shared machine hits all of them alike.
+        results = []
+        for i, binary in enumerate(train_binaries(args)):
+            out = os.path.join(tmp, f"train{threads}_{i}.json")
+            cmd = [binary, "--nproc", "1", "--threads", str(threads), *reps, "--json", out]
+            if args.quick:
+                cmd.append("--quick")
+            run_json(cmd, timeout=3600)
+            results.append(json.load(open(out)))
+        peer, peer_error = None, "not available"
+        if peer_ok:
+            w = results[0]["workload"]
+            pout = os.path.join(tmp, f"train_peer{threads}.json")
+            pcmd = [venv.python, os.path.join(PEERS, "train_step.py"), "--threads", str(threads), "--json", pout]
+            for key in ["feat_dim", "frame_layer", "stat_size", "embedding", "speakers", "frames", "warmup", "steps",
+                        "repeats"]:
+                pcmd += ["--" + key.replace("_", "-"), str(w[key])]
+            pcmd += ["--batch", str(w["global_batch"])]
+            try:
+                run_json(pcmd, env=peer_env(threads), timeout=3600)
+                peer = json.load(open(pout))
+            except RuntimeError as e:
+                peer_error = f"failed: {str(e)[-160:]}"
+        for i, r in enumerate(results):
+            run = r["runs"][0]
+            if run.get("status") != "ok":
+                raise RuntimeError(f"asv_bench_train: {run.get('status')}")
+            asv = {"median": run["frames_per_s_median"], "min": run["frames_per_s_min"],
+                   "max": run["frames_per_s_max"], "repeats": len(run["repeats"])}
+            w = r["workload"]
+            lt = r["libtorch"]["version"]
+            name = f"PyTorch {torch_version}" if torch_version else "PyTorch"
+            notes = [f"asvcpp on LibTorch {lt}"]
+            peers = {name: dict(peer["frames_per_s"]) if peer else peer_error}
+            if peer:
+                if peer["parameters"] != w["parameters"]:
+                    raise RuntimeError(f"the peer's network has {peer['parameters']} parameters, asvcpp's "
+                                       f"{w['parameters']}: not the same network")
+                notes.append(f"same network: {w['parameters']:,} parameters in both")
+                same = torch_version and torch_version.split("+")[0] == lt
+                notes.append("target >= 1.2x on the CPU (same LibTorch)" if same and i == 0 else
+                             f"reference only: LibTorch {lt} vs PyTorch {torch_version}")
+            shape = (f"{w['architecture']} {w['frame_layer']}/{w['stat_size']}/{w['embedding']}, "
+                     f"{w['global_batch']}x{w['frames']}, {w['speakers']} spk")
+            row_ = row("2 train", f"train step, 1 process, {threads} thr, {shape}, LibTorch {lt}", "frames/s", asv,
+                       peers, "; ".join(notes), higher_better=True)
+            row_["details"] = {"asvcpp": r, "peer": peer}
+            rows.append(row_)
+            cpu = [rep.get("rank0_frames_per_cpu_s") for rep in run["repeats"]]
+            if threads == 1 and all(cpu):
+                # One thread: frames per CPU second does not depend on other jobs sharing the cores.
+                asv_cpu = {"median": statistics.median(cpu), "min": min(cpu), "max": max(cpu), "repeats": len(cpu)}
+                peers_cpu = {name: dict(peer["frames_per_cpu_s"]) if peer else peer_error}
+                rows.append(row("2 train", f"train step per CPU second, 1 thr, {shape}, LibTorch {lt}", "frames/CPU-s",
+                                asv_cpu, peers_cpu, "; ".join(notes[1:] + ["process CPU time (user+system)"]),
+                                higher_better=True))
+    return rows
 
 
 def case_features(args, tmp, venv):
@@ -209,12 +273,14 @@ def case_features(args, tmp, venv):
     rows = []
     for threads in sorted({1, args.threads}):
         out = os.path.join(tmp, f"features{threads}.json")
+        dump = os.path.join(tmp, "features_exact.f32")
         run_json([bin_path(args.build, "asv_bench_features"), "--seconds", str(seconds), "--threads", str(threads),
-                  *reps, "--write", audio, "--json", out])
+                  *reps, "--write", audio, "--dump", dump, "--json", out])
         r = json.load(open(out))
         asv = {k: v / seconds for k, v in timing(r["time"]).items() if k != "repeats"}
         asv["repeats"] = r["time"]["repeats"]
         peers = {}
+        agreement = []  # without dither, first utterance
         for impl, name, needs in [("knf", "kaldi-native-fbank", ("kaldi-native-fbank", "numpy")),
                                   ("torchaudio", "torchaudio compliance.kaldi", ("torchaudio", "torch", "numpy"))]:
             if not venv.has(*needs):
@@ -223,13 +289,17 @@ def case_features(args, tmp, venv):
             pout = os.path.join(tmp, f"features_{impl}{threads}.json")
             try:
                 run_json([venv.python, os.path.join(PEERS, "features_peer.py"), "--audio", audio, "--impl", impl,
-                          "--threads", str(threads), *reps, "--json", pout], env=peer_env(threads), timeout=3600)
+                          "--threads", str(threads), *reps, "--compare", dump, "--json", pout],
+                         env=peer_env(threads), timeout=3600)
                 p = json.load(open(pout))
                 peers[name] = {k: p[k] / seconds for k in ["median", "min", "max"]}
+                agreement.append(f"{name}: max |MFCC diff| {p['max_abs_diff']:.2g} (values up to "
+                                 f"{p['max_abs_value']:.3g}), same VAD on {p['vad_agreement']:.2%} of frames")
             except RuntimeError as e:
                 peers[name] = f"failed: {str(e)[-120:]}"
         rows.append(row("1 features", f"MFCC + energy VAD (mfcc.conf), {seconds} s audio, {threads} thr", "RTF", asv,
-                        peers, f"{r['utterances']} utterances, {r['voiced_fraction']:.0%} voiced; RTF = time / audio"))
+                        peers, f"{r['utterances']} utterances, {r['voiced_fraction']:.0%} voiced; RTF = time / audio; "
+                        f"x real time = 1 / RTF" + ("; without dither: " + "; ".join(agreement) if agreement else "")))
     return rows
 
 
@@ -258,9 +328,30 @@ def case_backend(args, tmp, venv):
         na = {np_name: "not available"}
         rows.append(row("3 backend", f"PLDA closed-form training, {size}, {threads} thr", "s", timing(r["train"]),
                         {np_name: timing(peer["numpy"]["train"])} if peer else dict(na)))
+        if peer and "numpy_same_algebra_as_asvcpp" in peer:
+            same = peer["numpy_same_algebra_as_asvcpp"]
+            rows.append(row("3 backend", f"PLDA training, NumPy with asvcpp's one-scatter algebra, {threads} thr", "s",
+                            timing(r["train"]), {np_name: timing(same["train_one_scatter"])},
+                            "same identity W = T - sum n_s (m_s - m)(m_s - m)^T on both sides"))
         rows.append(row("3 backend", f"PLDA scoring, {trials}, {threads} thr", "s", timing(r["score"]),
                         {np_name: timing(peer["numpy"]["score"])} if peer else dict(na),
-                        f"max |score diff| {peer['numpy']['max_abs_score_diff']:.2g}" if peer else ""))
+                        (f"max |score diff| {peer['numpy']['max_abs_score_diff']:.2g}; " if peer else "") +
+                        "= scoring matrices from the model + scoring the trials (next rows)"))
+        if "score_matrices" in r:
+            has_parts = peer is not None and "score_matrices" in peer["numpy"]
+            matrix_peers = dict(na)
+            if has_parts:
+                matrix_peers = {np_name: timing(peer["numpy"]["score_matrices"])}
+                same = peer.get("numpy_same_algebra_as_asvcpp", {})
+                if "score_matrices_eigh" in same:
+                    matrix_peers["NumPy, asvcpp's algebra (eigh)"] = timing(same["score_matrices_eigh"])
+            rows.append(row("3 backend", f"PLDA scoring matrices (once per model), {threads} thr", "s",
+                            timing(r["score_matrices"]), matrix_peers,
+                            "LAPACK-bound: inverses and an eigendecomposition of 512 x 512 matrices"))
+            rows.append(row("3 backend", f"PLDA scoring of {r['trials']} trials, {threads} thr", "s",
+                            timing(r["score_trials"]),
+                            {np_name: timing(peer["numpy"]["score_trials"])} if has_parts else dict(na),
+                            "BLAS-bound: matrix products over the unique enrollment and test vectors"))
         metric_peers = dict(na)
         note = f"asvcpp EER {r['eer_percent']:.4f}%, minDCF {r['min_dcf']:.4f}"
         if peer:
@@ -279,7 +370,178 @@ def case_backend(args, tmp, venv):
     return rows
 
 
-CASES = {"1": case_features, "2": case_train, "3": case_backend, "4": case_config, "5": case_db}
+def process_tree_rss_kb(root):
+    """Summed VmRSS (kB) of `root` and all its descendants (asvrun may launch worker processes)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            parents[int(entry)] = int(stat[stat.rindex(")") + 2:].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+    tree, frontier = {root}, [root]
+    while frontier:
+        pid = frontier.pop()
+        for child, parent in parents.items():
+            if parent == pid and child not in tree:
+                tree.add(child)
+                frontier.append(child)
+    total = 0
+    for pid in tree:
+        try:
+            with open(f"/proc/{pid}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+                        break
+        except OSError:
+            pass
+    return total
+
+
+def run_sampled(cmd, cwd, log_path, interval=0.2):
+    """Runs cmd, sampling its process tree's RSS every `interval` s. Returns (exit status,
+    ru_maxrss of the child in kB (os.wait4), [(unix time, tree RSS kB)], wall seconds)."""
+    log(" ".join(cmd))
+    samples = []
+    start = time.time()
+    with open(log_path, "w") as logf:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=logf, stderr=subprocess.STDOUT)
+        done = threading.Event()
+
+        def sample():
+            while not done.is_set():
+                samples.append((time.time(), process_tree_rss_kb(proc.pid)))
+                done.wait(interval)
+
+        sampler = threading.Thread(target=sample, daemon=True)
+        sampler.start()
+        _, status, usage = os.wait4(proc.pid, 0)
+        done.set()
+        sampler.join()
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    return proc.returncode, usage.ru_maxrss, samples, time.time() - start
+
+
+def db_time(text):
+    """The experiment database's UTC timestamps ('2026-11-21T10:02:03.164Z') as unix time."""
+    return datetime.datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(
+        tzinfo=datetime.timezone.utc).timestamp()
+
+
+def case_memory(args, tmp, venv):
+    """Case 6: peak resident memory of asvrun's stages 1 (features), 5 (training) and 9 (scoring)
+    on the demo corpus, RSS across the training epochs, and the share of stage 5's training time
+    the step waited for data. Each stage runs as its own asvrun process of the `demo` config
+    (stages 0 and 7 run too: the others need their outputs)."""
+    del venv
+    asvrun = os.path.join(args.build, "tools", "asvrun", "asvrun")
+    if not os.path.exists(asvrun):
+        raise RuntimeError(f"{asvrun} not built (cmake --build {args.build} --target asvrun)")
+    work = os.path.join(tmp, "memory")
+    os.makedirs(work, exist_ok=True)
+    make_corpus = [sys.executable, os.path.join(ROOT, "tools", "make_demo_corpus.py")]
+    if args.quick:
+        corpus = os.path.join(tmp, "demo_small")
+        make_corpus += ["--small", "--out", corpus]
+    else:
+        corpus = os.path.abspath(args.demo_corpus)
+        make_corpus += ["--out", corpus]  # tools/demo.sh's corpus; returns at once when up to date
+    log(" ".join(make_corpus))
+    made = subprocess.run(make_corpus, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    if made.returncode != 0:
+        raise RuntimeError(f"make_demo_corpus.py exited with {made.returncode}: {made.stdout[-1000:]}")
+    sets = [f"paths.output_folder={os.path.join(work, 'out')}",
+            f"paths.feature_and_list_folder={os.path.join(work, 'datasets')}",
+            "paths.datasets={'voxceleb1': '%s', 'voxceleb2': '%s'}" % (os.path.join(corpus, "voxceleb1"),
+                                                                       os.path.join(corpus, "voxceleb2")),
+            f"network.max_epochs={2 if args.quick else args.memory_epochs}"]
+    if args.quick:  # the tiny network and corpus settings of tests/tools/recipe_e2e_test.cc
+        sets += ["recipe.min_speech_frames=50", "recipe.min_utterances_per_speaker=2",
+                 "recipe.plda_speakers_during_training=5", "network.frame_layer_size=32", "network.stat_size=64",
+                 "network.embedding_size=16", "network.min_clip_size=40", "network.max_clip_size=60",
+                 "network.minibatch_size=8", "network.utts_per_speaker_in_epoch=8",
+                 "network.validation_utterances=2", "network.epochs_per_train_call=1", "network.print_interval=5",
+                 "backend.scoring=cosine", "computing.network_dataloader_workers=1"]
+    db_path = os.path.join(work, "out", "experiments.db")
+    stages = {}
+    for stage in [0, 1, 5, 7, 9]:
+        cmd = [asvrun, "voxceleb/xvector", "demo"]
+        for s in sets + [f"recipe.start_stage={stage}", f"recipe.end_stage={stage}"]:
+            cmd += ["--set", s]
+        log_path = os.path.join(work, f"stage{stage}.log")
+        status, maxrss_kb, samples, wall = run_sampled(cmd, work, log_path)
+        if status != 0:
+            with open(log_path) as f:
+                raise RuntimeError(f"asvrun stage {stage} exited with {status}: {f.read()[-1500:]}")
+        peak_kb = max([maxrss_kb] + [kb for _, kb in samples])
+        stages[stage] = {"peak_rss_mb": peak_kb / 1024, "ru_maxrss_mb": maxrss_kb / 1024,
+                         "sampled_peak_mb": max([kb for _, kb in samples] or [0]) / 1024, "seconds": wall,
+                         "samples": samples, "log": log_path}
+
+    # Stage 5: RSS at each epoch's end (the last sample before the epoch's row was recorded) and
+    # the data-wait share the trainer logs per epoch ("waited for data X % of the time").
+    con = sqlite3.connect(db_path)
+    run_id = con.execute("SELECT MAX(run_id) FROM stages WHERE stage = 5").fetchone()[0]
+    epochs = con.execute("SELECT epoch, seconds, frames_per_second, recorded_time FROM epochs WHERE run_id = ? "
+                         "ORDER BY epoch", (run_id,)).fetchall()
+    con.close()
+    if len(epochs) < 2:
+        raise RuntimeError(f"stage 5 trained {len(epochs)} epoch(s): RSS growth needs at least 2")
+    samples5 = stages[5]["samples"]
+    epoch_rss = []
+    for epoch, seconds, fps, recorded in epochs:
+        t = db_time(recorded)
+        before = [kb for ts, kb in samples5 if ts <= t]
+        epoch_rss.append({"epoch": epoch, "seconds": seconds, "frames_per_s": fps, "recorded_time": recorded,
+                          "rss_mb": (before[-1] if before else 0) / 1024})
+    with open(stages[5]["log"]) as f:
+        waits = {int(m.group(1)): float(m.group(2)) for m in
+                 re.finditer(r"Epoch (\d+) done: .*waited for data ([0-9.]+) %", f.read())}
+    if not waits:
+        raise RuntimeError("stage 5's log has no 'waited for data' lines")
+    for e in epoch_rss:
+        e["data_wait_percent"] = waits.get(e["epoch"])
+    first, last = epoch_rss[0], epoch_rss[-1]
+    growth = last["rss_mb"] - first["rss_mb"]
+
+    def single(x):
+        return {"median": x, "min": x, "max": x, "repeats": 1}
+
+    corpus_note = ("tools/make_demo_corpus.py --small, tiny network (quick)" if args.quick else
+                   f"demo corpus ({corpus}), config 'demo'")
+    rows = []
+    for stage, what in [(1, "features"), (5, "training"), (9, "scoring")]:
+        s = stages[stage]
+        note = (f"{corpus_note}; {s['seconds']:.0f} s; process tree sampled every 0.2 s "
+                f"(peak {s['sampled_peak_mb']:.0f} MB), asvrun's ru_maxrss {s['ru_maxrss_mb']:.0f} MB")
+        if stage == 5:
+            note += f"; {len(epochs)} epochs"
+        rows.append(row("6 memory", f"peak RSS, stage {stage} ({what})", "MB", single(s["peak_rss_mb"]), {}, note))
+    trend = ", ".join(f"{e['rss_mb']:.0f}" for e in epoch_rss)
+    growth_row = row("6 memory", f"RSS growth, end of epoch {first['epoch']} -> {last['epoch']} (stage 5)", "MB",
+                     single(growth), {}, f"target: no growth; RSS at each epoch's end: {trend} MB")
+    growth_row["any_sign"] = True
+    rows.append(growth_row)
+    w = sorted(waits.values())
+    wait_row = row("6 memory", "stage 5: share of training time the step waited for data", "%",
+                   {"median": statistics.median(w), "min": w[0], "max": w[-1], "repeats": len(w)}, {},
+                   f"target < 5 %; over {len(w)} epochs (median, min-max; rank 0, trainer's log)")
+    wait_row["any_sign"] = True
+    rows.append(wait_row)
+    for r in rows:
+        r["details"] = {"stages": {k: {x: y for x, y in v.items() if x != "samples"} for k, v in stages.items()},
+                        "epochs": epoch_rss,
+                        "rss_trace_stage5": [(round(ts - samples5[0][0], 2), kb) for ts, kb in samples5]
+                        if samples5 and r is growth_row else None}
+    return rows
+
+
+CASES = {"1": case_features, "2": case_train, "3": case_backend, "4": case_config, "5": case_db,
+         "6": case_memory}
 
 
 def fmt_time(t):
@@ -313,10 +575,17 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default="build", help="CMake build folder with tools/bench/asv_bench_*")
     parser.add_argument("--quick", action="store_true", help="tiny sizes (seconds): the test's smoke run")
-    parser.add_argument("--cases", default="1,2,3,4,5", help="comma-separated case numbers")
+    parser.add_argument("--cases", default="1,2,3,4,5,6", help="comma-separated case numbers")
     parser.add_argument("--out", default="bench_results", help="folder for results.md and results.json")
     parser.add_argument("--threads", type=int, default=os.cpu_count(), help="the 'all threads' thread count")
-    parser.add_argument("--train-binary", help="asv_bench_train to use (default: in --build)")
+    parser.add_argument("--train-binary", help="asv_bench_train against the peer's LibTorch (e.g. build-cuda's, "
+                        "torch 2.11); case 2 also runs --build's if it exists")
+    parser.add_argument("--train-warmup", type=int, default=2, help="case 2: untimed steps (full mode)")
+    parser.add_argument("--train-steps", type=int, default=5, help="case 2: timed steps per repeat (full mode)")
+    parser.add_argument("--train-repeats", type=int, default=3, help="case 2: repeats (full mode)")
+    parser.add_argument("--demo-corpus", default=os.path.join(ROOT, "demo_data"),
+                        help="case 6: demo corpus folder, made by tools/make_demo_corpus.py if missing (full mode)")
+    parser.add_argument("--memory-epochs", type=int, default=6, help="case 6: network.max_epochs of stage 5")
     parser.add_argument("--no-peers", action="store_true", help="asvcpp only (no venv)")
     parser.add_argument("--venv", default=os.path.expanduser("~/.cache/asvcpp-bench/venv"))
     args = parser.parse_args()

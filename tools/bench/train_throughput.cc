@@ -29,6 +29,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 #include <sched.h>
+#include <sys/resource.h>
 #include <torch/cuda.h>
 #include <torch/nn/functional/loss.h>
 #include <unistd.h>
@@ -121,6 +122,15 @@ std::string Now() {
   char buffer[64];
   std::strftime(buffer, sizeof(buffer), "%Y-%m-%d %H:%M:%S %Z", &tm);
   return buffer;
+}
+
+// CPU time of this process, all threads (user + system), in seconds. With one intra-op thread,
+// frames per CPU second does not depend on how many other jobs share the cores.
+double ProcessCpuSeconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
 }
 
 double Median(std::vector<double> v) {
@@ -236,9 +246,11 @@ int RunWorker(const BenchOptions& o) {
       // poll interval apart, which would show up in the slowest rank's time.
       (void)reducer->AllReduceSum({0.0});
       const auto start = Clock::now();
+      const double cpu_start = ProcessCpuSeconds();
       for (int i = 0; i < o.steps; ++i) step();
       Synchronize(device);
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      const double cpu_seconds = ProcessCpuSeconds() - cpu_start;
       std::vector<double> mine(static_cast<std::size_t>(world.world_size), 0.0);
       mine[static_cast<std::size_t>(world.rank)] = seconds;
       const auto all = reducer->AllReduceSum(mine);
@@ -247,7 +259,11 @@ int RunWorker(const BenchOptions& o) {
           static_cast<double>(world.world_size) * static_cast<double>(local_batch) * o.frames * o.steps;
       const double rate = slowest > 0 ? frames / slowest : 0;
       rates.push_back(rate);
-      repeats.push_back({{"frames_per_s", rate}, {"slowest_rank_seconds", slowest}, {"rank_seconds", all}});
+      repeats.push_back({{"frames_per_s", rate},
+                         {"slowest_rank_seconds", slowest},
+                         {"rank_seconds", all},
+                         {"rank0_cpu_seconds", cpu_seconds},
+                         {"rank0_frames_per_cpu_s", cpu_seconds > 0 ? frames / world.world_size / cpu_seconds : 0}});
       ASV_LOG0(Info, "repeat {}/{}: {:.0f} frames/s, {:.1f} ms/step (slowest rank {:.3f} s, loss {:.3f})", r + 1,
                o.repeats, rate, 1000 * slowest / o.steps, slowest, last_loss);
     }
