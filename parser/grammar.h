@@ -62,8 +62,10 @@ struct false_lit : keyword<'F', 'a', 'l', 's', 'e'> {};
 struct sign : one<'+', '-'> {};
 struct digits : seq<digit, star<opt<one<'_'>>, digit>> {};
 struct exponent : seq<one<'e', 'E'>, opt<sign>, digits> {};
-struct point_float : sor<seq<opt<digits>, one<'.'>, digits>, seq<digits, one<'.'>>> {};
-struct float_body : sor<seq<sor<point_float, digits>, exponent>, point_float> {};
+// Python's floatnumber: `1.5`, `.5`, `1.`, each with an optional exponent, or `1e5`. Written so
+// that the leading digits are matched once (number tries a float first, then an int).
+struct fraction : seq<one<'.'>, opt<digits>, opt<exponent>> {};
+struct float_body : sor<seq<digits, sor<fraction, exponent>>, seq<one<'.'>, digits, opt<exponent>>> {};
 struct hex_int : seq<one<'0'>, one<'x', 'X'>, plus<opt<one<'_'>>, xdigit>> {};
 struct oct_int : seq<one<'0'>, one<'o', 'O'>, plus<opt<one<'_'>>, range<'0', '7'>>> {};
 struct bin_int : seq<one<'0'>, one<'b', 'B'>, plus<opt<one<'_'>>, one<'0', '1'>>> {};

@@ -6,9 +6,13 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <iterator>
 #include <limits>
-#include <map>
+#include <memory>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/text.h"
@@ -23,35 +27,53 @@ namespace g = grammar;
 
 // ---- Parser state and semantic actions ---------------------------------------------------------
 
-// A container (or int()/float() call) being read; closed by its closing bracket's action.
+// A container (or int()/float() call) being read; closed by its closing bracket's action. Its
+// elements wait on ParseState::values from index `start` on (a dict's as key, value, key, ...),
+// so that every container is built with one allocation of its exact size.
 struct Frame {
   enum class Kind { kList, kParen, kDict, kIntCall, kFloatCall };
   Kind kind;
   SourcePos pos;  ///< Position given to the finished value.
-  std::vector<Value> items;
-  std::vector<std::pair<Value, Value>> entries;
-  std::optional<Value> key;  ///< Dict key waiting for its value.
+  std::size_t start = 0;
+  bool has_key = false;  ///< Dict: a key waits for its value at the top of `values`.
   bool saw_comma = false;
 };
 
+// State of one statement's parse. A Reader reuses one for every statement of a file (Reset), so
+// its vectors keep their capacity.
 struct ParseState : g::SyntaxContext {
   static constexpr std::size_t kMaxNesting = 100;
-  std::string file;
+  FileName file;
 
   std::vector<Frame> frames;
+  std::vector<Value> values;  ///< Elements of the open containers, innermost last.
   std::optional<Value> result;
   Frame::Kind pending_call = Frame::Kind::kIntCall;
   SourcePos pending_call_pos;
 
-  std::string key;
+  std::string_view key;  ///< Into the text being parsed.
   SourcePos key_pos;
   std::vector<TypeExpr> types;
   std::optional<TypeExpr> type_root;
 
-  std::string header_name;
+  std::string_view header_name;  ///< Into the text being parsed.
   SourcePos header_pos;
-  std::vector<std::string> parents;
+  std::vector<std::string_view> parents;
   std::vector<SourcePos> parent_pos;
+
+  void Reset() {
+    open_brackets.clear();
+    quote_line = quote_column = 0;
+    frames.clear();
+    values.clear();
+    result.reset();
+    key = {};
+    types.clear();
+    type_root.reset();
+    header_name = {};
+    parents.clear();
+    parent_pos.clear();
+  }
 
   // From the input's iterator, not in.position(), which copies the source name every call.
   template <typename Input>
@@ -60,28 +82,46 @@ struct ParseState : g::SyntaxContext {
     return SourcePos{file, static_cast<int>(it.line), static_cast<int>(it.column)};
   }
 
-  void Push(Frame::Kind kind, char bracket, const SourcePos& open, SourcePos value_pos) {
+  void Push(Frame::Kind kind, char bracket, const SourcePos& open, const SourcePos& value_pos) {
     // Recursion in the grammar follows the nesting; keep it far from the stack limit.
     if (frames.size() >= kMaxNesting) {
       throw g::SyntaxError(fmt::format("values nested deeper than {} levels", kMaxNesting), open.line, open.column);
     }
-    frames.push_back(Frame{kind, std::move(value_pos), {}, {}, {}, false});
+    frames.push_back(Frame{kind, value_pos, values.size(), false, false});
     open_brackets.push_back({bracket, open.line, open.column});
   }
 
   Frame Pop() {
-    Frame f = std::move(frames.back());
+    const Frame f = frames.back();
     frames.pop_back();
     open_brackets.pop_back();
     return f;
   }
 
-  void Emit(Value v, SourcePos pos) {
-    v.set_pos(std::move(pos));
+  // The elements of frame `f` (just popped), moved out of `values`.
+  std::vector<Value> TakeItems(const Frame& f) {
+    const auto first = values.begin() + static_cast<std::ptrdiff_t>(f.start);
+    std::vector<Value> items(std::make_move_iterator(first), std::make_move_iterator(values.end()));
+    values.erase(first, values.end());
+    return items;
+  }
+
+  std::vector<std::pair<Value, Value>> TakeEntries(const Frame& f) {
+    std::vector<std::pair<Value, Value>> entries;
+    entries.reserve((values.size() - f.start) / 2);
+    for (std::size_t k = f.start; k + 1 < values.size(); k += 2) {
+      entries.emplace_back(std::move(values[k]), std::move(values[k + 1]));
+    }
+    values.erase(values.begin() + static_cast<std::ptrdiff_t>(f.start), values.end());
+    return entries;
+  }
+
+  void Emit(Value v, const SourcePos& pos) {
+    v.set_pos(pos);
     Emit(std::move(v));
   }
 
-  void Emit(Value v);
+  void Emit(Value&& v);
 };
 
 [[noreturn]] void Fail(const SourcePos& pos, const std::string& message) {
@@ -96,29 +136,33 @@ bool IsHashable(const Value& v) {
   return true;
 }
 
-void ParseState::Emit(Value v) {
+void ParseState::Emit(Value&& v) {
   if (frames.empty()) {
     result = std::move(v);
     return;
   }
   Frame& f = frames.back();
   if (f.kind != Frame::Kind::kDict) {
-    f.items.push_back(std::move(v));
+    values.push_back(std::move(v));
     return;
   }
-  if (!f.key) {
+  if (!f.has_key) {
     if (!IsHashable(v)) Fail(v.pos(), fmt::format("a {} cannot be a dict key (keys must be hashable)", v.KindName()));
-    f.key = std::move(v);
+    values.push_back(std::move(v));
+    f.has_key = true;
     return;
   }
+  f.has_key = false;
   // Python keeps the first key's position and the last value of a repeated key.
-  auto same = std::find_if(f.entries.begin(), f.entries.end(), [&](const auto& e) { return e.first == *f.key; });
-  if (same != f.entries.end()) {
-    same->second = std::move(v);
-  } else {
-    f.entries.emplace_back(std::move(*f.key), std::move(v));
+  const Value& key = values.back();
+  for (std::size_t k = f.start; k + 1 < values.size(); k += 2) {
+    if (values[k] == key) {
+      values[k + 1] = std::move(v);
+      values.pop_back();
+      return;
+    }
   }
-  f.key.reset();
+  values.push_back(std::move(v));
 }
 
 void AppendUtf8(std::string& out, std::uint32_t cp) {
@@ -153,7 +197,9 @@ std::string DecodeString(std::string_view token, const SourcePos& pos) {
   const std::size_t start = raw ? 2 : 1;
   const std::string_view body = token.substr(start, token.size() - start - 1);
   if (raw) return std::string(body);  // Backslashes stay, even before a quote (as in Python).
+  if (body.find('\\') == std::string_view::npos) return std::string(body);
   std::string out;
+  out.reserve(body.size());
   for (std::size_t i = 0; i < body.size(); ++i) {
     if (body[i] != '\\') {
       out += body[i];
@@ -264,8 +310,9 @@ Value ParseFloat(std::string_view token) {
   return Value::Float(d);
 }
 
-Value Convert(const Frame& call) {
-  const Value& x = call.items.at(0);
+// `items` holds the call's argument.
+Value Convert(const Frame& call, const std::vector<Value>& items) {
+  const Value& x = items.at(0);
   if (call.kind == Frame::Kind::kFloatCall) return Value::Float(x.as_float());
   if (x.kind() == Value::Kind::kInt) return x;
   const double t = std::trunc(x.as_float());
@@ -340,7 +387,7 @@ template <>
 struct action<g::conv_close> {
   static void apply0(ParseState& s) {
     const Frame f = s.Pop();
-    s.Emit(Convert(f), f.pos);
+    s.Emit(Convert(f, s.TakeItems(f)), f.pos);
   }
 };
 
@@ -375,8 +422,8 @@ struct action<g::list_open> {
 template <>
 struct action<g::list_close> {
   static void apply0(ParseState& s) {
-    Frame f = s.Pop();
-    s.Emit(Value::List(std::move(f.items)), f.pos);
+    const Frame f = s.Pop();
+    s.Emit(Value::List(s.TakeItems(f)), f.pos);
   }
 };
 
@@ -394,11 +441,13 @@ struct action<g::paren_comma> {
 template <>
 struct action<g::paren_close> {
   static void apply0(ParseState& s) {
-    Frame f = s.Pop();
-    if (f.items.size() == 1 && !f.saw_comma) {
-      s.Emit(std::move(f.items[0]));  // `(x)` is x, with x's own position.
+    const Frame f = s.Pop();
+    if (s.values.size() == f.start + 1 && !f.saw_comma) {
+      Value x = std::move(s.values.back());
+      s.values.pop_back();
+      s.Emit(std::move(x));  // `(x)` is x, with x's own position.
     } else {
-      s.Emit(Value::Tuple(std::move(f.items)), f.pos);
+      s.Emit(Value::Tuple(s.TakeItems(f)), f.pos);
     }
   }
 };
@@ -412,8 +461,8 @@ struct action<g::dict_open> {
 template <>
 struct action<g::dict_close> {
   static void apply0(ParseState& s) {
-    Frame f = s.Pop();
-    s.Emit(Value::Dict(std::move(f.entries)), f.pos);
+    const Frame f = s.Pop();
+    s.Emit(Value::Dict(s.TakeEntries(f)), f.pos);
   }
 };
 
@@ -451,7 +500,7 @@ template <>
 struct action<g::key> {
   template <typename Input>
   static void apply(const Input& in, ParseState& s) {
-    s.key = in.string();
+    s.key = in.string_view();
     s.key_pos = s.Pos(in);
   }
 };
@@ -460,7 +509,7 @@ template <>
 struct action<g::header_name> {
   template <typename Input>
   static void apply(const Input& in, ParseState& s) {
-    s.header_name = in.string();
+    s.header_name = in.string_view();
     s.header_pos = s.Pos(in);
   }
 };
@@ -469,12 +518,25 @@ template <>
 struct action<g::parent_name> {
   template <typename Input>
   static void apply(const Input& in, ParseState& s) {
-    s.parents.push_back(in.string());
+    s.parents.push_back(in.string_view());
     s.parent_pos.push_back(s.Pos(in));
   }
 };
 
 // ---- Line-oriented driver ----------------------------------------------------------------------
+
+// text::FindInvalidUtf8 after skipping the leading ASCII bytes (usually the whole file) eight at a
+// time.
+std::optional<std::size_t> FindInvalidUtf8(std::string_view text) {
+  std::size_t ascii = 0;
+  for (std::uint64_t word = 0; ascii + sizeof word <= text.size(); ascii += sizeof word) {
+    std::memcpy(&word, text.data() + ascii, sizeof word);
+    if ((word & 0x8080808080808080ULL) != 0) break;
+  }
+  const auto bad = text::FindInvalidUtf8(text.substr(ascii));
+  if (!bad) return std::nullopt;
+  return ascii + *bad;
+}
 
 enum class LineKind { kBlank, kComment, kContent };
 
@@ -485,7 +547,8 @@ using Input = pegtl::memory_input<pegtl::tracking_mode::eager, pegtl::eol::lf_cr
 class Reader {
  public:
   Reader(const std::string& text, const std::string& path, Diagnostics& diags)
-      : text_(text), path_(path), diags_(diags) {
+      : text_(text), path_(path), file_(path), diags_(diags) {
+    lines_.reserve(text_.size() / 32 + 1);  // A guess (lines of config files are short); saves regrowth.
     std::size_t start = 0;
     if (text_.compare(0, 3, "\xEF\xBB\xBF") == 0) start = 3;  // A UTF-8 byte order mark is skipped.
     while (start < text_.size()) {
@@ -499,7 +562,7 @@ class Reader {
 
   /// Reports invalid UTF-8 and empty files; false when the file must not be parsed further.
   bool CheckText() {
-    if (const auto bad = text::FindInvalidUtf8(text_)) {
+    if (const auto bad = FindInvalidUtf8(text_)) {
       std::size_t i = 0;
       while (i + 1 < lines_.size() && lines_[i + 1].begin <= *bad) ++i;
       const std::size_t begin = lines_.empty() ? 0 : lines_[i].begin;
@@ -511,7 +574,7 @@ class Reader {
         line[from + *rel] = '?';
         from += *rel + 1;
       }
-      diags_.Error(SourcePos{path_, static_cast<int>(i) + 1, static_cast<int>(*bad - begin) + 1},
+      diags_.Error(SourcePos{file_, static_cast<int>(i) + 1, static_cast<int>(*bad - begin) + 1},
                    fmt::format("invalid UTF-8 byte 0x{:02X}; config files must be UTF-8 text",
                                static_cast<unsigned char>(text_[*bad])),
                    line);
@@ -521,7 +584,7 @@ class Reader {
       return text::Trim(std::string_view(text_).substr(l.begin, l.end - l.begin)).empty();
     });
     if (empty) {
-      diags_.Error(SourcePos{path_, 0, 0}, "file is empty");
+      diags_.Error(SourcePos{file_, 0, 0}, "file is empty");
       return false;
     }
     return true;
@@ -530,9 +593,12 @@ class Reader {
   std::size_t size() const noexcept { return lines_.size(); }
 
   LineKind Kind(std::size_t i) const {
-    const std::string_view content = text::Trim(View(i));
-    if (content.empty()) return LineKind::kBlank;
-    return content[0] == '#' ? LineKind::kComment : LineKind::kContent;
+    // The first character text::Trim would keep decides (Trim itself is slower per line).
+    for (const char c : View(i)) {
+      if (c == ' ' || c == '\t' || c == '\r') continue;
+      return c == '#' ? LineKind::kComment : LineKind::kContent;
+    }
+    return LineKind::kBlank;
   }
 
   /// A comment line's text without '#' and surrounding spaces.
@@ -543,6 +609,24 @@ class Reader {
   }
 
   std::string LineText(std::size_t i) const { return std::string(View(i)); }
+
+  /// Line i as a SourceLine sharing one copy of the file's text (made on first use).
+  SourceLine SharedLine(std::size_t i) {
+    if (!shared_text_) shared_text_ = std::make_shared<const std::string>(text_);
+    return SourceLine(shared_text_, lines_[i].begin, lines_[i].end - lines_[i].begin);
+  }
+
+  /// Content lines from line i up to the next blank line or the end: an upper bound of the
+  /// statements there.
+  std::size_t ContentLinesFrom(std::size_t i) const {
+    std::size_t n = 0;
+    for (; i < lines_.size(); ++i) {
+      const LineKind kind = Kind(i);
+      if (kind == LineKind::kBlank) break;
+      n += kind == LineKind::kContent ? 1 : 0;
+    }
+    return n;
+  }
 
   /// Whether line i (from its start) matches a probe rule.
   template <typename Rule>
@@ -564,7 +648,8 @@ class Reader {
   /// it. On a syntax error reports it, skips the bad statement and returns false.
   template <typename Rule>
   bool Parse(std::size_t& i, ParseState& state) {
-    state.file = path_;
+    state.Reset();
+    state.file = file_;
     const std::size_t offset = lines_[i].begin + Indent(i);
     Input in(text_.data() + offset, text_.data() + text_.size(), path_.c_str(), offset, i + 1,
                              Indent(i) + 1);
@@ -583,20 +668,21 @@ class Reader {
     }
   }
 
-  std::optional<Assignment> ParseAssignment(std::size_t& i) {
-    ParseState state;
+  /// Parses the assignment on line i (see Parse) and appends it to `into` (built in place: an
+  /// assignment is large to move). Returns its key, a view into the text, or nullopt after an
+  /// error.
+  std::optional<std::string_view> ParseAssignment(std::size_t& i, std::vector<Assignment>& into) {
     const std::size_t first = i;
-    if (!Parse<g::assignment>(i, state)) return std::nullopt;
-    Assignment a;
-    a.key = state.key;
-    const auto dot = a.key.find('.');
-    a.group = a.key.substr(0, dot);
-    a.field = a.key.substr(dot + 1);
-    a.annotation = std::move(state.type_root);
-    a.value = std::move(*state.result);
-    a.pos = state.key_pos;
-    a.source_line = LineText(first);
-    return a;
+    if (!Parse<g::assignment>(i, state_)) return std::nullopt;
+    into.push_back(Assignment{std::string(state_.key), std::move(state_.type_root), std::move(*state_.result),
+                              state_.key_pos, SharedLine(first)});
+    return state_.key;
+  }
+
+  /// Parses the header on line i (see Parse); the state holds what was read, even after an error.
+  const ParseState& ParseHeader(std::size_t& i, bool& ok) {
+    ok = Parse<g::header>(i, state_);
+    return state_;
   }
 
   /// Skips the statement that starts on line i (brackets and strings balanced, never past a
@@ -609,12 +695,14 @@ class Reader {
   }
 
   Diagnostic& Error(int line, int column, const std::string& message) {
-    return diags_.Error(SourcePos{path_, line, column}, message, LineText(static_cast<std::size_t>(line) - 1));
+    return diags_.Error(SourcePos{file_, line, column}, message, LineText(static_cast<std::size_t>(line) - 1));
   }
 
   Diagnostic& Warning(const SourcePos& pos, const std::string& message, const std::string& source_line) {
     return diags_.Warning(pos, message, source_line);
   }
+
+  const FileName& file() const noexcept { return file_; }
 
  private:
   struct Line {
@@ -641,9 +729,46 @@ class Reader {
   }
 
   const std::string& text_;
-  std::string path_;
+  std::string path_;  // Source name of the PEGTL inputs.
+  FileName file_;
   Diagnostics& diags_;
   std::vector<Line> lines_;
+  std::shared_ptr<const std::string> shared_text_;  // What the SourceLines of this file point into.
+  ParseState state_;                                // Reused by every statement.
+};
+
+// Assignments of one block (or of the init config) by key, to warn about a key set twice. Keys
+// are views into the file text. Blocks are usually small and searched linearly; past kSmall keys
+// a hash index takes over, so a huge block stays linear in its size.
+class KeyIndex {
+ public:
+  void Clear() {
+    small_.clear();
+    large_.clear();
+  }
+
+  /// Records assignment `index` as the latest of `key`; returns the index of the one it
+  /// replaces, or npos.
+  std::size_t Set(std::string_view key, std::size_t index) {
+    if (large_.empty()) {
+      for (auto& [k, v] : small_) {
+        if (k == key) return std::exchange(v, index);
+      }
+      if (small_.size() < kSmall) {
+        small_.emplace_back(key, index);
+        return std::string::npos;
+      }
+      large_.insert(small_.begin(), small_.end());
+      small_.clear();
+    }
+    const auto [it, added] = large_.emplace(key, index);
+    return added ? std::string::npos : std::exchange(it->second, index);
+  }
+
+ private:
+  static constexpr std::size_t kSmall = 32;
+  std::vector<std::pair<std::string_view, std::size_t>> small_;
+  std::unordered_map<std::string_view, std::size_t> large_;
 };
 
 // Warns about a key set twice in one block (or in the init config); the later value wins.
@@ -651,8 +776,8 @@ void WarnRepeatedKey(Reader& reader, const Assignment& earlier, const Assignment
   auto& w = reader.Warning(later.pos,
                            fmt::format("'{}' is set twice {}; this value replaces the one on line {}", later.key,
                                        where, earlier.pos.line),
-                           later.source_line);
-  w.notes.push_back(Diagnostic{Severity::kNote, earlier.pos, "previous value set here", earlier.source_line, {}});
+                           later.source_line.str());
+  w.notes.push_back(Diagnostic{Severity::kNote, earlier.pos, "previous value set here", earlier.source_line.str(), {}});
 }
 
 std::string JoinComments(const std::vector<std::string>& comments) {
@@ -674,22 +799,29 @@ RunConfigsFile ParseRunConfigs(const std::string& text, const std::string& path,
 
   enum class State { kBetween, kInBlock, kHeaderless } state = State::kBetween;
   std::vector<std::string> comments;  // Comment lines since the last other line.
-  std::map<std::string, std::size_t> keys;  // Current block: key -> index of its last assignment.
+  KeyIndex keys;                      // Current block.
+  std::vector<Assignment> outside;    // An assignment that belongs to no config.
   bool saw_content = false;
 
   auto start_block = [&](std::size_t& i) {
-    ParseState st;
-    const std::string source_line = reader.LineText(i);
-    const bool ok = reader.Parse<g::header>(i, st);
+    const std::size_t first = i;
+    bool ok = false;
+    const ParseState& st = reader.ParseHeader(i, ok);
     if (st.header_name.empty()) {
       state = State::kHeaderless;
       return;
     }
     // After a header error the name is still defined, so its children do not report it missing.
     (void)ok;
-    file.blocks.push_back(Block{st.header_name, st.parents, st.parent_pos, {}, JoinComments(comments),
-                                st.header_pos, source_line});
-    keys.clear();
+    Block& block = file.blocks.emplace_back();
+    block.name = std::string(st.header_name);
+    block.parents.assign(st.parents.begin(), st.parents.end());
+    block.parent_pos = st.parent_pos;
+    block.assignments.reserve(reader.ContentLinesFrom(i));
+    block.comment = JoinComments(comments);
+    block.pos = st.header_pos;
+    block.source_line = reader.SharedLine(first);
+    keys.Clear();
     state = State::kInBlock;
   };
 
@@ -729,21 +861,22 @@ RunConfigsFile ParseRunConfigs(const std::string& text, const std::string& path,
                                "of config '{}'; is a blank line missing before it?",
                                name));
       start_block(i);
-    } else {
-      auto a = reader.ParseAssignment(i);
-      if (a && state == State::kInBlock) {
-        Block& block = file.blocks.back();
-        const auto it = keys.find(a->key);
-        if (it != keys.end()) {
-          WarnRepeatedKey(reader, block.assignments[it->second], *a, fmt::format("in config '{}'", block.name));
+    } else if (state == State::kInBlock) {
+      Block& block = file.blocks.back();
+      if (const auto key = reader.ParseAssignment(i, block.assignments)) {
+        const std::size_t earlier = keys.Set(*key, block.assignments.size() - 1);
+        if (earlier != std::string::npos) {
+          WarnRepeatedKey(reader, block.assignments[earlier], block.assignments.back(),
+                          fmt::format("in config '{}'", block.name));
         }
-        keys[a->key] = block.assignments.size();
-        block.assignments.push_back(std::move(*a));
       }
+    } else {
+      reader.ParseAssignment(i, outside);  // Outside any config: only its errors are of use.
+      outside.clear();
     }
     comments.clear();
   }
-  if (!saw_content) diags.Error(SourcePos{path, 0, 0}, "file defines no configs");
+  if (!saw_content) diags.Error(SourcePos{reader.file(), 0, 0}, "file defines no configs");
   return file;
 }
 
@@ -751,7 +884,7 @@ InitConfigFile ParseInitConfig(const std::string& text, const std::string& path,
   InitConfigFile file{path, text, {}};
   Reader reader(text, path, diags);
   if (!reader.CheckText()) return file;
-  std::map<std::string, std::size_t> keys;
+  KeyIndex keys;
   std::size_t i = 0;
   while (i < reader.size()) {
     if (reader.Kind(i) != LineKind::kContent) {
@@ -767,12 +900,12 @@ InitConfigFile ParseInitConfig(const std::string& text, const std::string& path,
       reader.Skip(i);
       continue;
     }
-    auto a = reader.ParseAssignment(i);
-    if (!a) continue;
-    const auto it = keys.find(a->key);
-    if (it != keys.end()) WarnRepeatedKey(reader, file.assignments[it->second], *a, "in the init config");
-    keys[a->key] = file.assignments.size();
-    file.assignments.push_back(std::move(*a));
+    const auto key = reader.ParseAssignment(i, file.assignments);
+    if (!key) continue;
+    const std::size_t earlier = keys.Set(*key, file.assignments.size() - 1);
+    if (earlier != std::string::npos) {
+      WarnRepeatedKey(reader, file.assignments[earlier], file.assignments.back(), "in the init config");
+    }
   }
   return file;
 }

@@ -15,11 +15,16 @@ namespace asv::parser {
 /// Parses a run-configs file's text. `path` is used for positions only.
 /// Reports (as errors in `diags`): non-UTF-8 bytes, an empty file, syntax errors, unterminated
 /// strings and brackets, a header where an assignment is expected (missing blank line), bad
-/// literals, and type annotations that are not type expressions.
+/// literals, and type annotations that are not type expressions; warns about a key set twice in
+/// one block.
+/// Time linear in the size of the text. The positions in the result share one interned copy of
+/// `path` (see FileName) and the source lines one copy of `text` (see SourceLine), so the result
+/// stays valid after `text` is gone; per assignment, only its key (when longer than the
+/// std::string small-buffer) and string or container values allocate.
 RunConfigsFile ParseRunConfigs(const std::string& text, const std::string& path, Diagnostics& diags);
 
 /// Parses an init config's text: assignments only (a header line is an error), blank and comment
-/// lines anywhere.
+/// lines anywhere. Reports as ParseRunConfigs does; same costs.
 InitConfigFile ParseInitConfig(const std::string& text, const std::string& path, Diagnostics& diags);
 
 /// Reads and parses a file; a missing or unreadable file is reported in `diags` (no exception).

@@ -10,7 +10,7 @@
 namespace asv::parser {
 
 std::string Provenance::ToString() const {
-  const std::string where = pos.line > 0 ? fmt::format("{}:{}", pos.file, pos.line) : pos.file;
+  const std::string where = pos.line > 0 ? fmt::format("{}:{}", pos.file.str(), pos.line) : pos.file.str();
   switch (source) {
     case Source::kDefault: return "default";
     case Source::kInitConfig: return "init config " + where;
@@ -32,13 +32,8 @@ void ResolvedConfig::Set(const std::string& key, ResolvedValue value) {
 
 namespace {
 
-using Definitions = std::map<std::string, std::vector<const Block*>>;
-
-Definitions DefinitionsOf(const RunConfigsFile& file) {
-  Definitions defs;
-  for (const auto& b : file.blocks) defs[b.name].push_back(&b);
-  return defs;
-}
+// Block name -> its first definition; views of the names in the file.
+using Index = std::unordered_map<std::string_view, const Block*>;
 
 std::vector<std::string> NamesInFileOrder(const RunConfigsFile& file) {
   std::vector<std::string> names;
@@ -68,10 +63,15 @@ void ReportUndefinedParent(const Block& block, std::size_t j, const std::vector<
               block.source_line);
 }
 
-// `path` runs from the config that is reached again down to `block`, whose parent j closes the loop.
-void ReportCycle(const std::vector<std::string>& path, const Block& block, std::size_t j, Diagnostics& diags) {
+// `from`..`to` runs from the config that is reached again down to `block`, whose parent j closes
+// the loop.
+template <typename It>
+void ReportCycle(It from, It to, const Block& block, std::size_t j, Diagnostics& diags) {
   std::string chain;
-  for (const auto& n : path) chain += n + " < ";
+  for (; from != to; ++from) {
+    chain += *from;
+    chain += " < ";
+  }
   chain += block.parents[j];
   diags.Error(block.parent_pos[j], fmt::format("inheritance cycle: {}", chain), block.source_line);
 }
@@ -79,46 +79,60 @@ void ReportCycle(const std::vector<std::string>& path, const Block& block, std::
 }  // namespace
 
 void CheckRunConfigs(const RunConfigsFile& file, Diagnostics& diags) {
-  const Definitions defs = DefinitionsOf(file);
-  const std::vector<std::string> names = NamesInFileOrder(file);
-  for (const auto& [name, blocks] : defs) {
-    (void)name;
-    for (std::size_t k = 1; k < blocks.size(); ++k) ReportDuplicate(*blocks[0], *blocks[k], diags);
+  const std::vector<Block>& blocks = file.blocks;
+  std::unordered_map<std::string_view, std::size_t> first;  // Name -> index of its first block.
+  first.reserve(blocks.size());
+  std::vector<std::pair<std::size_t, std::size_t>> duplicates;  // (first, again) block indices.
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    const auto [it, added] = first.emplace(blocks[b].name, b);
+    if (!added) duplicates.emplace_back(it->second, b);
   }
-  for (const auto& block : file.blocks) {
+  // Reported by name, then in file order (as the ordered index this replaced did).
+  std::stable_sort(duplicates.begin(), duplicates.end(),
+                   [&](const auto& x, const auto& y) { return blocks[x.first].name < blocks[y.first].name; });
+  for (const auto& [b, again] : duplicates) ReportDuplicate(blocks[b], blocks[again], diags);
+
+  std::vector<std::string> names;  // Only needed for "did you mean".
+  for (const auto& block : blocks) {
     for (std::size_t j = 0; j < block.parents.size(); ++j) {
-      if (defs.count(block.parents[j]) == 0) ReportUndefinedParent(block, j, names, diags);
+      if (first.count(block.parents[j]) != 0) continue;
+      if (names.empty()) names = NamesInFileOrder(file);
+      ReportUndefinedParent(block, j, names, diags);
     }
   }
 
   // Depth-first search over first definitions; each back edge closes one cycle, reported once.
-  enum class Mark { kNew, kActive, kDone };
-  std::map<std::string, Mark> marks;
-  std::vector<std::string> path;
-  auto visit = [&](const auto& self, const Block& block) -> void {
-    marks[block.name] = Mark::kActive;
+  enum class Mark : unsigned char { kNew, kActive, kDone };
+  std::vector<Mark> marks(blocks.size(), Mark::kNew);  // By index of the first definition.
+  std::vector<std::string_view> path;
+  auto visit = [&](const auto& self, std::size_t b) -> void {
+    const Block& block = blocks[b];
+    marks[b] = Mark::kActive;
     path.push_back(block.name);
     for (std::size_t j = 0; j < block.parents.size(); ++j) {
-      const auto def = defs.find(block.parents[j]);
-      if (def == defs.end()) continue;
-      const Mark mark = marks.count(def->first) ? marks[def->first] : Mark::kNew;
+      const auto def = first.find(block.parents[j]);
+      if (def == first.end()) continue;
+      const Mark mark = marks[def->second];
       if (mark == Mark::kActive) {
         const auto from = std::find(path.begin(), path.end(), def->first);
-        ReportCycle(std::vector<std::string>(from, path.end()), block, j, diags);
+        ReportCycle(from, path.end(), block, j, diags);
       } else if (mark == Mark::kNew) {
-        self(self, *def->second[0]);
+        self(self, def->second);
       }
     }
     path.pop_back();
-    marks[block.name] = Mark::kDone;
+    marks[b] = Mark::kDone;
   };
-  for (const auto& name : names) {
-    if (!marks.count(name)) visit(visit, *defs.at(name)[0]);
+  for (std::size_t b = 0; b < blocks.size(); ++b) {
+    if (marks[b] == Mark::kNew && first.at(blocks[b].name) == b) visit(visit, b);
   }
 }
 
 Resolver::Resolver(const RunConfigsFile& file) : file_(file) {
-  for (const auto& b : file.blocks) definitions_[b.name].push_back(&b);
+  first_.reserve(file.blocks.size());
+  for (const auto& b : file.blocks) {
+    if (!first_.emplace(b.name, &b).second) second_.emplace(b.name, &b);  // Keeps the second only.
+  }
 }
 
 const std::vector<std::string>& Resolver::names() const {
@@ -127,24 +141,25 @@ const std::vector<std::string>& Resolver::names() const {
 }
 
 const ResolvedConfig* Resolver::Resolve(const std::string& name, Diagnostics& diags) {
-  if (definitions_.count(name) == 0) {
+  const auto it = first_.find(name);
+  if (it == first_.end()) {
     diags.Error(SourcePos{}, fmt::format("no config named '{}' in {}{}", name, file_.path, DidYouMean(name, names())));
     return nullptr;
   }
-  std::vector<std::string> stack;
-  return Get(name, stack, diags);
+  std::vector<std::string_view> stack;
+  return Get(*it->second, stack, diags);
 }
 
-// Resolves `name` (defined) after its parents, each config at most once; reports the first broken
-// link of a chain. `stack` holds the configs being resolved, to detect cycles.
-const ResolvedConfig* Resolver::Get(const std::string& name, std::vector<std::string>& stack, Diagnostics& diags) {
+// Resolves `block` (the first definition of its name) after its parents, each config at most
+// once; reports the first broken link of a chain. `stack` holds the configs being resolved, to
+// detect cycles.
+const ResolvedConfig* Resolver::Get(const Block& block, std::vector<std::string_view>& stack, Diagnostics& diags) {
+  const std::string& name = block.name;
   if (const auto it = done_.find(name); it != done_.end()) return &it->second;
-  const auto& defs = definitions_.at(name);
-  if (defs.size() > 1) {
-    ReportDuplicate(*defs[0], *defs[1], diags);
+  if (const auto again = second_.find(name); again != second_.end()) {
+    ReportDuplicate(block, *again->second, diags);
     return nullptr;
   }
-  const Block& block = *defs[0];
   stack.push_back(name);
   const auto fail = [&] {
     stack.pop_back();
@@ -155,15 +170,16 @@ const ResolvedConfig* Resolver::Get(const std::string& name, std::vector<std::st
   // Rightmost parent first, so parents further left override it (ASVtorch semantics).
   for (std::size_t j = block.parents.size(); j-- > 0;) {
     const std::string& parent = block.parents[j];
-    if (definitions_.count(parent) == 0) {
+    const auto def = first_.find(parent);
+    if (def == first_.end()) {
       ReportUndefinedParent(block, j, names(), diags);
       return fail();
     }
     if (const auto on_stack = std::find(stack.begin(), stack.end(), parent); on_stack != stack.end()) {
-      ReportCycle(std::vector<std::string>(on_stack, stack.end()), block, j, diags);
+      ReportCycle(on_stack, stack.end(), block, j, diags);
       return fail();
     }
-    const ResolvedConfig* resolved = Get(parent, stack, diags);
+    const ResolvedConfig* resolved = Get(*def->second, stack, diags);
     if (resolved == nullptr) return fail();
     for (const auto& n : resolved->chain) {
       config.chain.erase(std::remove(config.chain.begin(), config.chain.end(), n), config.chain.end());

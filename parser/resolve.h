@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -36,7 +37,7 @@ struct ResolvedValue {
   Value value;
   std::optional<TypeExpr> annotation;
   Provenance provenance;
-  std::string source_line;
+  SourceLine source_line;  ///< Text of the line at provenance.pos (shared with the parsed file).
 };
 
 /// A resolved config: keys "group.field" in first-assignment order.
@@ -54,6 +55,7 @@ struct ResolvedConfig {
 /// Checks a parsed run-configs file as a whole: duplicate block names (error at the second
 /// definition with a note at the first), undefined parents (with "did you mean"), cycles (the
 /// message names the whole chain, e.g. "a < b < c < a"). Reports into `diags`.
+/// Time O(blocks + parents) expected (one hash index of the block names, one depth-first search).
 void CheckRunConfigs(const RunConfigsFile& file, Diagnostics& diags);
 
 /// Resolves configs of one parsed file, sharing the work between them: the file's blocks are
@@ -61,9 +63,11 @@ void CheckRunConfigs(const RunConfigsFile& file, Diagnostics& diags);
 /// config that inherits from it. Resolving all n configs of a file therefore costs time linear in
 /// the number of resolved keys (with inheritance depth d: O(n * d * keys per block)), where
 /// resolving each config from scratch would walk its whole chain again.
-/// Not thread-safe (it caches); `file` must outlive the resolver.
+/// Not thread-safe (it caches); `file` must outlive the resolver and stay unchanged (the index
+/// refers to its block names).
 class Resolver {
  public:
+  /// Indexes the blocks of `file` by name: O(blocks) expected time.
   explicit Resolver(const RunConfigsFile& file);
 
   /// Resolves config `name`. Returns nullptr after reporting an error into `diags` when the name
@@ -75,11 +79,13 @@ class Resolver {
   const std::vector<std::string>& names() const;
 
  private:
-  const ResolvedConfig* Get(const std::string& name, std::vector<std::string>& stack, Diagnostics& diags);
+  const ResolvedConfig* Get(const Block& block, std::vector<std::string_view>& stack, Diagnostics& diags);
 
   const RunConfigsFile& file_;
-  std::unordered_map<std::string, std::vector<const Block*>> definitions_;
-  std::unordered_map<std::string, ResolvedConfig> done_;
+  // Keys are views of the block names in `file_`.
+  std::unordered_map<std::string_view, const Block*> first_;   // First definition of each name.
+  std::unordered_map<std::string_view, const Block*> second_;  // Second one, for names defined twice.
+  std::unordered_map<std::string_view, ResolvedConfig> done_;
   mutable std::vector<std::string> names_;  // filled on first use (only error messages need it)
 };
 

@@ -13,80 +13,80 @@ namespace asv::parser {
 Value Value::Bool(bool b) {
   Value v;
   v.kind_ = Kind::kBool;
-  v.bool_ = b;
+  v.data_ = b;
   return v;
 }
 
 Value Value::Int(std::int64_t i) {
   Value v;
   v.kind_ = Kind::kInt;
-  v.int_ = i;
+  v.data_ = i;
   return v;
 }
 
 Value Value::Float(double f) {
   Value v;
   v.kind_ = Kind::kFloat;
-  v.float_ = f;
+  v.data_ = f;
   return v;
 }
 
 Value Value::String(std::string s) {
   Value v;
   v.kind_ = Kind::kString;
-  v.string_ = std::move(s);
+  v.data_ = std::move(s);
   return v;
 }
 
 Value Value::Tuple(std::vector<Value> items) {
   Value v;
   v.kind_ = Kind::kTuple;
-  v.items_ = std::move(items);
+  v.data_ = std::move(items);
   return v;
 }
 
 Value Value::List(std::vector<Value> items) {
   Value v;
   v.kind_ = Kind::kList;
-  v.items_ = std::move(items);
+  v.data_ = std::move(items);
   return v;
 }
 
 Value Value::Dict(std::vector<std::pair<Value, Value>> entries) {
   Value v;
   v.kind_ = Kind::kDict;
-  v.entries_ = std::move(entries);
+  v.data_ = std::move(entries);
   return v;
 }
 
 bool Value::as_bool() const {
   ASV_CHECK(kind_ == Kind::kBool, KindName());
-  return bool_;
+  return *std::get_if<bool>(&data_);
 }
 
 std::int64_t Value::as_int() const {
   ASV_CHECK(kind_ == Kind::kInt, KindName());
-  return int_;
+  return *std::get_if<std::int64_t>(&data_);
 }
 
 double Value::as_float() const {
   ASV_CHECK(kind_ == Kind::kFloat || kind_ == Kind::kInt, KindName());
-  return kind_ == Kind::kInt ? static_cast<double>(int_) : float_;
+  return kind_ == Kind::kInt ? static_cast<double>(*std::get_if<std::int64_t>(&data_)) : *std::get_if<double>(&data_);
 }
 
 const std::string& Value::as_string() const {
   ASV_CHECK(kind_ == Kind::kString, KindName());
-  return string_;
+  return *std::get_if<std::string>(&data_);
 }
 
 const std::vector<Value>& Value::items() const {
   ASV_CHECK(is_sequence(), KindName());
-  return items_;
+  return *std::get_if<std::vector<Value>>(&data_);
 }
 
 const std::vector<std::pair<Value, Value>>& Value::entries() const {
   ASV_CHECK(kind_ == Kind::kDict, KindName());
-  return entries_;
+  return *std::get_if<std::vector<std::pair<Value, Value>>>(&data_);
 }
 
 const char* Value::KindName() const noexcept {
@@ -180,26 +180,28 @@ std::string StringRepr(const std::string& s) {
 std::string Value::Repr() const {
   switch (kind_) {
     case Kind::kNone: return "None";
-    case Kind::kBool: return bool_ ? "True" : "False";
-    case Kind::kInt: return std::to_string(int_);
-    case Kind::kFloat: return FloatRepr(float_);
-    case Kind::kString: return StringRepr(string_);
+    case Kind::kBool: return as_bool() ? "True" : "False";
+    case Kind::kInt: return std::to_string(as_int());
+    case Kind::kFloat: return FloatRepr(as_float());
+    case Kind::kString: return StringRepr(as_string());
     case Kind::kTuple:
     case Kind::kList: {
+      const auto& elems = items();
       std::string out = kind_ == Kind::kTuple ? "(" : "[";
-      for (std::size_t i = 0; i < items_.size(); ++i) {
+      for (std::size_t i = 0; i < elems.size(); ++i) {
         if (i > 0) out += ", ";
-        out += items_[i].Repr();
+        out += elems[i].Repr();
       }
-      if (kind_ == Kind::kTuple && items_.size() == 1) out += ",";
+      if (kind_ == Kind::kTuple && elems.size() == 1) out += ",";
       out += kind_ == Kind::kTuple ? ")" : "]";
       return out;
     }
     case Kind::kDict: {
+      const auto& pairs = entries();
       std::string out = "{";
-      for (std::size_t i = 0; i < entries_.size(); ++i) {
+      for (std::size_t i = 0; i < pairs.size(); ++i) {
         if (i > 0) out += ", ";
-        out += entries_[i].first.Repr() + ": " + entries_[i].second.Repr();
+        out += pairs[i].first.Repr() + ": " + pairs[i].second.Repr();
       }
       return out + "}";
     }
@@ -208,18 +210,8 @@ std::string Value::Repr() const {
 }
 
 bool operator==(const Value& a, const Value& b) {
-  if (a.kind_ != b.kind_) return false;
-  switch (a.kind_) {
-    case Value::Kind::kNone: return true;
-    case Value::Kind::kBool: return a.bool_ == b.bool_;
-    case Value::Kind::kInt: return a.int_ == b.int_;
-    case Value::Kind::kFloat: return a.float_ == b.float_;
-    case Value::Kind::kString: return a.string_ == b.string_;
-    case Value::Kind::kTuple:
-    case Value::Kind::kList: return a.items_ == b.items_;
-    case Value::Kind::kDict: return a.entries_ == b.entries_;
-  }
-  return false;
+  // Same kind, same alternative; variant's == compares doubles as == does (NaN != NaN, 0.0 == -0.0).
+  return a.kind_ == b.kind_ && a.data_ == b.data_;
 }
 
 std::string TypeExpr::ToString() const {

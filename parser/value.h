@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "asvcpp/base/diagnostic.h"
@@ -56,13 +57,13 @@ class Value {
   friend bool operator!=(const Value& a, const Value& b) { return !(a == b); }
 
  private:
+  // Only the member of the value's kind exists (tuples and lists share the vector), so that
+  // moving or destroying a scalar touches no string or vector.
+  using Data = std::variant<std::monostate, bool, std::int64_t, double, std::string, std::vector<Value>,
+                            std::vector<std::pair<Value, Value>>>;
+
   Kind kind_ = Kind::kNone;
-  bool bool_ = false;
-  std::int64_t int_ = 0;
-  double float_ = 0.0;
-  std::string string_;
-  std::vector<Value> items_;
-  std::vector<std::pair<Value, Value>> entries_;
+  Data data_;
   SourcePos pos_;
 };
 

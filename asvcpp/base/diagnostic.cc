@@ -3,15 +3,31 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <mutex>
+#include <unordered_set>
 
 #include "asvcpp/base/error.h"
 
 namespace asv {
 
+FileName::FileName(std::string_view name) {
+  if (name.empty()) return;
+  // Never destroyed, so names stay valid in static destructors; set nodes do not move on rehash.
+  static auto* const pool = new std::unordered_set<std::string>();
+  static std::mutex mutex;
+  const std::lock_guard<std::mutex> lock(mutex);
+  name_ = &*pool->emplace(name).first;
+}
+
+const std::string& FileName::Empty() noexcept {
+  static const auto* const empty = new std::string();  // Never destroyed, as the pool.
+  return *empty;
+}
+
 std::string SourcePos::ToString() const {
-  if (line <= 0) return file;
-  if (column <= 0) return fmt::format("{}:{}", file, line);
-  return fmt::format("{}:{}:{}", file, line, column);
+  if (line <= 0) return file.str();
+  if (column <= 0) return fmt::format("{}:{}", file.str(), line);
+  return fmt::format("{}:{}:{}", file.str(), line, column);
 }
 
 namespace {

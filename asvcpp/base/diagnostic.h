@@ -6,14 +6,43 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace asv {
 
+/// The name of a source (a file path, or an origin such as "--set network.max_epochs"), interned:
+/// every FileName with the same text points at one process-wide copy that is never freed, so
+/// copying, moving and comparing names costs a pointer. A parser stamps a position on every token;
+/// with a plain std::string each of them allocated a copy of the path.
+/// Constructing one from text takes a lock and a hash lookup (thread-safe); the few distinct names
+/// a process reads stay in memory until it exits.
+class FileName {
+ public:
+  FileName() noexcept = default;  ///< The empty name.
+  FileName(std::string_view name);  // NOLINT(google-explicit-constructor): SourcePos{path, line, column}.
+  FileName(const std::string& name) : FileName(std::string_view(name)) {}  // NOLINT(google-explicit-constructor)
+  FileName(const char* name) : FileName(std::string_view(name)) {}         // NOLINT(google-explicit-constructor)
+
+  const std::string& str() const noexcept { return name_ != nullptr ? *name_ : Empty(); }
+  /// Reads as the path wherever a `const std::string&` is expected.
+  operator const std::string&() const noexcept { return str(); }  // NOLINT(google-explicit-constructor)
+  bool empty() const noexcept { return str().empty(); }
+
+  /// Same text (interning makes this a pointer comparison).
+  friend bool operator==(const FileName& a, const FileName& b) noexcept { return a.name_ == b.name_; }
+  friend bool operator!=(const FileName& a, const FileName& b) noexcept { return !(a == b); }
+
+ private:
+  static const std::string& Empty() noexcept;
+
+  const std::string* name_ = nullptr;  // Into the intern pool; nullptr is "".
+};
+
 /// A position in a text file. line and column are 1-based; column counts bytes. line == 0 means
-/// "no position" (the whole file, or the command line).
+/// "no position" (the whole file, or the command line). Copying one is cheap (no allocation).
 struct SourcePos {
-  std::string file;
+  FileName file;
   int line = 0;
   int column = 0;
 

@@ -61,6 +61,18 @@ void BindDevice(Backend& backend, const Device& device) {
 #endif
 }
 
+// ---- c10::Allocator (train/cpu_allocator.cc) ------------------------------------------------
+// 1.13 declares `DataPtr allocate(size_t) const`; 2.3 made it non-const and added the pure
+// virtual `copy_data(dest, src, count) const` (both in c10/core/Allocator.h; checked against the
+// 1.13 and 2.11 headers, releases between them are not built here).
+#if ASV_TORCH_VERSION_AT_LEAST(2, 3)
+#define ASV_ALLOCATOR_ALLOCATE_CONST
+#define ASV_ALLOCATOR_HAS_COPY_DATA 1
+#else
+#define ASV_ALLOCATOR_ALLOCATE_CONST const
+#define ASV_ALLOCATOR_HAS_COPY_DATA 0
+#endif
+
 // Gradient-accumulator post hooks (torch::autograd::impl::grad_accumulator(p)->add_post_hook,
 // FunctionPostHook::operator()(outputs, inputs), del_post_hook(key)) have the same signatures in
 // 1.13 and 2.11; 2.x only adds a non-pure FunctionPostHook::compiled_args. No shim needed.

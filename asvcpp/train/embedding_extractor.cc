@@ -10,6 +10,7 @@
 #include "asvcpp/settings/settings.h"
 #include "asvcpp/train/batch_loader.h"
 #include "asvcpp/train/checkpoint_io.h"
+#include "asvcpp/train/cpu_allocator.h"
 #include "asvcpp/train/test_batching.h"
 
 namespace asv::train {
@@ -62,6 +63,7 @@ std::int64_t EmbeddingExtractor::embedding_size() const {
 
 ExtractionResult EmbeddingExtractor::Extract(const FeatureSource& source, const std::vector<int>& utterances,
                                              const ExtractionOptions& options) const {
+  const CachingCpuAllocatorScope cpu_allocator;  // batches of varying frame counts reuse blocks
   const auto start_time = std::chrono::steady_clock::now();
   const torch::Device device(device_);
   ExtractionResult result;

@@ -15,6 +15,7 @@
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/train/batch_loader.h"
 #include "asvcpp/train/checkpoint_io.h"
+#include "asvcpp/train/cpu_allocator.h"
 #include "asvcpp/train/epoch_sampler.h"
 #include "asvcpp/train/gradient_reducer.h"
 #include "asvcpp/train/precision.h"
@@ -49,6 +50,8 @@ std::string SelectDevice(bool use_gpu, int gpu_id) {
 }
 
 struct Trainer::Impl {
+  // First member: alive until the network, optimizer and batches are gone (cpu_allocator.h).
+  CachingCpuAllocatorScope cpu_allocator;
   TrainerOptions options;
   TrainingData data;
   std::shared_ptr<GradientReducer> reducer;
@@ -352,6 +355,10 @@ struct Trainer::Impl {
                     "for data {:.1f} % of the time",
                     stats.epoch, stats.loss, stats.accuracy, stats.learning_rate, stats.seconds,
                     stats.frames_per_second, 100 * stats.data_wait_fraction));
+    const auto memory = GetCpuAllocatorStats();
+    ASV_LOG0(Debug, "CPU tensor memory: {} MB in use, peak {} MB, {} MB cached; {} of {} large allocations from the cache",
+             memory.in_use_bytes >> 20, memory.peak_in_use_bytes >> 20, memory.cached_bytes >> 20, memory.cache_hits,
+             memory.allocations);
     if (!options.log_folder.empty()) {
       const std::string name =
           is_rank0() ? fmt::format("epoch.{}.log", epoch) : fmt::format("rank{}_epoch.{}.log", reducer->rank(), epoch);

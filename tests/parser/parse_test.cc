@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
+#include <string>
+
 #include "parser/resolve.h"
 
 namespace asv::parser {
@@ -42,15 +45,15 @@ TEST(ParseTest, BlocksHeadersAndAssignments) {
   EXPECT_TRUE(net.parents.empty());
   EXPECT_EQ(net.comment, "Trains the network (default architecture)");
   EXPECT_EQ(net.pos.ToString(), "run_configs:5:1");
-  EXPECT_EQ(net.source_line, "net");
+  EXPECT_EQ(net.source_line.str(), "net");
   ASSERT_EQ(net.assignments.size(), 2u);
   EXPECT_EQ(net.assignments[0].key, "recipe.start_stage");
-  EXPECT_EQ(net.assignments[0].group, "recipe");
-  EXPECT_EQ(net.assignments[0].field, "start_stage");
+  EXPECT_EQ(net.assignments[0].group(), "recipe");
+  EXPECT_EQ(net.assignments[0].field(), "start_stage");
   EXPECT_EQ(net.assignments[0].value, Value::Int(5));
   EXPECT_EQ(net.assignments[0].pos.ToString(), "run_configs:6:1");
   EXPECT_EQ(net.assignments[1].pos.ToString(), "run_configs:7:3");
-  EXPECT_EQ(net.assignments[1].source_line, "  network.weight_decay = 0.001  ");
+  EXPECT_EQ(net.assignments[1].source_line.str(), "  network.weight_decay = 0.001  ");
   EXPECT_EQ(net.assignments[1].value.pos().ToString(), "run_configs:7:26");
 
   const Block& emb_net = file.blocks[1];
@@ -153,15 +156,15 @@ TEST(ParseTest, DottedKeysKeepTheRestAsField) {
   const auto file = ParseOk("net\na.b.c = 1\n");
   const auto& a = file.blocks[0].assignments[0];
   EXPECT_EQ(a.key, "a.b.c");
-  EXPECT_EQ(a.group, "a");
-  EXPECT_EQ(a.field, "b.c");
+  EXPECT_EQ(a.group(), "a");
+  EXPECT_EQ(a.field(), "b.c");
 }
 
 TEST(ParseTest, CrLfLineEndings) {
   const auto crlf = ParseOk("net\r\nrecipe.x = [1,\r\n  2]  # c\r\n\r\nemb < net\r\nrecipe.y = 'a'\r\n");
   ASSERT_EQ(crlf.blocks.size(), 2u);
   EXPECT_EQ(crlf.blocks[0].assignments[0].value.Repr(), "[1, 2]");
-  EXPECT_EQ(crlf.blocks[0].source_line, "net");
+  EXPECT_EQ(crlf.blocks[0].source_line.str(), "net");
   EXPECT_EQ(crlf.blocks[1].parents, std::vector<std::string>{"net"});
   EXPECT_EQ(crlf.blocks[1].assignments[0].value, Value::String("a"));
 }
@@ -188,6 +191,78 @@ TEST(ParseTest, RepeatedKeyWarnsAndLaterValueWins) {
   ASSERT_TRUE(net.has_value());
   EXPECT_EQ(net->Find("a.b")->value, Value::Int(3));
   EXPECT_EQ(net->keys, (std::vector<std::string>{"a.b", "a.c"}));
+}
+
+// Past 32 keys a block's keys are hashed instead of searched; the warning must not change.
+TEST(ParseTest, RepeatedKeyInALargeBlockNamesTheLatestEarlierLine) {
+  std::string text = "big\n";
+  for (int k = 0; k < 40; ++k) text += "g.k" + std::to_string(k) + " = " + std::to_string(k) + "\n";
+  text += "g.k3 = 98\n";  // Line 42; g.k3 was first set on line 5.
+  text += "g.k3 = 99\n";  // Line 43.
+  Diagnostics diags;
+  const auto file = ParseRunConfigs(text, "run_configs", diags);
+  EXPECT_FALSE(diags.has_errors());
+  EXPECT_EQ(diags.Render(),
+            "run_configs:42:1: warning: 'g.k3' is set twice in config 'big'; this value replaces the one on line 5\n"
+            " 42 | g.k3 = 98\n"
+            "    | ^\n"
+            "run_configs:5:1: note: previous value set here\n"
+            " 5 | g.k3 = 3\n"
+            "   | ^\n"
+            "run_configs:43:1: warning: 'g.k3' is set twice in config 'big'; this value replaces the one on line 42\n"
+            " 43 | g.k3 = 99\n"
+            "    | ^\n"
+            "run_configs:42:1: note: previous value set here\n"
+            " 42 | g.k3 = 98\n"
+            "    | ^\n");
+  ASSERT_EQ(file.blocks.size(), 1u);
+  EXPECT_EQ(file.blocks[0].assignments.size(), 42u);
+}
+
+// Source lines share one copy of the parsed text: they stay right after the caller's text changes
+// and the file object is moved or destroyed, and diagnostics made from them show the right line.
+TEST(ParseTest, SourceLinesOutliveTheTextAndTheFile) {
+  std::optional<ResolvedConfig> config;
+  Assignment kept;
+  SourceLine header;
+  {
+    std::string text = "net\nnetwork.max_epochs = 3\n\nemb < net\r\n  network.max_epochs = 4  # later\n";
+    Diagnostics diags;
+    RunConfigsFile file = ParseRunConfigs(text, "run_configs", diags);
+    text.assign(text.size(), 'x');
+    ASSERT_TRUE(diags.empty()) << diags.Render();
+    const RunConfigsFile moved = std::move(file);
+    config = Resolve(moved, "emb", diags);
+    kept = moved.blocks[1].assignments[0];
+    header = moved.blocks[1].source_line;
+  }
+  ASSERT_TRUE(config.has_value());
+  EXPECT_EQ(header.str(), "emb < net");
+  EXPECT_EQ(kept.source_line.str(), "  network.max_epochs = 4  # later");
+  EXPECT_EQ(kept.group(), "network");
+  EXPECT_EQ(kept.field(), "max_epochs");
+  const ResolvedValue* v = config->Find("network.max_epochs");
+  ASSERT_NE(v, nullptr);
+  EXPECT_EQ(v->source_line.str(), "  network.max_epochs = 4  # later");
+  Diagnostics diags;
+  diags.Error(v->provenance.pos, "bad value", v->source_line);
+  EXPECT_EQ(diags.Render(),
+            "run_configs:5:3: error: bad value\n"
+            " 5 |   network.max_epochs = 4  # later\n"
+            "   |   ^\n");
+}
+
+// Every position of a file names it through one interned copy of its path.
+TEST(ParseTest, PositionsShareTheFileName) {
+  const auto file = ParseOk("net\na.b = [1, 2]\n");
+  const Assignment& a = file.blocks[0].assignments[0];
+  EXPECT_EQ(a.pos.file, FileName("run_configs"));
+  EXPECT_NE(a.pos.file, FileName("init_config"));
+  EXPECT_EQ(&a.pos.file.str(), &a.value.items()[1].pos().file.str());
+  EXPECT_EQ(&a.pos.file.str(), &file.blocks[0].pos.file.str());
+  EXPECT_EQ(a.value.items()[1].pos().ToString(), "run_configs:2:11");
+  EXPECT_EQ(SourcePos{}.file, FileName(""));
+  EXPECT_EQ(SourcePos{}.file.str(), "");
 }
 
 TEST(ParseTest, MissingBlankLineStartsTheNextBlock) {

@@ -174,6 +174,29 @@ TEST(CheckRunConfigsTest, DuplicateAndUndefined) {
             "   |       ^\n");
 }
 
+// Names defined more than once are reported by name, then in file order.
+TEST(CheckRunConfigsTest, DuplicatesAreReportedByName) {
+  EXPECT_EQ(Checked("b\n\na\n\nb\n\na\n\nb\n"),
+            "run_configs:7:1: error: config 'a' is defined twice\n"
+            " 7 | a\n"
+            "   | ^\n"
+            "run_configs:3:1: note: first defined here\n"
+            " 3 | a\n"
+            "   | ^\n"
+            "run_configs:5:1: error: config 'b' is defined twice\n"
+            " 5 | b\n"
+            "   | ^\n"
+            "run_configs:1:1: note: first defined here\n"
+            " 1 | b\n"
+            "   | ^\n"
+            "run_configs:9:1: error: config 'b' is defined twice\n"
+            " 9 | b\n"
+            "   | ^\n"
+            "run_configs:1:1: note: first defined here\n"
+            " 1 | b\n"
+            "   | ^\n");
+}
+
 TEST(ProvenanceTest, ToString) {
   EXPECT_EQ(Provenance{}.ToString(), "default");
   EXPECT_EQ((Provenance{Provenance::Source::kInitConfig, "", {"init_config.py", 7, 1}}).ToString(),

@@ -199,38 +199,50 @@ def train_binaries(args):
 
 def case_train(args, tmp, venv):
     """Case 2: the StandardNet training step, asvcpp (asv_bench_train, 1 process) against the same
-    network and step in PyTorch (peers/train_step.py), at 1 thread and at --threads."""
+    network and step in PyTorch (peers/train_step.py), at 1 thread and at --threads.
+
+    asvcpp runs with its caching CPU allocator (what the trainer uses) and, for the first binary,
+    once more with LibTorch's default allocator, so the table shows where a difference comes from.
+    The peer runs as users run it and once with PyTorch's own large-allocation knob
+    THP_MEM_ALLOC_ENABLE=1 (huge pages for CPU tensors of 2 MB and more, PyTorch >= 2.1)."""
     reps = [] if args.quick else ["--warmup", str(args.train_warmup), "--steps", str(args.train_steps),
                                   "--repeats", str(args.train_repeats)]
     peer_ok = venv.has("torch") and os.path.exists(os.path.join(PEERS, "train_step.py"))
     torch_version = venv.version("torch") if peer_ok else None
+    name = f"PyTorch {torch_version}" if torch_version else "PyTorch"
+    peer_variants = [(name, {})] if args.quick else [(name, {}), (name + " THP", {"THP_MEM_ALLOC_ENABLE": "1"})]
     rows = []
     for threads in sorted({1, args.threads}):
         # asvcpp programs and the peer one after the other for each thread count, so slow drift
         # of a shared machine hits all of them alike.
         results = []
         for i, binary in enumerate(train_binaries(args)):
-            out = os.path.join(tmp, f"train{threads}_{i}.json")
-            cmd = [binary, "--nproc", "1", "--threads", str(threads), *reps, "--json", out]
-            if args.quick:
-                cmd.append("--quick")
-            run_json(cmd, timeout=3600)
-            results.append(json.load(open(out)))
-        peer, peer_error = None, "not available"
-        if peer_ok:
-            w = results[0]["workload"]
-            pout = os.path.join(tmp, f"train_peer{threads}.json")
+            for allocator in (["caching", "default"] if i == 0 and not args.quick else ["caching"]):
+                out = os.path.join(tmp, f"train{threads}_{i}_{allocator}.json")
+                cmd = [binary, "--nproc", "1", "--threads", str(threads), "--cpu-allocator", allocator, *reps,
+                       "--json", out]
+                if args.quick:
+                    cmd.append("--quick")
+                run_json(cmd, timeout=3600)
+                results.append((i, allocator, json.load(open(out))))
+        peers = {}
+        w = results[0][2]["workload"]
+        for peer_name, extra_env in peer_variants:
+            if not peer_ok:
+                peers[peer_name] = "not available"
+                continue
+            pout = os.path.join(tmp, f"train_peer{threads}_{len(peers)}.json")
             pcmd = [venv.python, os.path.join(PEERS, "train_step.py"), "--threads", str(threads), "--json", pout]
             for key in ["feat_dim", "frame_layer", "stat_size", "embedding", "speakers", "frames", "warmup", "steps",
                         "repeats"]:
                 pcmd += ["--" + key.replace("_", "-"), str(w[key])]
             pcmd += ["--batch", str(w["global_batch"])]
             try:
-                run_json(pcmd, env=peer_env(threads), timeout=3600)
-                peer = json.load(open(pout))
+                run_json(pcmd, env={**peer_env(threads), **extra_env}, timeout=3600)
+                peers[peer_name] = json.load(open(pout))
             except RuntimeError as e:
-                peer_error = f"failed: {str(e)[-160:]}"
-        for i, r in enumerate(results):
+                peers[peer_name] = f"failed: {str(e)[-160:]}"
+        for i, allocator, r in results:
             run = r["runs"][0]
             if run.get("status") != "ok":
                 raise RuntimeError(f"asv_bench_train: {run.get('status')}")
@@ -238,31 +250,35 @@ def case_train(args, tmp, venv):
                    "max": run["frames_per_s_max"], "repeats": len(run["repeats"])}
             w = r["workload"]
             lt = r["libtorch"]["version"]
-            name = f"PyTorch {torch_version}" if torch_version else "PyTorch"
             notes = [f"asvcpp on LibTorch {lt}"]
-            peers = {name: dict(peer["frames_per_s"]) if peer else peer_error}
-            if peer:
-                if peer["parameters"] != w["parameters"]:
-                    raise RuntimeError(f"the peer's network has {peer['parameters']} parameters, asvcpp's "
+            ok_peers = {k: v for k, v in peers.items() if isinstance(v, dict)}
+            for k, v in ok_peers.items():
+                if v["parameters"] != w["parameters"]:
+                    raise RuntimeError(f"the peer's network ({k}) has {v['parameters']} parameters, asvcpp's "
                                        f"{w['parameters']}: not the same network")
-                notes.append(f"same network: {w['parameters']:,} parameters in both")
+            if ok_peers:
+                notes.append(f"same network: {w['parameters']:,} parameters in all")
                 same = torch_version and torch_version.split("+")[0] == lt
-                notes.append("target >= 1.2x on the CPU (same LibTorch)" if same and i == 0 else
-                             f"reference only: LibTorch {lt} vs PyTorch {torch_version}")
+                notes.append("target >= 1.2x on the CPU (same LibTorch)" if same and i == 0 and allocator == "caching"
+                             else f"reference only: LibTorch {lt}, {allocator} allocator, vs PyTorch {torch_version}")
+            if len(peer_variants) > 1:
+                notes.append("THP: the peer with THP_MEM_ALLOC_ENABLE=1")
             shape = (f"{w['architecture']} {w['frame_layer']}/{w['stat_size']}/{w['embedding']}, "
                      f"{w['global_batch']}x{w['frames']}, {w['speakers']} spk")
-            row_ = row("2 train", f"train step, 1 process, {threads} thr, {shape}, LibTorch {lt}", "frames/s", asv,
-                       peers, "; ".join(notes), higher_better=True)
-            row_["details"] = {"asvcpp": r, "peer": peer}
+            label = "" if allocator == "caching" else ", LibTorch's default CPU allocator"
+            row_ = row("2 train", f"train step, 1 process, {threads} thr, {shape}, LibTorch {lt}{label}", "frames/s",
+                       asv, {k: dict(v["frames_per_s"]) if isinstance(v, dict) else v for k, v in peers.items()},
+                       "; ".join(notes), higher_better=True)
+            row_["details"] = {"asvcpp": r, "peers": peers}
             rows.append(row_)
             cpu = [rep.get("rank0_frames_per_cpu_s") for rep in run["repeats"]]
             if threads == 1 and all(cpu):
                 # One thread: frames per CPU second does not depend on other jobs sharing the cores.
                 asv_cpu = {"median": statistics.median(cpu), "min": min(cpu), "max": max(cpu), "repeats": len(cpu)}
-                peers_cpu = {name: dict(peer["frames_per_cpu_s"]) if peer else peer_error}
-                rows.append(row("2 train", f"train step per CPU second, 1 thr, {shape}, LibTorch {lt}", "frames/CPU-s",
-                                asv_cpu, peers_cpu, "; ".join(notes[1:] + ["process CPU time (user+system)"]),
-                                higher_better=True))
+                peers_cpu = {k: dict(v["frames_per_cpu_s"]) if isinstance(v, dict) else v for k, v in peers.items()}
+                rows.append(row("2 train", f"train step per CPU second, 1 thr, {shape}, LibTorch {lt}{label}",
+                                "frames/CPU-s", asv_cpu, peers_cpu,
+                                "; ".join(notes[1:] + ["process CPU time (user+system)"]), higher_better=True))
     return rows
 
 

@@ -46,6 +46,7 @@
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/settings/settings.h"
 #include "asvcpp/train/gradient_reducer.h"
+#include "asvcpp/train/cpu_allocator.h"
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/sgd.h"
 
@@ -85,6 +86,7 @@ struct BenchOptions {
   int threads = 0;  // 0: cores / N
   std::string precision = "fp32";
   std::string tf32 = "on";  // computing.allow_tf32's default
+  std::string cpu_allocator = "caching";  // what train::Trainer uses (cpu_allocator.h)
   std::uint64_t seed = 1;
   std::string json;
   bool quick = false;
@@ -184,6 +186,8 @@ int RunWorker(const BenchOptions& o) {
   }
 
   try {
+    std::optional<asv::train::CachingCpuAllocatorScope> cpu_allocator;
+    if (o.cpu_allocator == "caching") cpu_allocator.emplace();
     const auto ns = NetworkFor(o);
     torch::manual_seed(o.seed);
     auto net = asv::nnet::MakeXvectorNet(ns, o.feat_dim, o.speakers);
@@ -245,6 +249,7 @@ int RunWorker(const BenchOptions& o) {
       // A collective, not reducer->Barrier(): the store-based barrier releases ranks up to one
       // poll interval apart, which would show up in the slowest rank's time.
       (void)reducer->AllReduceSum({0.0});
+      const auto memory_start = asv::train::GetCpuAllocatorStats();
       const auto start = Clock::now();
       const double cpu_start = ProcessCpuSeconds();
       for (int i = 0; i < o.steps; ++i) step();
@@ -263,7 +268,9 @@ int RunWorker(const BenchOptions& o) {
                          {"slowest_rank_seconds", slowest},
                          {"rank_seconds", all},
                          {"rank0_cpu_seconds", cpu_seconds},
-                         {"rank0_frames_per_cpu_s", cpu_seconds > 0 ? frames / world.world_size / cpu_seconds : 0}});
+                         {"rank0_frames_per_cpu_s", cpu_seconds > 0 ? frames / world.world_size / cpu_seconds : 0},
+                         // New blocks the caching allocator had to map during the timed steps.
+                         {"rank0_cpu_blocks_mapped", asv::train::GetCpuAllocatorStats().maps - memory_start.maps}});
       ASV_LOG0(Info, "repeat {}/{}: {:.0f} frames/s, {:.1f} ms/step (slowest rank {:.3f} s, loss {:.3f})", r + 1,
                o.repeats, rate, 1000 * slowest / o.steps, slowest, last_loss);
     }
@@ -279,6 +286,14 @@ int RunWorker(const BenchOptions& o) {
       out["reducer"] = world.world_size > 1 ? (device.is_cuda() ? "NCCL process group" : "Gloo process group")
                                             : "train::NoOpReducer";
       out["final_loss"] = last_loss;
+      const auto memory = asv::train::GetCpuAllocatorStats();
+      out["cpu_allocator"] = {{"kind", o.cpu_allocator},
+                              {"peak_in_use_mb", memory.peak_in_use_bytes >> 20},
+                              {"cached_mb", memory.cached_bytes >> 20},
+                              {"allocations", memory.allocations},
+                              {"cache_hits", memory.cache_hits},
+                              {"maps", memory.maps},
+                              {"unmaps", memory.unmaps}};
       out["repeats"] = repeats;
       asv::fs::WriteFileAtomic(o.worker_result, out.dump(2) + "\n");
     }
@@ -321,6 +336,7 @@ std::vector<std::string> WorkerArgv(const BenchOptions& o, int threads, const st
       {"--threads", std::to_string(threads)},
       {"--precision", o.precision},
       {"--tf32", o.tf32},
+      {"--cpu-allocator", o.cpu_allocator},
       {"--seed", std::to_string(o.seed)},
       {"--worker-result", result.string()},
   };
@@ -494,9 +510,10 @@ int RunLauncher(const BenchOptions& o, const std::string& command_line) {
       parameters > 0 ? Thousands(static_cast<double>(parameters)) : "?");
   std::cout << fmt::format(
       "- step: forward + cross-entropy + backward + gradient all-reduce + SGD (train::Trainer's loop, "
-      "data loading excluded); global minibatch {} x {} frames, {}{}; {} warm-up + {} timed steps, {} repeat{}\n",
-      o.batch, o.frames, o.precision, o.device == "cuda" ? fmt::format(" (TF32 {})", o.tf32) : "", o.warmup, o.steps,
-      o.repeats, o.repeats > 1 ? "s" : "");
+      "data loading excluded); global minibatch {} x {} frames, {}{}; {} CPU allocator; {} warm-up + {} timed steps, "
+      "{} repeat{}\n",
+      o.batch, o.frames, o.precision, o.device == "cuda" ? fmt::format(" (TF32 {})", o.tf32) : "", o.cpu_allocator,
+      o.warmup, o.steps, o.repeats, o.repeats > 1 ? "s" : "");
   std::cout << fmt::format("- {}\n", single_mode);
   std::cout << "- frames/s = N x per-process batch x frames x steps / time of the slowest process; "
                "efficiency = frames/s(N) / (N x frames/s(1))\n";
@@ -575,6 +592,7 @@ int RunLauncher(const BenchOptions& o, const std::string& command_line) {
                        {"repeats", o.repeats},
                        {"precision", o.precision},
                        {"tf32", o.tf32},
+                       {"cpu_allocator", o.cpu_allocator},
                        {"seed", o.seed}};
     out["single_process_mode"] = single_mode;
     out["runs"] = runs;
@@ -633,6 +651,10 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--tf32", o.tf32, "TF32 tensor cores for float32 on GPUs (computing.allow_tf32)")
       ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  app.add_option("--cpu-allocator", o.cpu_allocator,
+                 "LibTorch CPU allocator: caching (train::Trainer's, cpu_allocator.h) or default (malloc)")
+      ->check(CLI::IsMember({"caching", "default"}))
       ->capture_default_str();
   app.add_option("--seed", o.seed, "Seed of the weights and the random minibatches")->capture_default_str();
   app.add_option("--json", o.json, "Also write the results as JSON to this file");

@@ -51,8 +51,6 @@ inline parser::Assignment MakeAssignment(const std::string& file, int line, cons
   const auto colon = text.find(':');
   const auto key_end = colon != std::string::npos && colon < eq ? colon : eq;
   a.key = text.substr(0, text.find_last_not_of(' ', key_end - 1) + 1);
-  a.group = a.key.substr(0, a.key.find('.'));
-  a.field = a.key.substr(a.key.find('.') + 1);
   a.pos = SourcePos{file, line, 1};
   a.source_line = text;
   if (annotation) {

@@ -1,0 +1,164 @@
+// The caching CPU allocator (cpu_allocator.h): size classes, installation and restoration of
+// LibTorch's CPU allocator, reuse of freed blocks, best fit within 2x, the bound on cached bytes
+// (least recently used blocks first), tensors that outlive the scope, and raw allocations.
+#include "asvcpp/train/cpu_allocator.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <c10/core/CPUAllocator.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+namespace asv::train {
+namespace {
+
+constexpr std::size_t kMiB = std::size_t{1} << 20;
+
+// A float tensor of exactly `bytes` bytes (a multiple of 4). Memory is mapped lazily, so large
+// tensors cost nothing until written.
+torch::Tensor Bytes(std::size_t bytes) { return torch::empty({static_cast<std::int64_t>(bytes / 4)}); }
+
+TEST(CpuAllocatorTest, RoundsToFourSizeClassesPerOctave) {
+  EXPECT_EQ(CachedBlockBytes(kMiB), kMiB);
+  EXPECT_EQ(CachedBlockBytes(kMiB + 1), kMiB + kMiB / 4);
+  EXPECT_EQ(CachedBlockBytes(2 * kMiB - 1), 2 * kMiB);
+  EXPECT_EQ(CachedBlockBytes(3 * kMiB), 3 * kMiB);
+  EXPECT_EQ(CachedBlockBytes(9 * kMiB), 10 * kMiB);
+  // A [64, 512, 200] float activation (26,214,400 bytes = 25 MiB): octave 16 MiB, step 4 MiB.
+  EXPECT_EQ(CachedBlockBytes(64 * 512 * 200 * 4), 28 * kMiB);
+  for (std::size_t bytes = kMiB; bytes < 1024 * kMiB; bytes = bytes * 9 / 7 + 12345) {
+    const std::size_t block = CachedBlockBytes(bytes);
+    EXPECT_GE(block, bytes);
+    EXPECT_LE(block, bytes + bytes / 4) << bytes;
+    EXPECT_EQ(block % 4096, 0u) << bytes;
+    if (bytes >= 8 * kMiB) {
+      EXPECT_EQ(block % (2 * kMiB), 0u) << bytes;
+    }
+  }
+}
+
+TEST(CpuAllocatorTest, InstallsWhileAScopeLivesAndRestoresTheDefault) {
+  c10::Allocator* before = c10::GetCPUAllocator();
+  {
+    CachingCpuAllocatorScope outer;
+    c10::Allocator* installed = c10::GetCPUAllocator();
+    EXPECT_NE(installed, before);
+    {
+      CachingCpuAllocatorScope inner;
+      EXPECT_EQ(c10::GetCPUAllocator(), installed);
+    }
+    EXPECT_EQ(c10::GetCPUAllocator(), installed);  // still one scope alive
+  }
+  EXPECT_EQ(c10::GetCPUAllocator(), before);
+  EXPECT_EQ(GetCpuAllocatorStats().cached_bytes, 0u);
+}
+
+TEST(CpuAllocatorTest, ReusesFreedBlocksAndKeepsSmallRequestsOut) {
+  CachingCpuAllocatorScope scope;
+  const auto start = GetCpuAllocatorStats();
+  void* first = nullptr;
+  {
+    auto t = Bytes(8 * kMiB);
+    first = t.data_ptr();
+    const auto s = GetCpuAllocatorStats();
+    EXPECT_EQ(s.allocations - start.allocations, 1u);
+    EXPECT_EQ(s.maps - start.maps, 1u);
+    EXPECT_EQ(s.in_use_bytes - start.in_use_bytes, 8 * kMiB);
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(first) % (2 * kMiB), 0u);  // huge-page aligned
+  }
+  EXPECT_EQ(GetCpuAllocatorStats().cached_bytes - start.cached_bytes, 8 * kMiB);
+  {
+    auto t = Bytes(7 * kMiB);  // class 7 MiB; the cached 8 MiB block is the best fit within 2x
+    EXPECT_EQ(t.data_ptr(), first);
+    t.fill_(2.5f);
+    EXPECT_FLOAT_EQ(t.sum().item<float>(), 2.5f * static_cast<float>(7 * kMiB / 4));
+    const auto s = GetCpuAllocatorStats();
+    EXPECT_EQ(s.cache_hits - start.cache_hits, 1u);
+    EXPECT_EQ(s.maps - start.maps, 1u);
+  }
+  {
+    auto t = Bytes(3 * kMiB);  // the 8 MiB block would waste more than half: a new block
+    EXPECT_NE(t.data_ptr(), first);
+    EXPECT_EQ(GetCpuAllocatorStats().maps - start.maps, 2u);
+  }
+  {
+    auto small = torch::ones({1000});  // 4 kB: LibTorch's default allocator
+    EXPECT_EQ(GetCpuAllocatorStats().allocations - start.allocations, 3u);
+    EXPECT_FLOAT_EQ(small.sum().item<float>(), 1000.0f);
+  }
+  EXPECT_EQ(ReleaseCachedCpuMemory(), 8 * kMiB + 3 * kMiB);
+  EXPECT_EQ(GetCpuAllocatorStats().cached_bytes, 0u);
+}
+
+TEST(CpuAllocatorTest, BoundsTheCacheToTwiceThePeakLeastRecentlyUsedFirst) {
+  CachingCpuAllocatorScope scope;
+  ReleaseCachedCpuMemory();
+  const auto start = GetCpuAllocatorStats();
+  // The cache may hold max(kMinCacheBytes, 2 x peak bytes in use); the peak is process-wide.
+  ASSERT_LE(start.peak_in_use_bytes, 192 * kMiB) << "an earlier test of this binary used more; the limit differs";
+  auto hold = [](int count, std::size_t bytes) {
+    std::vector<torch::Tensor> tensors;
+    for (int i = 0; i < count; ++i) tensors.push_back(Bytes(bytes));
+  };
+  hold(3, 64 * kMiB);  // peak 192 MiB: limit 384 MiB; cached 192 MiB
+  hold(6, 30 * kMiB);  // class 32 MiB; a 64 MiB block would waste more than half: 6 new blocks
+  auto s = GetCpuAllocatorStats();
+  EXPECT_EQ(s.cached_bytes, 384 * kMiB);
+  EXPECT_EQ(s.unmaps - start.unmaps, 0u);
+  hold(12, 15 * kMiB);  // class 16 MiB, 12 new blocks: 576 MiB cached > 384 MiB
+  s = GetCpuAllocatorStats();
+  EXPECT_EQ(s.cached_bytes, 384 * kMiB) << "the three 64 MiB blocks, freed first, are unmapped";
+  EXPECT_EQ(s.unmaps - start.unmaps, 3u);
+  EXPECT_EQ(s.maps - start.maps, 21u);
+  EXPECT_EQ(s.peak_in_use_bytes, std::max<std::size_t>(start.peak_in_use_bytes, 192 * kMiB));
+  hold(1, 30 * kMiB);  // a cached 32 MiB block
+  hold(1, 60 * kMiB);  // no 64 MiB block left: mapped
+  s = GetCpuAllocatorStats();
+  EXPECT_EQ(s.maps - start.maps, 22u);
+  EXPECT_EQ(s.cache_hits - start.cache_hits, 1u);
+  ReleaseCachedCpuMemory();
+}
+
+TEST(CpuAllocatorTest, TensorsOutlivingTheScopeAreUnmappedWhenFreed) {
+  torch::Tensor survivor;
+  std::uint64_t unmaps = 0;
+  {
+    CachingCpuAllocatorScope scope;
+    survivor = Bytes(4 * kMiB);
+    unmaps = GetCpuAllocatorStats().unmaps;
+  }
+  const auto in_use = GetCpuAllocatorStats().in_use_bytes;
+  survivor = torch::Tensor();
+  const auto s = GetCpuAllocatorStats();
+  EXPECT_EQ(in_use - s.in_use_bytes, 4 * kMiB);
+  EXPECT_EQ(s.cached_bytes, 0u);
+  EXPECT_EQ(s.unmaps - unmaps, 1u);
+}
+
+TEST(CpuAllocatorTest, RawAllocationsOfBothSizesComeBack) {
+  CachingCpuAllocatorScope scope;
+  ReleaseCachedCpuMemory();
+  c10::Allocator* allocator = c10::GetCPUAllocator();
+  void* large = allocator->raw_allocate(2 * kMiB);
+  void* small = allocator->raw_allocate(100);
+  ASSERT_NE(large, nullptr);
+  ASSERT_NE(small, nullptr);
+  static_cast<char*>(small)[99] = 1;
+  allocator->raw_deallocate(small);  // not ours: LibTorch's default deleter
+  allocator->raw_deallocate(large);
+  EXPECT_EQ(GetCpuAllocatorStats().cached_bytes, 2 * kMiB);
+  ReleaseCachedCpuMemory();
+}
+
+TEST(CpuAllocatorTest, TrainingArithmeticIsUnchanged) {
+  torch::manual_seed(3);
+  const auto a = torch::randn({512, 1024});
+  const auto b = torch::randn({1024, 700});
+  const auto reference = torch::matmul(a, b);
+  CachingCpuAllocatorScope scope;
+  for (int i = 0; i < 3; ++i) EXPECT_TRUE(torch::equal(torch::matmul(a, b), reference));
+}
+
+}  // namespace
+}  // namespace asv::train
