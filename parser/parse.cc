@@ -6,7 +6,6 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <iterator>
 #include <limits>
 #include <memory>
@@ -525,19 +524,6 @@ struct action<g::parent_name> {
 
 // ---- Line-oriented driver ----------------------------------------------------------------------
 
-// text::FindInvalidUtf8 after skipping the leading ASCII bytes (usually the whole file) eight at a
-// time.
-std::optional<std::size_t> FindInvalidUtf8(std::string_view text) {
-  std::size_t ascii = 0;
-  for (std::uint64_t word = 0; ascii + sizeof word <= text.size(); ascii += sizeof word) {
-    std::memcpy(&word, text.data() + ascii, sizeof word);
-    if ((word & 0x8080808080808080ULL) != 0) break;
-  }
-  const auto bad = text::FindInvalidUtf8(text.substr(ascii));
-  if (!bad) return std::nullopt;
-  return ascii + *bad;
-}
-
 enum class LineKind { kBlank, kComment, kContent };
 
 // Input over a file's text; its source name is not copied per statement.
@@ -562,7 +548,7 @@ class Reader {
 
   /// Reports invalid UTF-8 and empty files; false when the file must not be parsed further.
   bool CheckText() {
-    if (const auto bad = FindInvalidUtf8(text_)) {
+    if (const auto bad = text::FindInvalidUtf8(text_)) {
       std::size_t i = 0;
       while (i + 1 < lines_.size() && lines_[i + 1].begin <= *bad) ++i;
       const std::size_t begin = lines_.empty() ? 0 : lines_[i].begin;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 namespace asv::text {
 
@@ -9,6 +10,12 @@ std::optional<std::size_t> FindInvalidUtf8(std::string_view s) {
   std::size_t i = 0;
   const auto n = s.size();
   while (i < n) {
+    // Runs of ASCII (usually all of a config file) eight bytes at a time.
+    for (std::uint64_t word = 0; i + sizeof word <= n; i += sizeof word) {
+      std::memcpy(&word, s.data() + i, sizeof word);
+      if ((word & 0x8080808080808080ULL) != 0) break;
+    }
+    if (i >= n) break;
     const auto c = static_cast<unsigned char>(s[i]);
     if (c < 0x80) {
       ++i;

@@ -11,6 +11,7 @@ namespace asv::text {
 
 /// Byte offset of the first byte that is not part of a valid UTF-8 sequence (overlong forms,
 /// surrogates and code points above U+10FFFF are invalid), or nullopt when all of `s` is valid.
+/// Linear; ASCII runs are skipped eight bytes at a time.
 std::optional<std::size_t> FindInvalidUtf8(std::string_view s);
 
 /// Levenshtein distance (insert, delete, substitute cost 1; adjacent transposition cost 1).

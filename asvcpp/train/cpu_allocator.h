@@ -23,7 +23,9 @@
 // Scopes nest and may be created by several objects (each Trainer holds one); the allocator is
 // installed while at least one scope is alive. Tensors that outlive every scope are freed by it
 // directly (unmapped) when LibTorch releases them. Thread-safe (one mutex; LibTorch allocates a
-// few hundred large blocks per training step). No LibTorch in this header.
+// few hundred large blocks per training step). A request the kernel cannot map even after the
+// cache is given back throws c10::Error, as LibTorch's own allocator does. No LibTorch in this
+// header.
 #pragma once
 
 #include <cstddef>

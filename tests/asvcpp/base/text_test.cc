@@ -1,5 +1,7 @@
 #include "asvcpp/base/text.h"
 
+#include <string>
+
 #include <gtest/gtest.h>
 
 namespace asv::text {
@@ -16,6 +18,15 @@ TEST(TextTest, InvalidUtf8Offsets) {
   EXPECT_EQ(FindInvalidUtf8("a\xC0\xAF"), 1u);           // overlong '/'
   EXPECT_EQ(FindInvalidUtf8("xy\xED\xA0\x80"), 2u);      // surrogate
   EXPECT_EQ(FindInvalidUtf8("\xE9t\xE9"), 0u);           // Latin-1 bytes
+  // Around the eight-byte ASCII skip: a bad byte at every offset of a 40-byte text, valid
+  // multi-byte sequences between ASCII runs, and a short tail.
+  for (std::size_t at = 0; at < 40; ++at) {
+    std::string text(40, 'a');
+    text[at] = '\xFF';
+    EXPECT_EQ(FindInvalidUtf8(text), at);
+  }
+  EXPECT_FALSE(FindInvalidUtf8("0123456789abcdef\xC3\xA9" "0123456789abcdef\xE2\x82\xAC" "xyz").has_value());
+  EXPECT_EQ(FindInvalidUtf8("0123456789abcdef\xC3\xA9" "0123456789abcdef\xC3"), 34u);  // truncated at the end
 }
 
 TEST(TextTest, EditDistance) {
