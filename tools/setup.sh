@@ -12,7 +12,7 @@ packages=(
   libtorch-dev libgloo-dev
   tao-pegtl-dev libfmt-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libcli11-dev
   nlohmann-json3-dev libsndfile1-dev libsoxr-dev
-  espeak-ng ffmpeg libopenblas0-pthread libblas-dev
+  espeak-ng ffmpeg libopenblas0-pthread libblas-dev liblapack-dev
 )
 cuda=0
 for arg in "$@"; do

@@ -14,13 +14,21 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 
-#if ASV_BACKEND_HAVE_BLAS
-// BLAS symmetric rank-k update, Fortran interface (every BLAS LibTorch links: OpenBLAS, MKL,
-// reference BLAS); the two trailing arguments are the hidden lengths of the character arguments.
-extern "C" void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha,
-                       const double* a, const int* lda, const double* beta, double* c, const int* ldc,
-                       std::size_t uplo_len, std::size_t trans_len);
-#endif
+// BLAS and LAPACK, Fortran interface (OpenBLAS, MKL, reference LAPACK: every LAPACK LibTorch
+// links). Matrices are column-major; the symmetric ones PLDA uses are the same in row-major. The
+// trailing size_t arguments are the hidden lengths of the character arguments.
+extern "C" {
+void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha, const double* a,
+            const int* lda, const double* beta, double* c, const int* ldc, std::size_t, std::size_t);
+void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
+            const double* alpha, const double* a, const int* lda, double* b, const int* ldb, std::size_t, std::size_t,
+            std::size_t, std::size_t);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t);
+void dpocon_(const char* uplo, const int* n, const double* a, const int* lda, const double* anorm, double* rcond,
+             double* work, int* iwork, int* info, std::size_t);
+void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
+             const int* lwork, int* iwork, const int* liwork, int* info, std::size_t, std::size_t);
+}
 
 namespace asv::backend {
 namespace {
@@ -36,16 +44,11 @@ constexpr std::int64_t kBlockRows = 1024;
 // scatter += B^T B, B = block [rows, dim] row-major float64. `scatter` [dim, dim] row-major; only
 // its upper triangle (j >= i) is updated. dsyrk does half the multiply-adds of a general product.
 void AddScatter(const double* block, std::int64_t rows, std::int64_t dim, double* scatter) {
-#if ASV_BACKEND_HAVE_BLAS
   // Column-major view: block = A [dim, rows] (lda = dim), C = A A^T; its lower triangle in
   // column-major is the upper triangle in row-major.
   const int n = static_cast<int>(dim), k = static_cast<int>(rows);
   const double one = 1.0;
   dsyrk_("L", "N", &n, &k, &one, block, &n, &one, scatter, &n, 1, 1);
-#else
-  const torch::Tensor b = torch::from_blob(const_cast<double*>(block), {rows, dim}, torch::kFloat64);
-  torch::from_blob(scatter, {dim, dim}, torch::kFloat64).addmm_(b.t(), b);
-#endif
 }
 
 // Copies the upper triangle of the row-major [dim, dim] `m` to its lower triangle.
@@ -124,18 +127,71 @@ Plda Train(const Matrix& vectors, const std::vector<std::int64_t>& ids, std::int
   return Plda(std::move(st), std::move(sb), n, n_speakers);
 }
 
-// Throws DataError when the symmetric matrix `m` is not safely invertible.
-void CheckInvertible(const torch::Tensor& m, const char* what, const Plda& plda) {
-  const torch::Tensor ev = at::linalg_eigvalsh(m, "L");
-  const double lo = ev.min().item<double>();
-  const double hi = ev.max().item<double>();
-  if (!(hi > 0) || !(lo > kSingularRatio * hi)) {
-    throw DataError(fmt::format(
-        "PLDA: {} is singular or not positive definite (eigenvalues from {:.3g} to {:.3g}); trained on {} vectors "
-        "of {} speakers in dimension {}. Use more training data than dimensions and several vectors per speaker, "
-        "reduce the dimension, or set a ridge",
-        what, lo, hi, plda.n_vectors(), plda.n_speakers(), plda.dim()));
+// Column-major [n, n] double matrices for LAPACK (the symmetric inputs read the same either way).
+using Square = std::vector<double>;
+
+// Eigenvalues of the symmetric [n, n] `a` (lower triangle read), ascending (LAPACK dsyevd,
+// divide and conquer). With vectors, `a` is overwritten by the eigenvectors (column k belongs to
+// eigenvalue k); without, its lower triangle is destroyed. Throws DataError when LAPACK fails.
+std::vector<double> SymmetricEigen(int n, Square* a, bool vectors) {
+  const char* jobz = vectors ? "V" : "N";
+  std::vector<double> w(static_cast<std::size_t>(n));
+  int info = 0, lwork = -1, liwork = -1, iwork_size = 0;
+  double work_size = 0;
+  dsyevd_(jobz, "L", &n, a->data(), &n, w.data(), &work_size, &lwork, &iwork_size, &liwork, &info, 1, 1);
+  lwork = static_cast<int>(work_size);
+  liwork = iwork_size;
+  std::vector<double> work(static_cast<std::size_t>(std::max(lwork, 1)));
+  std::vector<int> iwork(static_cast<std::size_t>(std::max(liwork, 1)));
+  dsyevd_(jobz, "L", &n, a->data(), &n, w.data(), work.data(), &lwork, iwork.data(), &liwork, &info, 1, 1);
+  if (info != 0) throw DataError(fmt::format("PLDA: the symmetric eigendecomposition (LAPACK dsyevd) failed, info {}", info));
+  return w;
+}
+
+// 1-norm (largest absolute column sum) of the symmetric [n, n] matrix whose lower triangle `a` holds.
+double OneNormLower(int n, const Square& a) {
+  const auto un = static_cast<std::size_t>(n);
+  std::vector<double> col(un, 0.0);
+  for (std::size_t j = 0; j < un; ++j) {
+    col[j] += std::fabs(a[j * un + j]);
+    for (std::size_t i = j + 1; i < un; ++i) {
+      const double v = std::fabs(a[j * un + i]);
+      col[j] += v;
+      col[i] += v;
+    }
   }
+  return *std::max_element(col.begin(), col.end());
+}
+
+// Replaces the lower triangle of the symmetric [n, n] `a` by its Cholesky factor L (a = L L^T,
+// LAPACK dpotrf). Throws DataError naming `what` and the training set when `a` is not positive
+// definite or its reciprocal condition number (LAPACK dpocon's 1-norm estimate) is <= 1e-10; the
+// message gives the eigenvalue range.
+void CholeskyChecked(int n, Square* a, const char* what, const Plda& plda) {
+  Square original = *a;
+  const double norm = OneNormLower(n, *a);
+  int info = 0;
+  dpotrf_("L", &n, a->data(), &n, &info, 1);
+  double rcond = 0.0;
+  if (info == 0) {
+    std::vector<double> work(3 * static_cast<std::size_t>(n));
+    std::vector<int> iwork(static_cast<std::size_t>(n));
+    dpocon_("L", &n, a->data(), &n, &norm, &rcond, work.data(), iwork.data(), &info, 1);
+  }
+  if (info == 0 && rcond > kSingularRatio) return;
+  const std::vector<double> ev = SymmetricEigen(n, &original, /*vectors=*/false);
+  throw DataError(fmt::format(
+      "PLDA: {} is singular or not positive definite (eigenvalues from {:.3g} to {:.3g}, reciprocal condition number "
+      "{:.3g}); trained on {} vectors of {} speakers in dimension {}. Use more training data than dimensions and "
+      "several vectors per speaker, reduce the dimension, or set a ridge",
+      what, ev.front(), ev.back(), rcond, plda.n_vectors(), plda.n_speakers(), plda.dim()));
+}
+
+// B <- op(L)^-1 B (side "L") or B op(L)^-1 (side "R"): triangular solve with the lower-triangular
+// [n, n] L (LAPACK/BLAS dtrsm); B is column-major [rows, cols] with leading dimension rows.
+void SolveLower(const char* side, const char* trans, const Square& l, int n, int rows, int cols, double* b) {
+  const double one = 1.0;
+  dtrsm_(side, "L", trans, "N", &rows, &cols, &one, l.data(), &n, b, &rows, 1, 1, 1, 1);
 }
 
 }  // namespace
@@ -187,34 +243,74 @@ PldaScoringMatrices Plda::ScoringMatrices(std::int64_t plda_dim, double ridge) c
     throw ConfigError(fmt::format("backend.plda_dim must be in [1, {}] (the embedding dimension), got {}", d_full, plda_dim));
   }
   if (!(ridge >= 0.0) || !std::isfinite(ridge)) throw ConfigError(fmt::format("PLDA ridge must be >= 0, got {}", ridge));
-  torch::NoGradGuard no_grad;
-  torch::Tensor st = ToTensor(st_);
-  const torch::Tensor sb = ToTensor(sb_);
-  if (ridge > 0) st = st + torch::eye(d_full, torch::kFloat64) * (ridge * st.trace().item<double>() / static_cast<double>(d_full));
-  CheckInvertible(st, "the total covariance St", *this);
-  // Both matrices are symmetric positive definite once checked: Cholesky inverses (a third of
-  // the work of LU inversion, and no less accurate for SPD matrices).
-  const torch::Tensor lambda = at::cholesky_inverse(at::linalg_cholesky(st));
-  torch::Tensor inner = st - sb.matmul(lambda).matmul(sb);
-  inner = 0.5 * (inner + inner.t());
-  CheckInvertible(inner, "St - Sb St^-1 Sb (the within-speaker part)", *this);
-  const torch::Tensor gamma = at::cholesky_inverse(at::linalg_cholesky(inner));
-  const torch::Tensor q = lambda - gamma;
-  // P = Lambda Sb Gamma is symmetric (Gamma^-1 Lambda Sb = Sb Lambda Gamma^-1 = Sb - Sb Lambda Sb
-  // Lambda Sb), so its SVD is its eigendecomposition with s = |eigenvalue| and U = the
-  // eigenvectors: one symmetric eigensolver instead of an SVD (about half the time). Columns
-  // are ordered by |eigenvalue|, descending, as the singular values.
-  torch::Tensor p = lambda.matmul(sb).matmul(gamma);
-  p = 0.5 * (p + p.t());
-  auto [evals, evecs] = at::linalg_eigh(p, "L");
-  const torch::Tensor abs_evals = evals.abs();
-  const torch::Tensor order = abs_evals.argsort(/*dim=*/0, /*descending=*/true).slice(0, 0, plda_dim);
-  const torch::Tensor uk = evecs.index_select(1, order);
-  const torch::Tensor s = abs_evals.index_select(0, order);
+  for (const MatrixD* m : {&st_, &sb_}) {
+    if (!std::all_of(m->data(), m->data() + d_full * d_full, [](double v) { return std::isfinite(v); })) {
+      throw DataError("PLDA: the model's covariances contain NaN or infinite values");
+    }
+  }
+  // Column-major throughout (St and Sb are symmetric, so their row-major storage is the same).
+  const int n = static_cast<int>(d_full);
+  const int d = static_cast<int>(plda_dim);
+  const auto un = static_cast<std::size_t>(n);
+  const auto ud = static_cast<std::size_t>(d);
+  Square st(st_.data(), st_.data() + un * un);
+  if (ridge > 0) {
+    double trace = 0.0;
+    for (std::size_t i = 0; i < un; ++i) trace += st[i * un + i];
+    for (std::size_t i = 0; i < un; ++i) st[i * un + i] += ridge * trace / static_cast<double>(n);
+  }
+  // Lambda = St^-1 = Ls^-T Ls^-1 with St = Ls Ls^T.
+  Square ls = st;
+  CholeskyChecked(n, &ls, "the total covariance St", *this);
+  // A = Ls^-1 Sb, so Sb Lambda Sb = A^T A (one symmetric rank-n update) and
+  // Gamma^-1 = St - Sb St^-1 Sb = St - A^T A = Lg Lg^T.
+  Square a(sb_.data(), sb_.data() + un * un);
+  SolveLower("L", "N", ls, n, n, n, a.data());
+  Square lg = st;
+  const double one = 1.0, minus_one = -1.0, zero = 0.0;
+  dsyrk_("L", "T", &n, &n, &minus_one, a.data(), &n, &one, lg.data(), &n, 1, 1);
+  CholeskyChecked(n, &lg, "St - Sb St^-1 Sb (the within-speaker part)", *this);
+  // P = Lambda Sb Gamma = Ls^-T A Lg^-T Lg^-1: three triangular solves, no explicit inverse.
+  Square p = std::move(a);
+  SolveLower("R", "T", lg, n, n, n, p.data());
+  SolveLower("R", "N", lg, n, n, n, p.data());
+  SolveLower("L", "T", ls, n, n, n, p.data());
+  // P is symmetric (Gamma^-1 Lambda Sb = Sb Lambda Gamma^-1 = Sb - Sb Lambda Sb Lambda Sb), so its
+  // SVD is its eigendecomposition with s = |eigenvalue| and U = the eigenvectors: one symmetric
+  // eigensolver instead of an SVD. Symmetrised against rounding; dsyevd reads the lower triangle.
+  for (std::size_t j = 0; j < un; ++j) {
+    for (std::size_t i = j + 1; i < un; ++i) p[j * un + i] = 0.5 * (p[j * un + i] + p[i * un + j]);
+  }
+  const std::vector<double> evals = SymmetricEigen(n, &p, /*vectors=*/true);
+  // Columns ordered by |eigenvalue|, descending, as the singular values.
+  std::vector<std::size_t> order(un);
+  for (std::size_t i = 0; i < un; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return std::fabs(evals[x]) > std::fabs(evals[y]); });
+  Square u(un * ud);
   PldaScoringMatrices m;
-  m.projection = ToMatrixD(uk);
-  m.cross = DoublesOf(s);
-  m.quadratic = ToMatrixD(uk.t().matmul(q).matmul(uk));
+  m.projection = MatrixD(d_full, plda_dim);
+  m.cross.resize(ud);
+  for (std::size_t k = 0; k < ud; ++k) {
+    const double* column = p.data() + order[k] * un;
+    std::copy(column, column + un, u.data() + k * un);
+    for (std::size_t i = 0; i < un; ++i) m.projection.data()[i * ud + k] = column[i];
+    m.cross[k] = std::fabs(evals[order[k]]);
+  }
+  // Q^ = U^T (Lambda - Gamma) U = (Ls^-1 U)^T (Ls^-1 U) - (Lg^-1 U)^T (Lg^-1 U).
+  Square q(ud * ud);
+  Square v = u;
+  SolveLower("L", "N", ls, n, n, d, v.data());
+  dsyrk_("L", "T", &d, &n, &one, v.data(), &n, &zero, q.data(), &d, 1, 1);
+  v = std::move(u);
+  SolveLower("L", "N", lg, n, n, d, v.data());
+  dsyrk_("L", "T", &d, &n, &minus_one, v.data(), &n, &one, q.data(), &d, 1, 1);
+  m.quadratic = MatrixD(plda_dim, plda_dim);
+  for (std::size_t j = 0; j < ud; ++j) {
+    for (std::size_t i = j; i < ud; ++i) {
+      m.quadratic.data()[i * ud + j] = m.quadratic.data()[j * ud + i] = q[j * ud + i];
+    }
+  }
   return m;
 }
 

@@ -16,7 +16,7 @@
 //   "cwl": centred, whitened, length-normalised).
 //   Implementation (same values to rounding): float64 throughout; one pass for the mean, then the
 //   rows are centred in blocks and only the total scatter T = sum (x - m)(x - m)^T is accumulated
-//   (BLAS dsyrk when a BLAS is linked: half the multiply-adds of a general product); the
+//   (BLAS dsyrk: half the multiply-adds of a general product); the
 //   within-class scatter follows as W = T - sum_s n_s (m_s - m)(m_s - m)^T. Extra memory O(D^2 +
 //   K D), no copy of the [N, D] input. Cost about N D^2 / 2 multiply-adds.
 //
@@ -27,11 +27,16 @@
 //   s(a, b) = a~^T Q^ a~ + b~^T Q^ b~ + 2 sum_k l_k a~_k b~_k,
 // twice the two-covariance log-likelihood ratio log p(a, b | same) / p(a, b | different)
 // without its constant term (for d = D). Scores are computed in float32.
-// Implementation: St and St - Sb St^-1 Sb are inverted by Cholesky after the definiteness check;
-// P is symmetric (Gamma^-1 Lambda Sb = Sb Lambda Gamma^-1), so U and s come from its symmetric
-// eigendecomposition, s = |eigenvalue| sorted descending (equal to the SVD's; U up to the sign of
-// each column and rotations within repeated values, neither of which changes a score).
-// Cost O(D^3), independent of the number of trials.
+// Implementation (LAPACK and BLAS called directly, float64): St = Ls Ls^T (Cholesky, dpotrf);
+// A = Ls^-1 Sb, so that Gamma^-1 = St - Sb St^-1 Sb = St - A^T A (one symmetric rank-D update)
+// = Lg Lg^T; each factorisation is checked (positive definite, reciprocal condition number above
+// 1e-10). No inverse is formed: P = Ls^-T A Lg^-T Lg^-1 by three triangular solves, and
+// Q^ = (Ls^-1 U_d)^T (Ls^-1 U_d) - (Lg^-1 U_d)^T (Lg^-1 U_d). P is symmetric
+// (Gamma^-1 Lambda Sb = Sb Lambda Gamma^-1), so U and s come from its symmetric eigendecomposition
+// (dsyevd), s = |eigenvalue| sorted descending (equal to the SVD's; U up to the sign of each
+// column and rotations within repeated values, neither of which changes a score). About
+// 2.8 D^3 multiply-adds plus the eigendecomposition (the formulas above with explicit inverses
+// take about 6 D^3 plus an SVD). Cost O(D^3), independent of the number of trials.
 #pragma once
 
 #include <cstdint>
@@ -89,10 +94,13 @@ class Plda {
   /// Scoring matrices for plda_dim d in [1, D]. `ridge` >= 0: when > 0, ridge * trace(St) / D is
   /// added to the diagonal of St (equivalently of Sw) before the inversions; default 0 = exact
   /// ASVtorch formulas.
-  /// Throws ConfigError when d is outside [1, D] or ridge < 0; DataError when St or
-  /// St - Sb St^-1 Sb is singular or not positive definite (smallest eigenvalue <= 1e-10 times
-  /// the largest), typically because there are fewer training vectors than dimensions, or speakers
-  /// with one vector each; the message suggests a smaller dimension, more data or a ridge.
+  /// Throws ConfigError when d is outside [1, D] or ridge < 0; DataError when St or Sb holds a
+  /// value that is not finite, or when St or St - Sb St^-1 Sb is not positive definite or is
+  /// ill-conditioned (Cholesky fails, or LAPACK dpocon's 1-norm estimate of the reciprocal
+  /// condition number is <= 1e-10; for a symmetric positive definite matrix about the ratio of
+  /// its smallest to its largest eigenvalue), typically because there are fewer training vectors
+  /// than dimensions, or speakers with one vector each; the message gives the eigenvalue range
+  /// and suggests a smaller dimension, more data or a ridge.
   PldaScoringMatrices ScoringMatrices(std::int64_t plda_dim, double ridge = 0.0) const;
 
   /// A Scorer for ScoreTrials / ScoreAllVsAll (scorer.h), built from ScoringMatrices(). Throws as

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <algorithm>
 #include <filesystem>
+#include <limits>
+#include <string>
 #include <map>
 #include <random>
 
@@ -298,6 +300,56 @@ TEST(Plda, SingularTotalCovarianceIsAClearError) {
     EXPECT_NE(what.find("total covariance St is singular"), std::string::npos) << what;
     EXPECT_NE(what.find("4 vectors of 2 speakers in dimension 6"), std::string::npos) << what;
   }
+}
+
+// St = diag(1, 1, 1, t): its reciprocal condition number is exactly t, so the documented limit
+// (<= 1e-10 is rejected) is checked on both sides of it, for St and for St - Sb St^-1 Sb.
+TEST(Plda, IllConditionedCovariancesAreRejectedAtTheDocumentedLimit) {
+  auto model = [](double st_last, double sb_last) {
+    MatrixD st(4, 4), sb(4, 4);
+    for (int i = 0; i < 4; ++i) st(i, i) = 1.0, sb(i, i) = 0.5;
+    st(3, 3) = st_last;
+    sb(3, 3) = sb_last;
+    return Plda(st, sb, 100, 10);
+  };
+  auto error_of = [](const Plda& plda) -> std::string {
+    try {
+      plda.ScoringMatrices(2);
+    } catch (const DataError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(error_of(model(1e-9, 0.0)), "");
+  const std::string st_error = error_of(model(1e-11, 0.0));
+  EXPECT_NE(st_error.find("the total covariance St is singular or not positive definite"), std::string::npos) << st_error;
+  EXPECT_NE(st_error.find("eigenvalues from 1e-11 to 1"), std::string::npos) << st_error;
+  EXPECT_NE(st_error.find("100 vectors of 10 speakers in dimension 4"), std::string::npos) << st_error;
+  // St - Sb St^-1 Sb = diag(0.75, 0.75, 0.75, 1 - s^2).
+  EXPECT_EQ(error_of(model(1.0, std::sqrt(1.0 - 1e-8))), "");
+  const std::string within_error = error_of(model(1.0, std::sqrt(1.0 - 1e-12)));
+  EXPECT_NE(within_error.find("St - Sb St^-1 Sb (the within-speaker part) is singular"), std::string::npos)
+      << within_error;
+  EXPECT_EQ(error_of(model(-1.0, 0.0)).find("the total covariance St is singular"), 6u);
+}
+
+TEST(Plda, NonFiniteCovariancesAreAClearError) {
+  MatrixD st(3, 3), sb(3, 3);
+  for (int i = 0; i < 3; ++i) st(i, i) = 1.0;
+  sb(1, 2) = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THROW(
+      {
+        try {
+          Plda(st, sb).ScoringMatrices(3);
+        } catch (const DataError& e) {
+          EXPECT_NE(std::string(e.what()).find("NaN or infinite"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      DataError);
+  sb(1, 2) = 0.0;
+  st(0, 0) = std::numeric_limits<double>::infinity();
+  EXPECT_THROW(Plda(st, sb).ScoringMatrices(3), DataError);
 }
 
 TEST(Plda, OneVectorPerSpeakerIsAClearError) {
