@@ -563,14 +563,15 @@ void Database::RecordEpoch(std::int64_t run_id, const EpochRecord& epoch) {
   Write("RecordEpoch", [&] {
     Statement(db_, R"sql(
       INSERT INTO epochs (run_id, epoch, loss, accuracy, learning_rate, seconds, frames_per_second,
-                          val_loss, val_accuracy, recorded_time)
+                          val_loss, val_accuracy, data_wait_percent, recorded_time)
       VALUES (:run_id, :epoch, :loss, :accuracy, :learning_rate, :seconds, :frames_per_second,
-              :val_loss, :val_accuracy, :now)
+              :val_loss, :val_accuracy, :data_wait_percent, :now)
       ON CONFLICT (run_id, epoch) DO UPDATE SET
         loss = excluded.loss, accuracy = excluded.accuracy,
         learning_rate = excluded.learning_rate, seconds = excluded.seconds,
         frames_per_second = excluded.frames_per_second, val_loss = excluded.val_loss,
-        val_accuracy = excluded.val_accuracy, recorded_time = excluded.recorded_time)sql")
+        val_accuracy = excluded.val_accuracy, data_wait_percent = excluded.data_wait_percent,
+        recorded_time = excluded.recorded_time)sql")
         .Bind(":run_id", run_id)
         .Bind(":epoch", epoch.epoch)
         .Bind(":loss", epoch.loss)
@@ -580,6 +581,7 @@ void Database::RecordEpoch(std::int64_t run_id, const EpochRecord& epoch) {
         .Bind(":frames_per_second", epoch.frames_per_second)
         .Bind(":val_loss", epoch.val_loss)
         .Bind(":val_accuracy", epoch.val_accuracy)
+        .Bind(":data_wait_percent", epoch.data_wait_percent)
         .Bind(":now", NowUtc())
         .Run();
   });
@@ -820,7 +822,7 @@ std::vector<EpochRow> Database::Epochs(std::int64_t run_id) {
     rows.clear();
     Statement stmt(db_, R"sql(
       SELECT id, run_id, epoch, loss, accuracy, learning_rate, seconds, frames_per_second,
-             val_loss, val_accuracy, recorded_time
+             val_loss, val_accuracy, recorded_time, data_wait_percent
       FROM epochs WHERE run_id = :run_id ORDER BY epoch)sql");
     stmt.Bind(":run_id", run_id);
     while (stmt.Step()) {
@@ -836,6 +838,7 @@ std::vector<EpochRow> Database::Epochs(std::int64_t run_id) {
       row.record.val_loss = stmt.OptReal(8);
       row.record.val_accuracy = stmt.OptReal(9);
       row.recorded_time = stmt.Text(10);
+      row.record.data_wait_percent = stmt.OptReal(11);
       rows.push_back(std::move(row));
     }
   });

@@ -65,6 +65,9 @@ struct EpochRecord {
   double frames_per_second = 0;   ///< Training throughput in feature frames per second.
   std::optional<double> val_loss;      ///< Validation loss, when computed.
   std::optional<double> val_accuracy;  ///< Validation accuracy, percent, when computed.
+  /// Percent (0-100) of the epoch's training time that the training step waited for the data
+  /// loader (rank 0); nullopt when not measured (rows recorded before schema version 5).
+  std::optional<double> data_wait_percent;
 };
 
 /// One evaluation of a system on a trial list. minDCF follows the NIST SRE definition

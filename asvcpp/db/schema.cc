@@ -111,6 +111,13 @@ CREATE INDEX results_run_trial_list_eer ON results(run_id, trial_list, eer, id D
 DROP INDEX results_run;
 )sql";
 
+// The share of each epoch's training time that the training step waited for the data loader
+// (percent, 0-100; NULL for epochs recorded before version 5): a data-loading bottleneck shows in
+// the database, not only in the trainer's log.
+constexpr std::string_view kV5EpochDataWait = R"sql(
+ALTER TABLE epochs ADD COLUMN data_wait_percent REAL;
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -119,6 +126,7 @@ const std::vector<Migration>& Migrations() {
       {2, "indexes for listing and foreign keys", kV2Indexes},
       {3, "results.stage: the stage that produced a result", kV3ResultStage},
       {4, "index results(run_id, trial_list, eer, id DESC, stage) for best EER per config", kV4BestEerIndex},
+      {5, "epochs.data_wait_percent: share of the epoch the training step waited for data", kV5EpochDataWait},
   };
   return migrations;
 }

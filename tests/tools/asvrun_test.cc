@@ -3,6 +3,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <limits>
 #include <map>
 
 #include "asvcpp/db/database.h"
@@ -203,6 +204,21 @@ TEST(AsvrunTest, ResultsAndDiffReadTheDatabase) {
     database.RecordResult(base, result(1, 9.5));
     database.RecordResult(base, result(2, 7.25));
     database.RecordResult(child, result(1, 8.0));
+    db::EpochRecord epoch;
+    epoch.epoch = 2;
+    epoch.loss = 1.25;
+    epoch.accuracy = 62.5;
+    epoch.learning_rate = 0.1;
+    epoch.seconds = 30.25;
+    epoch.frames_per_second = 27000;
+    epoch.val_loss = 1.5;
+    epoch.data_wait_percent = 0.625;
+    database.RecordEpoch(base, epoch);
+    epoch.epoch = 1;
+    epoch.loss = std::numeric_limits<double>::quiet_NaN();
+    epoch.val_loss.reset();
+    epoch.data_wait_percent.reset();
+    database.RecordEpoch(base, epoch);
   }
   const auto best = Asvrun(dir, {"results", "--best", "--format", "csv"});
   ASSERT_EQ(best.status, 0) << best.err;
@@ -213,6 +229,27 @@ TEST(AsvrunTest, ResultsAndDiffReadTheDatabase) {
   const auto json = Asvrun(dir, {"results", "--format", "json", "--config", "base"});
   ASSERT_EQ(json.status, 0) << json.err;
   EXPECT_EQ(nlohmann::json::parse(json.out).size(), 2u);
+
+  const auto epochs = Asvrun(dir, {"epochs", "1", "--format", "csv"});
+  ASSERT_EQ(epochs.status, 0) << epochs.err;
+  EXPECT_EQ(epochs.out,
+            "epoch,loss,accuracy_percent,learning_rate,seconds,frames_per_second,val_loss,val_accuracy_percent,"
+            "data_wait_percent\n"
+            "1,nan,62.50,0.1,30.2,27000,,,\n"
+            "2,1.2500,62.50,0.1,30.2,27000,1.5000,,0.6\n");
+  const auto epochs_json = Asvrun(dir, {"epochs", "1", "--format", "json"});
+  ASSERT_EQ(epochs_json.status, 0) << epochs_json.err;
+  const auto parsed = nlohmann::json::parse(epochs_json.out);
+  ASSERT_EQ(parsed.size(), 2u);
+  EXPECT_TRUE(parsed[0]["loss"].is_null());
+  EXPECT_TRUE(parsed[0]["data_wait_percent"].is_null());
+  EXPECT_EQ(parsed[1]["data_wait_percent"].get<double>(), 0.625);
+  const auto table = Asvrun(dir, {"epochs", "1"});
+  ASSERT_EQ(table.status, 0) << table.err;
+  EXPECT_NE(table.out.find("# run 1: voxceleb/xvector base (finished)"), std::string::npos) << table.out;
+  const auto missing = Asvrun(dir, {"epochs", "99"});
+  EXPECT_NE(missing.status, 0);
+  EXPECT_NE(missing.err.find("no run 99"), std::string::npos) << missing.err;
 
   const auto diff = Asvrun(dir, {"diff", "1", "2"});
   ASSERT_EQ(diff.status, 0) << diff.err;

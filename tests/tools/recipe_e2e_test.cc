@@ -86,6 +86,9 @@ TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
   const auto epochs = database.Epochs(runs[0].id);
   ASSERT_EQ(epochs.size(), 2u);
   EXPECT_GT(epochs[0].record.frames_per_second, 0);
+  ASSERT_TRUE(epochs[0].record.data_wait_percent.has_value());
+  EXPECT_GE(*epochs[0].record.data_wait_percent, 0.0);
+  EXPECT_LE(*epochs[0].record.data_wait_percent, 100.0);
   const std::size_t trials = CountLines(dir / "corpus/voxceleb1/veri_test.txt");
   ASSERT_GT(trials, 0u);
   const auto results = database.Results({});

@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -263,6 +264,52 @@ int Results(const ResultsOptions& options) {
     std::cout << out.dump(2) << "\n";
   } else {
     fmt::print("# {}\n", path.string());
+    std::cout << FormatTable(header, rows);
+  }
+  return kExitOk;
+}
+
+int Epochs(const EpochsOptions& options) {
+  const fs::path path = SelectDatabase(options.selection);
+  if (path.empty()) throw DbError("no experiment database yet: no run has been recorded");
+  db::Database database(path);
+  const auto run = database.GetRun(options.run);
+  if (!run) throw DbError(fmt::format("{}: no run {}", path.string(), options.run));
+  const auto epochs = database.Epochs(options.run);
+  auto optional = [](const std::optional<double>& v, int decimals) {
+    return v ? fmt::format("{:.{}f}", *v, decimals) : std::string();
+  };
+  auto json_of = [](const std::optional<double>& v) {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+  };
+  const std::vector<std::string> header = {"epoch",     "loss",     "accuracy_percent", "learning_rate",
+                                           "seconds",   "frames_per_second", "val_loss", "val_accuracy_percent",
+                                           "data_wait_percent"};
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& e : epochs) {
+    const auto& x = e.record;
+    rows.push_back({std::to_string(x.epoch), fmt::format("{:.4f}", x.loss), fmt::format("{:.2f}", x.accuracy),
+                    fmt::format("{:g}", x.learning_rate), fmt::format("{:.1f}", x.seconds),
+                    fmt::format("{:.0f}", x.frames_per_second), optional(x.val_loss, 4),
+                    optional(x.val_accuracy, 2), optional(x.data_wait_percent, 1)});
+  }
+  if (options.format == "csv") {
+    std::cout << FormatCsv(header, rows);
+  } else if (options.format == "json") {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& e : epochs) {
+      const auto& x = e.record;
+      // NaN (a diverged loss) has no JSON form: null, as the database stores it.
+      out.push_back({{"epoch", x.epoch}, {"loss", std::isnan(x.loss) ? nlohmann::ordered_json() : nlohmann::ordered_json(x.loss)},
+                     {"accuracy_percent", x.accuracy}, {"learning_rate", x.learning_rate}, {"seconds", x.seconds},
+                     {"frames_per_second", x.frames_per_second}, {"val_loss", json_of(x.val_loss)},
+                     {"val_accuracy_percent", json_of(x.val_accuracy)},
+                     {"data_wait_percent", json_of(x.data_wait_percent)}, {"recorded_time", e.recorded_time}});
+    }
+    std::cout << out.dump(2) << "\n";
+  } else {
+    fmt::print("# {}\n# run {}: {} {} ({})\n", path.string(), run->id, run->info.recipe, run->info.config,
+               db::ToString(run->status));
     std::cout << FormatTable(header, rows);
   }
   return kExitOk;

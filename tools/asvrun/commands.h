@@ -81,6 +81,16 @@ struct ResultsOptions {
 /// `asvrun results`: the EER/minDCF table.
 int Results(const ResultsOptions& options);
 
+struct EpochsOptions {
+  DbSelection selection;
+  std::int64_t run = 0;
+  std::string format = "table";  ///< table, csv or json
+};
+/// `asvrun epochs RUN`: the per-epoch figures of one run (loss, accuracy, learning rate,
+/// seconds, frames/s, validation loss and accuracy, percent of the time the training step waited
+/// for data), in epoch order. Throws DbError when there is no database or no such run.
+int Epochs(const EpochsOptions& options);
+
 /// `asvrun diff RUN_A RUN_B`: settings and results of two runs side by side.
 int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b);
 

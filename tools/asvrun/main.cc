@@ -27,6 +27,7 @@ Examples:
   asvrun list voxceleb/xvector                  configs with their parents and descriptions
   asvrun runs                                   runs recorded in the experiment database
   asvrun results --stage 9 --best               final EER/minDCF, best per config
+  asvrun epochs 3                               loss, accuracy, frames/s, data wait per epoch of run 3
   asvrun diff 3 4                               settings and results of runs 3 and 4
   asvrun eval --scores scores.txt --trials veri_test.txt
                                                 EER and minDCF of a score file
@@ -136,6 +137,12 @@ int Main(int argc, char** argv) {
   results_cmd->add_option("--format", results.format, "Output format")
       ->check(CLI::IsMember({"table", "csv", "json"}));
 
+  EpochsOptions epochs;
+  auto* epochs_cmd = app.add_subcommand("epochs", "Per-epoch training figures of one run from the experiment database");
+  epochs_cmd->add_option("run", epochs.run, "Run id (asvrun runs)")->required();
+  AddDbOptions(epochs_cmd, epochs.selection);
+  epochs_cmd->add_option("--format", epochs.format, "Output format")->check(CLI::IsMember({"table", "csv", "json"}));
+
   DbSelection diff_selection;
   std::int64_t run_a = 0;
   std::int64_t run_b = 0;
@@ -180,6 +187,7 @@ int Main(int argc, char** argv) {
   if (*help_cmd) return HelpSettings(help_settings);
   if (*runs_cmd) return Runs(runs);
   if (*results_cmd) return Results(results);
+  if (*epochs_cmd) return Epochs(epochs);
   if (*diff_cmd) return Diff(diff_selection, run_a, run_b);
   if (*info_cmd) return Info();
   if (*eval_cmd) return Eval(eval);

@@ -502,25 +502,21 @@ def case_memory(args, tmp, venv):
     # the data-wait share the trainer logs per epoch ("waited for data X % of the time").
     con = sqlite3.connect(db_path)
     run_id = con.execute("SELECT MAX(run_id) FROM stages WHERE stage = 5").fetchone()[0]
-    epochs = con.execute("SELECT epoch, seconds, frames_per_second, recorded_time FROM epochs WHERE run_id = ? "
-                         "ORDER BY epoch", (run_id,)).fetchall()
+    epochs = con.execute("SELECT epoch, seconds, frames_per_second, recorded_time, data_wait_percent FROM epochs "
+                         "WHERE run_id = ? ORDER BY epoch", (run_id,)).fetchall()
     con.close()
     if len(epochs) < 2:
         raise RuntimeError(f"stage 5 trained {len(epochs)} epoch(s): RSS growth needs at least 2")
     samples5 = stages[5]["samples"]
     epoch_rss = []
-    for epoch, seconds, fps, recorded in epochs:
+    for epoch, seconds, fps, recorded, wait in epochs:
         t = db_time(recorded)
         before = [kb for ts, kb in samples5 if ts <= t]
         epoch_rss.append({"epoch": epoch, "seconds": seconds, "frames_per_s": fps, "recorded_time": recorded,
-                          "rss_mb": (before[-1] if before else 0) / 1024})
-    with open(stages[5]["log"]) as f:
-        waits = {int(m.group(1)): float(m.group(2)) for m in
-                 re.finditer(r"Epoch (\d+) done: .*waited for data ([0-9.]+) %", f.read())}
+                          "rss_mb": (before[-1] if before else 0) / 1024, "data_wait_percent": wait})
+    waits = {e["epoch"]: e["data_wait_percent"] for e in epoch_rss if e["data_wait_percent"] is not None}
     if not waits:
-        raise RuntimeError("stage 5's log has no 'waited for data' lines")
-    for e in epoch_rss:
-        e["data_wait_percent"] = waits.get(e["epoch"])
+        raise RuntimeError("stage 5's epochs have no data_wait_percent in the experiment database")
     first, last = epoch_rss[0], epoch_rss[-1]
     growth = last["rss_mb"] - first["rss_mb"]
 
@@ -545,7 +541,7 @@ def case_memory(args, tmp, venv):
     w = sorted(waits.values())
     wait_row = row("6 memory", "stage 5: share of training time the step waited for data", "%",
                    {"median": statistics.median(w), "min": w[0], "max": w[-1], "repeats": len(w)}, {},
-                   f"target < 5 %; over {len(w)} epochs (median, min-max; rank 0, trainer's log)")
+                   f"target < 5 %; over {len(w)} epochs (median, min-max; rank 0, epochs.data_wait_percent)")
     wait_row["any_sign"] = True
     rows.append(wait_row)
     for r in rows:

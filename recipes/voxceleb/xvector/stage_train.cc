@@ -171,6 +171,7 @@ void RunTraining(recipe::RunContext& context) {
       record.learning_rate = stats.learning_rate;
       record.seconds = stats.seconds;
       record.frames_per_second = stats.frames_per_second;
+      record.data_wait_percent = 100.0 * stats.data_wait_fraction;
       if (stats.validation) {
         record.val_loss = stats.validation->validation_loss;
         record.val_accuracy = stats.validation->validation_accuracy;

@@ -178,11 +178,13 @@ TEST_F(DbDatabaseTest, EpochsRoundTripAndUpsertReplaces) {
   e1.learning_rate = 0.001;
   e1.seconds = 61.75;
   e1.frames_per_second = 12345.5;
+  e1.data_wait_percent = 0.75;
   EpochRecord e2 = e1;
   e2.epoch = 2;
   e2.loss = std::numeric_limits<double>::quiet_NaN();
   e2.val_loss = 6.5;
   e2.val_accuracy = 20.0;
+  e2.data_wait_percent.reset();
   db_->RecordEpoch(run, e2);  // Out of order on purpose: Epochs() sorts by epoch.
   db_->RecordEpoch(run, e1);
   db_->RecordEpoch(other, e1);
@@ -198,7 +200,9 @@ TEST_F(DbDatabaseTest, EpochsRoundTripAndUpsertReplaces) {
   EXPECT_EQ(epochs[0].record.frames_per_second, 12345.5);
   EXPECT_FALSE(epochs[0].record.val_loss.has_value());
   EXPECT_FALSE(epochs[0].record.val_accuracy.has_value());
+  EXPECT_EQ(epochs[0].record.data_wait_percent, std::optional<double>(0.75));
   EXPECT_EQ(epochs[1].record.epoch, 2);
+  EXPECT_FALSE(epochs[1].record.data_wait_percent.has_value());
   EXPECT_TRUE(std::isnan(epochs[1].record.loss));
   EXPECT_EQ(epochs[1].record.val_loss, std::optional<double>(6.5));
   EXPECT_EQ(epochs[1].record.val_accuracy, std::optional<double>(20.0));
@@ -213,6 +217,7 @@ TEST_F(DbDatabaseTest, EpochsRoundTripAndUpsertReplaces) {
   ASSERT_EQ(epochs.size(), 2u);
   EXPECT_EQ(epochs[1].record.epoch, 2);
   EXPECT_EQ(epochs[1].record.loss, 5.0);
+  EXPECT_EQ(epochs[1].record.data_wait_percent, std::optional<double>(0.75));
   EXPECT_FALSE(epochs[1].record.val_loss.has_value());
   EXPECT_EQ(db_->Epochs(other).size(), 1u);
   RawDb raw(path_);

@@ -120,10 +120,9 @@ TEST(DbSchemaTest, UpgradesVersion3DatabaseToBestEerIndexKeepingEveryRow) {
     const std::int64_t ok = db.BeginRun(testing::SampleRunInfo("r", "a"));
     failed = db.BeginRun(testing::SampleRunInfo("r", "b"));
     const std::int64_t stage = db.BeginStage(ok, 5, "network training");
-    EpochRecord epoch;
-    epoch.epoch = 1;
-    epoch.loss = 2.5;
-    db.RecordEpoch(ok, epoch);
+    // An epoch row as version 3 stored it (the code of today writes later columns too).
+    RawDb(path).Exec("INSERT INTO epochs (run_id, epoch, loss, recorded_time) VALUES (" + std::to_string(ok) +
+                     ", 1, 2.5, '2026-01-01T00:00:00.000Z')");
     ArtifactRecord artifact;
     artifact.stage_id = stage;
     artifact.path = "networks/epoch.1.pt";
@@ -150,7 +149,9 @@ TEST(DbSchemaTest, UpgradesVersion3DatabaseToBestEerIndexKeepingEveryRow) {
   }
   ASSERT_EQ(before.size(), 2u + 1u + 1u + 4u + 1u);
   {
-    Database db(path);
+    DatabaseOptions v4;
+    v4.max_schema_version = 4;
+    Database db(path, v4);
     EXPECT_EQ(db.SchemaVersion(), 4);
     EXPECT_EQ(db.IntegrityCheck(), "ok");
     ResultFilter best;
@@ -181,6 +182,49 @@ TEST(DbSchemaTest, UpgradesVersion3DatabaseToBestEerIndexKeepingEveryRow) {
   raw.Exec("PRAGMA foreign_keys = ON");
   raw.Exec("DELETE FROM runs WHERE id = " + std::to_string(failed));
   EXPECT_EQ(raw.Scalar("SELECT count(*) FROM results"), "3");
+}
+
+TEST(DbSchemaTest, UpgradesVersion4DatabaseWithEpochDataWaitKeepingEveryRow) {
+  const testing::ScopedDir dir("migrate_v5");
+  const auto path = dir / "experiments.db";
+  std::int64_t run = 0;
+  std::vector<std::string> before;
+  {
+    DatabaseOptions v4;
+    v4.max_schema_version = 4;
+    Database db(path, v4);
+    ASSERT_EQ(db.SchemaVersion(), 4);
+    run = db.BeginRun(testing::SampleRunInfo("r", "a"));
+    RawDb raw(path);
+    raw.Exec("INSERT INTO epochs (run_id, epoch, loss, frames_per_second, recorded_time) VALUES (" +
+             std::to_string(run) + ", 1, 2.5, 30000, '2026-01-01T00:00:00.000Z')");
+    before = AllRows(raw);
+  }
+  {
+    Database db(path);
+    EXPECT_EQ(db.SchemaVersion(), 5);
+    EXPECT_EQ(db.IntegrityCheck(), "ok");
+    EpochRecord second;
+    second.epoch = 2;
+    second.loss = 1.5;
+    second.data_wait_percent = 0.6;
+    db.RecordEpoch(run, second);
+    const auto epochs = db.Epochs(run);
+    ASSERT_EQ(epochs.size(), 2u);
+    EXPECT_EQ(epochs[0].record.loss, 2.5);
+    EXPECT_EQ(epochs[0].record.frames_per_second, 30000);
+    EXPECT_FALSE(epochs[0].record.data_wait_percent.has_value());  // Not measured before version 5.
+    EXPECT_EQ(epochs[1].record.data_wait_percent, std::optional<double>(0.6));
+  }
+  // The old rows are unchanged apart from the new column, NULL at the end of each epoch row.
+  RawDb raw(path);
+  std::vector<std::string> after = AllRows(raw);
+  ASSERT_EQ(after.size(), before.size() + 1);
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    const bool epoch_row = before[i].rfind("epochs: ", 0) == 0;
+    EXPECT_EQ(after[i], epoch_row ? before[i] + "|NULL" : before[i]) << i;
+  }
+  EXPECT_EQ(raw.Scalar("SELECT data_wait_percent FROM epochs WHERE epoch = 2"), "0.6");
 }
 
 TEST(DbSchemaTest, RefusesNewerSchemaWithoutTouchingIt) {
