@@ -359,11 +359,12 @@ def case_backend(args, tmp, venv):
             if has_parts:
                 matrix_peers = {np_name: timing(peer["numpy"]["score_matrices"])}
                 same = peer.get("numpy_same_algebra_as_asvcpp", {})
-                if "score_matrices_eigh" in same:
-                    matrix_peers["NumPy, asvcpp's algebra (eigh)"] = timing(same["score_matrices_eigh"])
+                if "score_matrices_cholesky" in same:
+                    matrix_peers["NumPy/SciPy, asvcpp's algebra (Cholesky, triangular solves, eigh)"] = timing(
+                        same["score_matrices_cholesky"])
             rows.append(row("3 backend", f"PLDA scoring matrices (once per model), {threads} thr", "s",
                             timing(r["score_matrices"]), matrix_peers,
-                            "LAPACK-bound: inverses and an eigendecomposition of 512 x 512 matrices"))
+                            "LAPACK-bound: factorisations and an eigendecomposition of 512 x 512 matrices"))
             rows.append(row("3 backend", f"PLDA scoring of {r['trials']} trials, {threads} thr", "s",
                             timing(r["score_trials"]),
                             {np_name: timing(peer["numpy"]["score_trials"])} if has_parts else dict(na),
