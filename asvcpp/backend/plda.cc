@@ -163,23 +163,24 @@ double OneNormLower(int n, const Square& a) {
   return *std::max_element(col.begin(), col.end());
 }
 
-// Replaces the lower triangle of the symmetric [n, n] `a` by its Cholesky factor L (a = L L^T,
-// LAPACK dpotrf). Throws DataError naming `what` and the training set when `a` is not positive
-// definite or its reciprocal condition number (LAPACK dpocon's 1-norm estimate) is <= 1e-10; the
-// message gives the eigenvalue range.
-void CholeskyChecked(int n, Square* a, const char* what, const Plda& plda) {
-  Square original = *a;
-  const double norm = OneNormLower(n, *a);
+// The Cholesky factor L (lower triangle; m = L L^T, LAPACK dpotrf) of the symmetric [n, n] `m`
+// (lower triangle read). Throws DataError naming `what` and the training set when `m` is not
+// positive definite or its reciprocal condition number (LAPACK dpocon's 1-norm estimate) is
+// <= 1e-10; the message gives the eigenvalue range.
+Square CholeskyChecked(int n, const Square& m, const char* what, const Plda& plda) {
+  Square l = m;
+  const double norm = OneNormLower(n, m);
   int info = 0;
-  dpotrf_("L", &n, a->data(), &n, &info, 1);
+  dpotrf_("L", &n, l.data(), &n, &info, 1);
   double rcond = 0.0;
   if (info == 0) {
     std::vector<double> work(3 * static_cast<std::size_t>(n));
     std::vector<int> iwork(static_cast<std::size_t>(n));
-    dpocon_("L", &n, a->data(), &n, &norm, &rcond, work.data(), iwork.data(), &info, 1);
+    dpocon_("L", &n, l.data(), &n, &norm, &rcond, work.data(), iwork.data(), &info, 1);
   }
-  if (info == 0 && rcond > kSingularRatio) return;
-  const std::vector<double> ev = SymmetricEigen(n, &original, /*vectors=*/false);
+  if (info == 0 && rcond > kSingularRatio) return l;
+  l = m;
+  const std::vector<double> ev = SymmetricEigen(n, &l, /*vectors=*/false);
   throw DataError(fmt::format(
       "PLDA: {} is singular or not positive definite (eigenvalues from {:.3g} to {:.3g}, reciprocal condition number "
       "{:.3g}); trained on {} vectors of {} speakers in dimension {}. Use more training data than dimensions and "
@@ -260,16 +261,15 @@ PldaScoringMatrices Plda::ScoringMatrices(std::int64_t plda_dim, double ridge) c
     for (std::size_t i = 0; i < un; ++i) st[i * un + i] += ridge * trace / static_cast<double>(n);
   }
   // Lambda = St^-1 = Ls^-T Ls^-1 with St = Ls Ls^T.
-  Square ls = st;
-  CholeskyChecked(n, &ls, "the total covariance St", *this);
+  const Square ls = CholeskyChecked(n, st, "the total covariance St", *this);
   // A = Ls^-1 Sb, so Sb Lambda Sb = A^T A (one symmetric rank-n update) and
   // Gamma^-1 = St - Sb St^-1 Sb = St - A^T A = Lg Lg^T.
   Square a(sb_.data(), sb_.data() + un * un);
   SolveLower("L", "N", ls, n, n, n, a.data());
-  Square lg = st;
+  Square within = std::move(st);
   const double one = 1.0, minus_one = -1.0, zero = 0.0;
-  dsyrk_("L", "T", &n, &n, &minus_one, a.data(), &n, &one, lg.data(), &n, 1, 1);
-  CholeskyChecked(n, &lg, "St - Sb St^-1 Sb (the within-speaker part)", *this);
+  dsyrk_("L", "T", &n, &n, &minus_one, a.data(), &n, &one, within.data(), &n, 1, 1);
+  const Square lg = CholeskyChecked(n, within, "St - Sb St^-1 Sb (the within-speaker part)", *this);
   // P = Lambda Sb Gamma = Ls^-T A Lg^-T Lg^-1: three triangular solves, no explicit inverse.
   Square p = std::move(a);
   SolveLower("R", "T", lg, n, n, n, p.data());

@@ -17,7 +17,6 @@ import datetime
 import json
 import os
 import platform
-import re
 import sqlite3
 import statistics
 import subprocess
@@ -500,7 +499,7 @@ def case_memory(args, tmp, venv):
                          "samples": samples, "log": log_path}
 
     # Stage 5: RSS at each epoch's end (the last sample before the epoch's row was recorded) and
-    # the data-wait share the trainer logs per epoch ("waited for data X % of the time").
+    # the data-wait share of each epoch (epochs.data_wait_percent).
     con = sqlite3.connect(db_path)
     run_id = con.execute("SELECT MAX(run_id) FROM stages WHERE stage = 5").fetchone()[0]
     epochs = con.execute("SELECT epoch, seconds, frames_per_second, recorded_time, data_wait_percent FROM epochs "
