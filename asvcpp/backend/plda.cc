@@ -8,27 +8,12 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "asvcpp/backend/blas.h"
 #include "asvcpp/backend/matrix_torch.h"
 #include "asvcpp/backend/model_io.h"
 #include "asvcpp/backend/scorer_torch.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
-
-// BLAS and LAPACK, Fortran interface (OpenBLAS, MKL, reference LAPACK: every LAPACK LibTorch
-// links). Matrices are column-major; the symmetric ones PLDA uses are the same in row-major. The
-// trailing size_t arguments are the hidden lengths of the character arguments.
-extern "C" {
-void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha, const double* a,
-            const int* lda, const double* beta, double* c, const int* ldc, std::size_t, std::size_t);
-void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
-            const double* alpha, const double* a, const int* lda, double* b, const int* ldb, std::size_t, std::size_t,
-            std::size_t, std::size_t);
-void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t);
-void dpocon_(const char* uplo, const int* n, const double* a, const int* lda, const double* anorm, double* rcond,
-             double* work, int* iwork, int* info, std::size_t);
-void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
-             const int* lwork, int* iwork, const int* liwork, int* info, std::size_t, std::size_t);
-}
 
 namespace asv::backend {
 namespace {

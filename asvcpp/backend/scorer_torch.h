@@ -28,8 +28,12 @@ class TensorScorer {
   virtual std::int64_t dim() const = 0;
   /// [n, D] float CPU tensor -> prepared vectors. Throws std::invalid_argument on a wrong D.
   virtual PreparedVectors Prepare(const torch::Tensor& vectors) const = 0;
-  /// [n1, n2] float32 scores.
-  virtual torch::Tensor AllVsAll(const PreparedVectors& left, const PreparedVectors& right) const = 0;
+  /// [n1, n2] float32 scores (a new tensor; AllVsAllInto).
+  torch::Tensor AllVsAll(const PreparedVectors& left, const PreparedVectors& right) const;
+  /// Writes the [n1, n2] scores, row-major, to out[0 .. n1 * n2) (a caller's buffer, e.g. the
+  /// Matrix a score matrix is returned in: no copy). Throws std::invalid_argument when the
+  /// prepared dimensions differ or the vectors are not on the CPU.
+  virtual void AllVsAllInto(const PreparedVectors& left, const PreparedVectors& right, float* out) const = 0;
   /// [n] float32 scores of row i against row i (both of size n).
   virtual torch::Tensor Pairs(const PreparedVectors& left, const PreparedVectors& right) const = 0;
   /// [n] float32 scores of prepared[left_index[i]] against prepared[right_index[i]] (indices
@@ -55,7 +59,7 @@ class BilinearScorer : public TensorScorer {
   std::string name() const override { return parts_.name; }
   std::int64_t dim() const override;
   PreparedVectors Prepare(const torch::Tensor& vectors) const override;
-  torch::Tensor AllVsAll(const PreparedVectors& left, const PreparedVectors& right) const override;
+  void AllVsAllInto(const PreparedVectors& left, const PreparedVectors& right, float* out) const override;
   torch::Tensor Pairs(const PreparedVectors& left, const PreparedVectors& right) const override;
   /// Direct loop over the index pairs (no gathered copies), parallel over trials.
   torch::Tensor IndexedPairs(const PreparedVectors& prepared, const torch::Tensor& left_index,

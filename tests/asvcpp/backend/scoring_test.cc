@@ -5,6 +5,7 @@
 #include <cmath>
 #include <random>
 
+#include "asvcpp/backend/blas.h"
 #include "asvcpp/backend/plda.h"
 #include "asvcpp/backend/score_norm.h"
 #include "asvcpp/base/error.h"
@@ -101,6 +102,64 @@ TEST(Scoring, CosineScoresAreInUnitRange) {
   const auto trials = RandomTrials(60, 1000, 7);
   ExpectClose(ScoreTrials(cosine, a, trials, {}, ScoringStrategy::kAllVsAll),
               ScoreTrials(cosine, a, trials, {}, ScoringStrategy::kPairwise), 1e-6);
+}
+
+// Row-major products through sgemm against a triple loop in double, for both layouts of B,
+// row strides wider than the rows, beta 0 (C's old values ignored, here NaN) and beta 1.
+TEST(Blas, GemmRowMajorMatchesTheDefinition) {
+  const std::int64_t m = 7, n = 5, k = 3, lda = 4, ldb_n = 6, ldb_t = 4, ldc = 9;
+  const Matrix a = RandomMatrix(m, lda, 21), bn = RandomMatrix(k, ldb_n, 22), bt = RandomMatrix(n, ldb_t, 23);
+  const Matrix c0 = RandomMatrix(m, ldc, 24);
+  for (const bool transpose_b : {false, true}) {
+    for (const float beta : {0.0f, 1.0f}) {
+      Matrix c = c0;
+      if (beta == 0.0f) {
+        for (std::int64_t i = 0; i < m * ldc; ++i) c.data()[i] = std::nanf("");
+      }
+      const Matrix& b = transpose_b ? bt : bn;
+      GemmRowMajor(transpose_b, m, n, k, a.data(), lda, b.data(), b.cols(), beta, c.data(), ldc);
+      for (std::int64_t i = 0; i < m; ++i) {
+        for (std::int64_t j = 0; j < n; ++j) {
+          double want = beta * c0(i, j);
+          for (std::int64_t l = 0; l < k; ++l) want += double(a(i, l)) * (transpose_b ? b(j, l) : b(l, j));
+          EXPECT_NEAR(c(i, j), want, 1e-5) << i << "," << j << " transpose_b=" << transpose_b << " beta=" << beta;
+        }
+        // Columns past n are not written.
+        if (beta == 0.0f) {
+          EXPECT_TRUE(std::isnan(c(i, n)));
+        }
+      }
+    }
+  }
+  // Empty products: nothing to compute, no BLAS argument error; k = 0 gives beta C.
+  GemmRowMajor(false, 0, n, k, a.data(), lda, bn.data(), ldb_n, 0.0f, nullptr, ldc);
+  Matrix c(2, 2, 5.0f);
+  GemmRowMajor(false, 2, 2, 0, a.data(), 0, bn.data(), 2, 0.0f, c.data(), 2);
+  EXPECT_EQ(c, Matrix(2, 2, 0.0f));
+}
+
+TEST(Scoring, CosineAllVsAllMatchesTheDefinition) {
+  const Scorer cosine = MakeCosineScorer();
+  const Matrix a = RandomMatrix(13, 11, 31, 0.2), b = RandomMatrix(17, 11, 32, -0.1);
+  const Matrix s = cosine.ScoreAllVsAll(a, b);
+  ASSERT_EQ(s.rows(), 13);
+  ASSERT_EQ(s.cols(), 17);
+  for (std::int64_t i = 0; i < a.rows(); ++i) {
+    for (std::int64_t j = 0; j < b.rows(); ++j) {
+      double dot = 0, na = 0, nb = 0;
+      for (std::int64_t k = 0; k < a.cols(); ++k) {
+        dot += double(a(i, k)) * b(j, k);
+        na += double(a(i, k)) * a(i, k);
+        nb += double(b(j, k)) * b(j, k);
+      }
+      EXPECT_NEAR(s(i, j), dot / std::sqrt(na * nb), 1e-6) << i << "," << j;
+    }
+  }
+  // No rows on one side: an empty score matrix of the right shape.
+  const Matrix none = cosine.ScoreAllVsAll(Matrix(0, 11), b);
+  EXPECT_EQ(none.rows(), 0);
+  EXPECT_EQ(none.cols(), 17);
+  EXPECT_THROW(cosine.ScoreAllVsAll(a, Matrix(3, 10)), std::invalid_argument);
 }
 
 TEST(Scoring, IndexTrialsMapsIdsAndReportsMissingOnes) {

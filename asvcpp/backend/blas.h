@@ -1,0 +1,36 @@
+// BLAS and LAPACK routines the back-end calls directly (internal to asv_backend; no LibTorch).
+// Fortran interface, as every BLAS/LAPACK LibTorch links exports it (OpenBLAS, MKL, reference
+// LAPACK). Fortran matrices are column-major; the trailing size_t arguments are the hidden
+// lengths of the character arguments.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+extern "C" {
+void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const float* alpha,
+            const float* a, const int* lda, const float* b, const int* ldb, const float* beta, float* c, const int* ldc,
+            std::size_t, std::size_t);
+void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha, const double* a,
+            const int* lda, const double* beta, double* c, const int* ldc, std::size_t, std::size_t);
+void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
+            const double* alpha, const double* a, const int* lda, double* b, const int* ldb, std::size_t, std::size_t,
+            std::size_t, std::size_t);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info, std::size_t);
+void dpocon_(const char* uplo, const int* n, const double* a, const int* lda, const double* anorm, double* rcond,
+             double* work, int* iwork, int* info, std::size_t);
+void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w, double* work,
+             const int* lwork, int* iwork, const int* liwork, int* info, std::size_t, std::size_t);
+}
+
+namespace asv::backend {
+
+/// Row-major single-precision product C = A op(B) + beta C: A [m, k] (row stride lda), op(B)
+/// [k, n] where B is stored [k, n] (row stride ldb) or, with `transpose_b`, [n, k]; C [m, n]
+/// (row stride ldc). With beta = 0, C's old values are not read (may be uninitialised); beta = 1
+/// adds to them without a separate pass. One sgemm call (the BLAS's own threads). Throws
+/// std::length_error when a size does not fit the BLAS's 32-bit integers. Sizes of 0 are allowed.
+void GemmRowMajor(bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
+                  const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
+
+}  // namespace asv::backend
