@@ -61,6 +61,7 @@ struct Trainer::Impl {
   LrScheduleOptions lr_options;
   LrScheduleState schedule;
   int epoch = 0;
+  bool preflight_done = false;
   std::optional<ResumePlan> plan;
 
   std::vector<int> training;                         // source indices
@@ -213,6 +214,40 @@ struct Trainer::Impl {
     return o;
   }
 
+  // TrainerOptions::preflight. The pass runs like a training step (train mode, autocast) on
+  // zeros; BeginBackward is not called, so a distributed reducer launches no all-reduce.
+  void Preflight(std::int64_t batch_size) {
+    const std::int64_t frames = options.network.max_clip_size;
+    std::vector<std::pair<torch::Tensor, torch::Tensor>> buffers;  // (buffer, saved copy)
+    for (const auto& b : net->buffers()) buffers.emplace_back(b, b.detach().clone());
+    net->train();
+    optimizer->ZeroGrad();
+    try {
+      torch::Tensor loss;
+      {
+        const AutocastGuard autocast(options.precision, options.device);
+        const auto x = torch::zeros({batch_size, data.source->FeatDim(), frames}, torch::TensorOptions(device));
+        const auto y = torch::zeros({batch_size}, torch::TensorOptions(device).dtype(torch::kInt64));
+        loss = torch::nn::functional::cross_entropy(net->forward(x), y);
+      }
+      loss.backward();
+    } catch (const c10::Error& e) {
+      const std::string what = e.what_without_backtrace();
+      // CUDA: "CUDA out of memory"; CPU (LibTorch's and cpu_allocator.h's): "not enough memory".
+      if (what.find("out of memory") == std::string::npos && what.find("not enough memory") == std::string::npos) throw;
+      throw StageError(fmt::format(
+          "a training minibatch of {} clips of {} frames does not fit in the memory of {} (tried before the "
+          "first epoch); lower network.minibatch_size or network.max_clip_size: {}",
+          batch_size, frames, options.device, what));
+    }
+    optimizer->ZeroGrad();
+    torch::NoGradGuard no_grad;
+    for (auto& [buffer, saved] : buffers) buffer.copy_(saved);
+    const auto memory = GetCpuAllocatorStats();
+    ASV_LOG0(Debug, "Pre-flight step ({} clips of {} frames): CPU tensor memory peak {} MB, {} MB cached", batch_size,
+             frames, memory.peak_in_use_bytes >> 20, memory.cached_bytes >> 20);
+  }
+
   EpochStats TrainEpoch() {
     const auto& ns = options.network;
     const auto epoch_start = Clock::now();
@@ -235,6 +270,10 @@ struct Trainer::Impl {
     const std::size_t n_batches = plan.batches.size();
     ASV_LOG0(Info, "Epoch {}: {} minibatches of {} clips per rank ({} in all), {} clips per speaker", stats.epoch,
              n_batches, plan.batch_size, plan.global_batches, ns.utts_per_speaker_in_epoch);
+    if (options.preflight && !preflight_done) {
+      Preflight(plan.batch_size);
+      preflight_done = true;
+    }
     reducer->Barrier();
 
     net->train();

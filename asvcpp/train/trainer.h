@@ -60,6 +60,15 @@ struct TrainerOptions {
   std::filesystem::path log_folder;         ///< per-epoch log files epoch.N.log; empty: none
   std::uint64_t seed = 0;                   ///< weight initialisation (torch::manual_seed) and sampler seed
   std::uint64_t validation_seed = 101;      ///< validation split (ASVtorch: numpy seed 101)
+  /// Before the first epoch this Trainer trains: one forward and backward pass of a minibatch of
+  /// the longest clips (network.max_clip_size frames, zeros), with no optimizer step; gradients
+  /// are zeroed and BatchNorm statistics restored, so training is unchanged (bit for bit). The
+  /// largest step's memory is then taken at the start: an out-of-memory error comes before the
+  /// first epoch, as a StageError naming the minibatch shape, instead of hours in when the
+  /// longest clips are first drawn, and the caching allocators (cpu_allocator.h, CUDA's) hold
+  /// blocks for the largest step from the start, so resident memory does not creep up over the
+  /// first epochs. Costs one step.
+  bool preflight = true;
 };
 
 /// Loss (mean cross-entropy per utterance) and accuracy (%) on the validation sets.

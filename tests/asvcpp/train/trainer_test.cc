@@ -124,6 +124,28 @@ TEST(TrainerTest, ResumeIsExact) {
   stdfs::remove_all(split_dir);
 }
 
+// The pre-flight step (largest minibatch shape, before the first epoch) changes nothing: same
+// parameters, BatchNorm statistics, momentum and losses as training without it.
+TEST(TrainerTest, PreflightLeavesTrainingUnchanged) {
+  const auto data = testing::MakeSyntheticData({});
+  auto options = SmallOptions({});
+  options.network.max_epochs = 2;
+  options.preflight = false;
+  Trainer without(options, data);
+  const auto r0 = without.Train();
+  options.preflight = true;
+  Trainer with(options, data);
+  const auto r1 = with.Train();
+  ASSERT_EQ(r0.epochs.size(), 2u);
+  ASSERT_EQ(r1.epochs.size(), 2u);
+  for (std::size_t e = 0; e < 2; ++e) EXPECT_EQ(r1.epochs[e].loss, r0.epochs[e].loss) << e;
+  ExpectSameState(with.net(), without.net());
+  const auto a = with.optimizer().MomentumBuffers();
+  const auto b = without.optimizer().MomentumBuffers();
+  ASSERT_EQ(a.size(), b.size());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i].second, b[i].second)) << a[i].first;
+}
+
 TEST(TrainerTest, NegativeResumeEpochOnlyLoads) {
   const auto dir = TempFolder("evaluate");
   const auto data = testing::MakeSyntheticData({});
