@@ -25,7 +25,8 @@ void GemmRowMajor(bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t
   // column-major are A^T, B^T and C^T, so B's transpose flag carries over and A is not transposed.
   const int mi = BlasInt(n, "columns"), ni = BlasInt(m, "rows"), ki = BlasInt(k, "inner size");
   // Leading dimensions of at least 1, as BLAS requires even when k = 0.
-  const int ld_a = BlasInt(std::max<std::int64_t>(1, lda), "lda"), ld_b = BlasInt(std::max<std::int64_t>(1, ldb), "ldb");
+  const int ld_a = BlasInt(std::max<std::int64_t>(1, lda), "lda");
+  const int ld_b = BlasInt(std::max<std::int64_t>(1, ldb), "ldb");
   const int ld_c = BlasInt(std::max<std::int64_t>(1, ldc), "ldc");
   const float one = 1.0f;
   sgemm_(transpose_b ? "T" : "N", "N", &mi, &ni, &ki, &one, b, &ld_b, a, &ld_a, &beta, c, &ld_c, 1, 1);

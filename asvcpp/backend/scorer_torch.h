@@ -26,7 +26,8 @@ class TensorScorer {
   virtual std::string name() const = 0;
   /// Expected input dimension D, or -1 for any.
   virtual std::int64_t dim() const = 0;
-  /// [n, D] float CPU tensor -> prepared vectors. Throws std::invalid_argument on a wrong D.
+  /// [n, D] float CPU tensor -> prepared vectors. Throws std::invalid_argument on a wrong D or a
+  /// tensor that is not on the CPU.
   virtual PreparedVectors Prepare(const torch::Tensor& vectors) const = 0;
   /// [n1, n2] float32 scores (a new tensor; AllVsAllInto).
   torch::Tensor AllVsAll(const PreparedVectors& left, const PreparedVectors& right) const;

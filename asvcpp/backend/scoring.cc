@@ -84,7 +84,9 @@ std::int64_t BilinearScorer::dim() const {
 PreparedVectors BilinearScorer::Prepare(const torch::Tensor& vectors) const {
   torch::NoGradGuard no_grad;
   CheckInput(vectors, dim(), parts_.name);
-  if (!vectors.device().is_cpu()) throw std::invalid_argument(fmt::format("{}: vectors must be on the CPU", parts_.name));
+  if (!vectors.device().is_cpu()) {
+    throw std::invalid_argument(fmt::format("{}: vectors must be on the CPU", parts_.name));
+  }
   const std::int64_t n = vectors.size(0);
   torch::Tensor v = vectors.to(torch::kFloat32).contiguous();
   if (parts_.normalise) {
@@ -140,7 +142,8 @@ void BilinearScorer::AllVsAllInto(const PreparedVectors& left, const PreparedVec
   }
   const std::int64_t d = left.vectors.size(1);
   if (right.vectors.size(1) != d) {
-    throw std::invalid_argument(fmt::format("{}: prepared vectors of dimension {} and {}", parts_.name, d, right.vectors.size(1)));
+    throw std::invalid_argument(
+        fmt::format("{}: prepared vectors of dimension {} and {}", parts_.name, d, right.vectors.size(1)));
   }
   const std::int64_t n1 = left.size(), n2 = right.size();
   torch::Tensor lw = left.vectors.to(torch::kFloat32).contiguous();
