@@ -243,9 +243,11 @@ struct Trainer::Impl {
     optimizer->ZeroGrad();
     torch::NoGradGuard no_grad;
     for (auto& [buffer, saved] : buffers) buffer.copy_(saved);
-    const auto memory = GetCpuAllocatorStats();
-    ASV_LOG0(Debug, "Pre-flight step ({} clips of {} frames): CPU tensor memory peak {} MB, {} MB cached", batch_size,
-             frames, memory.peak_in_use_bytes >> 20, memory.cached_bytes >> 20);
+    if (device.is_cpu()) {
+      const auto memory = GetCpuAllocatorStats();
+      ASV_LOG0(Debug, "Pre-flight step ({} clips of {} frames): CPU tensor memory peak {} MB, {} MB cached",
+               batch_size, frames, memory.peak_in_use_bytes >> 20, memory.cached_bytes >> 20);
+    }
   }
 
   EpochStats TrainEpoch() {

@@ -66,8 +66,9 @@ struct TrainerOptions {
   /// largest step's memory is then taken at the start: an out-of-memory error comes before the
   /// first epoch, as a StageError naming the minibatch shape, instead of hours in when the
   /// longest clips are first drawn, and the caching allocators (cpu_allocator.h, CUDA's) hold
-  /// blocks for the largest step from the start, so resident memory does not creep up over the
-  /// first epochs. Costs one step.
+  /// blocks for the largest training step from the start (other shapes, e.g. the embedding
+  /// extraction of an in-training evaluation, still add theirs when they first run). Costs one
+  /// step.
   bool preflight = true;
 };
 
