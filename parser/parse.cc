@@ -11,7 +11,9 @@
 #include <memory>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/text.h"
@@ -690,6 +692,43 @@ class Reader {
 
   const FileName& file() const noexcept { return file_; }
 
+  /// The config a content line would define as a header: its leading name (the grammar's
+  /// config_name) when the line is the first content line of a block (`first`) or reads like a
+  /// header (header_like: the name is followed by the end of the line, '<' or '#'); empty
+  /// otherwise. `parents` gets the names after each '<' that follows. A quick reading of the line
+  /// without the grammar: the parse proper has the last word.
+  std::string_view HeaderName(std::size_t i, bool first, std::vector<std::string_view>& parents) const {
+    const std::string_view v = View(i);
+    std::size_t p = Indent(i);
+    const auto skip_spaces = [&] {
+      while (p < v.size() && (v[p] == ' ' || v[p] == '\t')) ++p;
+    };
+    const auto take_name = [&]() -> std::string_view {
+      const auto ident = [](char c, bool leading) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+               (!leading && ((c >= '0' && c <= '9') || c == '-'));
+      };
+      if (p >= v.size() || !ident(v[p], true)) return {};
+      const std::size_t begin = p++;
+      while (p < v.size() && ident(v[p], false)) ++p;
+      return v.substr(begin, p - begin);
+    };
+    const std::string_view name = take_name();
+    if (name.empty()) return {};
+    skip_spaces();
+    if (!first && p < v.size() && v[p] != '<' && v[p] != '#') return {};
+    parents.clear();
+    while (p < v.size() && v[p] == '<') {
+      ++p;
+      skip_spaces();
+      const std::string_view parent = take_name();
+      if (parent.empty()) break;
+      parents.push_back(parent);
+      skip_spaces();
+    }
+    return name;
+  }
+
  private:
   struct Line {
     std::size_t begin;
@@ -778,11 +817,13 @@ std::string JoinComments(const std::vector<std::string>& comments) {
 
 }  // namespace
 
-RunConfigsFile ParseRunConfigs(const std::string& text, const std::string& path, Diagnostics& diags) {
-  RunConfigsFile file{path, text, {}};
-  Reader reader(text, path, diags);
-  if (!reader.CheckText()) return file;
+namespace {
 
+// Parses lines [begin, end) of a run-configs file into blocks appended to `file`. `begin` must be
+// the first line of the file or follow a blank line, and `end` be a blank line or the end of the
+// file: statements never cross a blank line, so the lines in between parse the same whether the
+// rest of the file is read or not. Returns whether a content line was seen.
+bool ParseBlocks(Reader& reader, RunConfigsFile& file, std::size_t begin, std::size_t end) {
   enum class State { kBetween, kInBlock, kHeaderless } state = State::kBetween;
   std::vector<std::string> comments;  // Comment lines since the last other line.
   KeyIndex keys;                      // Current block.
@@ -811,8 +852,8 @@ RunConfigsFile ParseRunConfigs(const std::string& text, const std::string& path,
     state = State::kInBlock;
   };
 
-  std::size_t i = 0;
-  while (i < reader.size()) {
+  std::size_t i = begin;
+  while (i < end) {
     switch (reader.Kind(i)) {
       case LineKind::kBlank:
         state = State::kBetween;
@@ -862,7 +903,112 @@ RunConfigsFile ParseRunConfigs(const std::string& text, const std::string& path,
     }
     comments.clear();
   }
-  if (!saw_content) diags.Error(SourcePos{reader.file(), 0, 0}, "file defines no configs");
+  return saw_content;
+}
+
+}  // namespace
+
+RunConfigsFile ParseRunConfigs(const std::string& text, const std::string& path, Diagnostics& diags) {
+  RunConfigsFile file{path, text, {}};
+  Reader reader(text, path, diags);
+  if (!reader.CheckText()) return file;
+  if (!ParseBlocks(reader, file, 0, reader.size())) {
+    diags.Error(SourcePos{reader.file(), 0, 0}, "file defines no configs");
+  }
+  return file;
+}
+
+RunConfigsFile ParseRunConfigsFor(const std::string& text, const std::string& path,
+                                  const std::vector<std::string>& names, Diagnostics& diags) {
+  Diagnostics found;  // Dropped when the whole file has to be parsed after all.
+  RunConfigsFile file{path, text, {}};
+  Reader reader(text, path, found);
+  if (!reader.CheckText()) {
+    diags.Append(found);
+    return file;
+  }
+
+  // The blocks (runs of lines between blank lines) and the configs each may define: one
+  // candidate per header-like line, chained per name (first_of -> next) without a container per
+  // name, so that the scan allocates little more than the candidates themselves.
+  struct Group {
+    std::size_t begin;
+    std::size_t end;
+  };
+  struct Candidate {
+    std::size_t group;
+    std::size_t parents_begin;  ///< Range of `all_parents`.
+    std::size_t parents_end;
+    std::size_t next;  ///< Next candidate of the same name, or kNone.
+  };
+  constexpr std::size_t kNone = static_cast<std::size_t>(-1);
+  std::vector<Group> groups;
+  std::vector<Candidate> candidates;
+  std::vector<std::string_view> all_parents;
+  std::unordered_map<std::string_view, std::size_t> first_of;  // name -> its latest candidate
+  first_of.reserve(reader.size() / 4 + 1);
+  std::vector<std::string_view> parents;
+  for (std::size_t i = 0; i < reader.size();) {
+    if (reader.Kind(i) == LineKind::kBlank) {
+      ++i;
+      continue;
+    }
+    const std::size_t group = groups.size();
+    groups.push_back({i, i});
+    bool first = true;
+    for (; i < reader.size(); ++i) {
+      const LineKind kind = reader.Kind(i);
+      if (kind == LineKind::kBlank) break;
+      if (kind == LineKind::kComment) continue;
+      const std::string_view name = reader.HeaderName(i, first, parents);
+      first = false;
+      if (name.empty()) continue;
+      const auto [it, added] = first_of.emplace(name, candidates.size());
+      const std::size_t previous = added ? kNone : it->second;
+      candidates.push_back({group, all_parents.size(), all_parents.size() + parents.size(), previous});
+      it->second = candidates.size() - 1;
+      all_parents.insert(all_parents.end(), parents.begin(), parents.end());
+    }
+    groups.back().end = i;
+  }
+
+  // The configs asked for and, transitively, their parents; a name defined nowhere has the
+  // whole file parsed (below), so that its error names every config ("did you mean").
+  std::vector<char> wanted(groups.size(), 0);
+  std::unordered_set<std::string_view> seen;
+  std::vector<std::string_view> queue(names.begin(), names.end());
+  bool complete = true;
+  while (complete && !queue.empty()) {
+    const std::string_view name = queue.back();
+    queue.pop_back();
+    if (!seen.insert(name).second) continue;
+    const auto it = first_of.find(name);
+    if (it == first_of.end()) {
+      complete = false;
+      break;
+    }
+    for (std::size_t c = it->second; c != kNone; c = candidates[c].next) {
+      wanted[candidates[c].group] = 1;
+      queue.insert(queue.end(), all_parents.begin() + static_cast<std::ptrdiff_t>(candidates[c].parents_begin),
+                   all_parents.begin() + static_cast<std::ptrdiff_t>(candidates[c].parents_end));
+    }
+  }
+  if (complete) {
+    for (std::size_t g = 0; g < groups.size(); ++g) {
+      if (wanted[g]) ParseBlocks(reader, file, groups[g].begin, groups[g].end);
+    }
+    // The quick reading of the headers must agree with the parse: every config asked for and
+    // every parent of a block read is defined by a block read.
+    std::unordered_set<std::string_view> parsed;
+    for (const Block& b : file.blocks) parsed.insert(b.name);
+    const auto has = [&](std::string_view name) { return parsed.count(name) != 0; };
+    complete = std::all_of(names.begin(), names.end(), has) &&
+               std::all_of(file.blocks.begin(), file.blocks.end(), [&](const Block& b) {
+                 return std::all_of(b.parents.begin(), b.parents.end(), has);
+               });
+  }
+  if (!complete) return ParseRunConfigs(text, path, diags);
+  diags.Append(found);
   return file;
 }
 
@@ -916,6 +1062,13 @@ RunConfigsFile ParseRunConfigsFile(const std::string& path, Diagnostics& diags) 
   const auto text = ReadConfigFile(path, "run-configs", diags);
   if (!text) return RunConfigsFile{path, {}, {}};
   return ParseRunConfigs(*text, path, diags);
+}
+
+RunConfigsFile ParseRunConfigsFileFor(const std::string& path, const std::vector<std::string>& names,
+                                      Diagnostics& diags) {
+  const auto text = ReadConfigFile(path, "run-configs", diags);
+  if (!text) return RunConfigsFile{path, {}, {}};
+  return ParseRunConfigsFor(*text, path, names, diags);
 }
 
 InitConfigFile ParseInitConfigFile(const std::string& path, Diagnostics& diags) {

@@ -104,6 +104,18 @@ ConfigSet::ConfigSet(const Recipe& recipe, RecipeFiles files, Diagnostics& diags
     : recipe_(recipe), files_(std::move(files)) {
   if (!files_.init_config.empty()) init_config_ = parser::ParseInitConfigFile(files_.init_config.string(), diags);
   run_configs_ = parser::ParseRunConfigsFile(files_.run_configs.string(), diags);
+  Check(diags);
+}
+
+ConfigSet::ConfigSet(const Recipe& recipe, RecipeFiles files, const std::vector<std::string>& names,
+                     Diagnostics& diags)
+    : recipe_(recipe), files_(std::move(files)) {
+  if (!files_.init_config.empty()) init_config_ = parser::ParseInitConfigFile(files_.init_config.string(), diags);
+  run_configs_ = parser::ParseRunConfigsFileFor(files_.run_configs.string(), names, diags);
+  Check(diags);
+}
+
+void ConfigSet::Check(Diagnostics& diags) const {
   parser::CheckRunConfigs(run_configs_, diags);
   const auto probe = recipe_.NewSettings();
   settings::ValidateAssignments(probe->tree(), init_config_.assignments, diags);
@@ -163,7 +175,7 @@ std::vector<LoadedConfig> LoadConfigs(const Recipe& recipe, const RecipeFiles& f
                                       const std::vector<std::string>& names,
                                       const std::vector<std::string>& overrides, std::string* warnings) {
   Diagnostics diags;
-  ConfigSet set(recipe, files, diags);
+  ConfigSet set(recipe, files, names, diags);
   std::vector<LoadedConfig> loaded;
   if (names.empty()) diags.Error(SourcePos{}, "give one or more run configs to run");
   for (const auto& name : names) {

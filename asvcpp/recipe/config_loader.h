@@ -4,8 +4,9 @@
 //   compiled defaults < init config < recipe (mfcc.conf path) < run config chain < --set
 //
 // and finally features.sampling_rate from mfcc.conf, as ASVtorch's post_update_call does.
-// Every problem in every file is collected; nothing is thrown for bad input until the caller
-// asks (LoadConfigs throws one ConfigError carrying all diagnostics).
+// Every problem in the files (in the run-configs file: in the configs asked for and their
+// parents) is collected; nothing is thrown for bad input until the caller asks (LoadConfigs
+// throws one ConfigError carrying all diagnostics).
 #pragma once
 
 #include <filesystem>
@@ -54,8 +55,13 @@ struct LoadedConfig {
 class ConfigSet {
  public:
   /// Parses both files and checks every assignment of every block against the recipe's
-  /// settings. Problems (errors and warnings) go to `diags`.
+  /// settings (what `asvrun list` reports). Problems (errors and warnings) go to `diags`.
   ConfigSet(const Recipe& recipe, RecipeFiles files, Diagnostics& diags);
+  /// As above, but reads and checks only the blocks configs `names` need (their chains; see
+  /// parser::ParseRunConfigsFor): problems in other configs of the file are not reported, and
+  /// Resolve knows only these configs. What `asvrun RECIPE CONFIG...` and `asvrun show` use; no
+  /// names: the init config only.
+  ConfigSet(const Recipe& recipe, RecipeFiles files, const std::vector<std::string>& names, Diagnostics& diags);
 
   const RecipeFiles& files() const noexcept { return files_; }
   const parser::RunConfigsFile& run_configs() const noexcept { return run_configs_; }
@@ -72,6 +78,7 @@ class ConfigSet {
 
  private:
   void ApplyBaseLayers(RecipeSettings& settings, Diagnostics& diags) const;
+  void Check(Diagnostics& diags) const;
 
   const Recipe& recipe_;
   RecipeFiles files_;
@@ -79,9 +86,10 @@ class ConfigSet {
   parser::RunConfigsFile run_configs_;
 };
 
-/// Loads and resolves `names` (each from scratch). Warnings are rendered into `*warnings` when
-/// given. Throws ConfigError with every diagnostic of all files when anything is wrong, so that
-/// nothing runs.
+/// Loads and resolves `names` (each from scratch), reading only their chains of the run-configs
+/// file. Warnings are rendered into `*warnings` when given. Throws ConfigError with every
+/// diagnostic when anything is wrong in the init config or in these configs' chains, so that
+/// nothing runs; problems in other configs of the file do not stop them.
 std::vector<LoadedConfig> LoadConfigs(const Recipe& recipe, const RecipeFiles& files,
                                       const std::vector<std::string>& names,
                                       const std::vector<std::string>& overrides, std::string* warnings);

@@ -426,5 +426,138 @@ TEST(ParseInitTest, CommentOnlyInitConfigIsFine) {
   EXPECT_EQ(diags.Render(), "init_config: error: file is empty\n");
 }
 
+// ---- ParseRunConfigsFor: only the chains of the configs asked for ------------------------------
+
+// A file whose configs `score < emb < net` (parents before and after their children, comments,
+// a header with a trailing comment, a multi-line value) lie among configs with errors.
+constexpr const char* kChainsAmongBrokenConfigs =
+    "# The scoring config\n"
+    "score < emb  # scores with PLDA\n"
+    "backend.plda_dim = 200\n"
+    "\n"
+    "broken\n"
+    "network.max_epochs = [1,\n"
+    "\n"
+    "net\n"
+    "network.frame_layer_size = 512\n"
+    "recipe.training_datasets = [\n"
+    "    'voxceleb2_cat',\n"
+    "    None\n"
+    "]\n"
+    "\n"
+    "  network.x = 1\n"
+    "\n"
+    "emb < net\n"
+    "# extraction\n"
+    "recipe.start_stage = 7\r\n"
+    "\n"
+    "cyclic < cyclic\n";
+
+// Name, parents, position, comment and every assignment (key, value, position, line) alike.
+void ExpectSameBlock(const Block& a, const Block& b) {
+  EXPECT_EQ(a.name, b.name);
+  EXPECT_EQ(a.parents, b.parents);
+  EXPECT_EQ(a.pos.ToString(), b.pos.ToString());
+  EXPECT_EQ(a.comment, b.comment);
+  EXPECT_EQ(a.source_line.str(), b.source_line.str());
+  ASSERT_EQ(a.assignments.size(), b.assignments.size()) << a.name;
+  for (std::size_t k = 0; k < a.assignments.size(); ++k) {
+    EXPECT_EQ(a.assignments[k].key, b.assignments[k].key);
+    EXPECT_EQ(a.assignments[k].value, b.assignments[k].value);
+    EXPECT_EQ(a.assignments[k].value.pos().ToString(), b.assignments[k].value.pos().ToString());
+    EXPECT_EQ(a.assignments[k].pos.ToString(), b.assignments[k].pos.ToString());
+    EXPECT_EQ(a.assignments[k].source_line.str(), b.assignments[k].source_line.str());
+  }
+}
+
+TEST(ParseForTest, ReadsTheChainOnlyAndSkipsProblemsElsewhere) {
+  Diagnostics all;
+  const auto whole = ParseRunConfigs(kChainsAmongBrokenConfigs, "run_configs", all);
+  ASSERT_TRUE(all.has_errors());  // broken, the headerless line and the cycle
+  ASSERT_EQ(whole.blocks.size(), 5u);
+
+  Diagnostics diags;
+  const auto file = ParseRunConfigsFor(kChainsAmongBrokenConfigs, "run_configs", {"score"}, diags);
+  CheckRunConfigs(file, diags);
+  EXPECT_TRUE(diags.empty()) << diags.Render();
+  ASSERT_EQ(file.blocks.size(), 3u);  // In file order, as ParseRunConfigs reads them.
+  ExpectSameBlock(file.blocks[0], whole.blocks[0]);  // score
+  ExpectSameBlock(file.blocks[1], whole.blocks[2]);  // net
+  ExpectSameBlock(file.blocks[2], whole.blocks[3]);  // emb
+  EXPECT_EQ(file.blocks[1].assignments[1].value.Repr(), "['voxceleb2_cat', None]");
+  EXPECT_EQ(file.blocks[2].assignments[0].source_line.str(), "recipe.start_stage = 7");
+
+  const auto config = Resolve(file, "score", diags);
+  ASSERT_TRUE(config.has_value()) << diags.Render();
+  EXPECT_EQ(config->chain, (std::vector<std::string>{"net", "emb", "score"}));
+  EXPECT_EQ(Dump(*config), Dump(*Resolve(whole, "score", all)));
+
+  // A config of the chain: only its own chain.
+  const auto net = ParseRunConfigsFor(kChainsAmongBrokenConfigs, "run_configs", {"net"}, diags);
+  ASSERT_EQ(net.blocks.size(), 1u);
+  EXPECT_EQ(net.blocks[0].name, "net");
+  // No names: nothing read, nothing reported.
+  EXPECT_TRUE(ParseRunConfigsFor(kChainsAmongBrokenConfigs, "run_configs", {}, diags).blocks.empty());
+  EXPECT_TRUE(diags.empty()) << diags.Render();
+}
+
+TEST(ParseForTest, ProblemsInTheChainAreReportedAsByTheWholeParse) {
+  // The asked-for config's own block has an error, and a cycle closes through it.
+  Diagnostics diags;
+  const auto broken = ParseRunConfigsFor(kChainsAmongBrokenConfigs, "run_configs", {"broken"}, diags);
+  ASSERT_EQ(broken.blocks.size(), 1u);
+  EXPECT_NE(diags.Render().find("run_configs:6:"), std::string::npos) << diags.Render();
+  EXPECT_EQ(diags.error_count(), 1u) << diags.Render();
+
+  Diagnostics cycle;
+  const auto cyclic = ParseRunConfigsFor(kChainsAmongBrokenConfigs, "run_configs", {"cyclic"}, cycle);
+  CheckRunConfigs(cyclic, cycle);
+  EXPECT_EQ(cycle.Render(), "run_configs:21:10: error: inheritance cycle: cyclic < cyclic\n"
+                            " 21 | cyclic < cyclic\n"
+                            "    |          ^\n");
+
+  // Both definitions of a config defined twice are read, so the duplicate is reported.
+  Diagnostics twice;
+  const auto dup =
+      ParseRunConfigsFor("net\na.b = 1\n\nother\na.b = 1\n\nnet\na.b = 2\n", "run_configs", {"net"}, twice);
+  CheckRunConfigs(dup, twice);
+  ASSERT_EQ(dup.blocks.size(), 2u);
+  EXPECT_NE(twice.Render().find("run_configs:7:1: error: config 'net' is defined twice"), std::string::npos)
+      << twice.Render();
+
+  // A header where an assignment was expected (blank line missing) still starts the config,
+  // with the same error as in the whole parse.
+  const std::string merged = "net\nrecipe.start_stage = 5\nemb < net\nrecipe.start_stage = 7\n\nx\n!\n";
+  Diagnostics merged_diags;
+  const auto emb = ParseRunConfigsFor(merged, "run_configs", {"emb"}, merged_diags);
+  ASSERT_EQ(emb.blocks.size(), 2u);
+  EXPECT_EQ(emb.blocks[1].name, "emb");
+  Diagnostics whole_diags;
+  ParseRunConfigs(merged, "run_configs", whole_diags);
+  EXPECT_NE(merged_diags.Render().find("is a blank line missing before it?"), std::string::npos);
+  EXPECT_NE(whole_diags.Render(), merged_diags.Render());  // the whole parse also reports line 7
+  EXPECT_EQ(whole_diags.Render().find(merged_diags.Render()), 0u) << whole_diags.Render();
+}
+
+TEST(ParseForTest, NameDefinedNowhereParsesTheWholeFile) {
+  // An unknown config or an undefined parent: the whole file is read, so the error can suggest
+  // any config, and every problem of the file is reported as ParseRunConfigs does.
+  Diagnostics whole;
+  const auto all = ParseRunConfigs(kChainsAmongBrokenConfigs, "run_configs", whole);
+  for (const std::vector<std::string>& names :
+       {std::vector<std::string>{"scroe"}, std::vector<std::string>{"net", "nonexistent"}}) {
+    Diagnostics diags;
+    const auto file = ParseRunConfigsFor(kChainsAmongBrokenConfigs, "run_configs", names, diags);
+    EXPECT_EQ(diags.Render(), whole.Render());
+    EXPECT_EQ(file.blocks.size(), all.blocks.size());
+  }
+  Diagnostics diags;
+  const auto file = ParseRunConfigsFor("child < bas\na.b = 1\n\nbase\na.b = 2\n", "run_configs", {"child"}, diags);
+  CheckRunConfigs(file, diags);
+  EXPECT_EQ(file.blocks.size(), 2u);
+  EXPECT_NE(diags.Render().find("'bas', which is not defined (did you mean 'base'?)"), std::string::npos)
+      << diags.Render();
+}
+
 }  // namespace
 }  // namespace asv::parser

@@ -97,6 +97,31 @@ TEST(AsvrunTest, EveryProblemIsReportedAndNothingRuns) {
   EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
+TEST(AsvrunTest, ProblemsInOtherConfigsDoNotStopARunButListReportsThem) {
+  ScratchDir dir("asvrun_elsewhere");
+  // A config being written while others run: its errors concern no other config.
+  WriteRecipe(dir, std::string(kNoStageConfigs) +
+                       "\n"
+                       "draft < child\n"
+                       "network.frame_layer_sise = 512\n"
+                       "network.max_epochs = [1,\n");
+  const auto run = Asvrun(dir, {"voxceleb/xvector", "child"});
+  EXPECT_EQ(run.status, 0) << run.err;
+  EXPECT_EQ(run.err.find("run_configs:1"), std::string::npos) << run.err;  // nothing about lines 11-13
+  EXPECT_NE(run.err.find("run 1 (child) finished"), std::string::npos) << run.err;
+  const auto show = Asvrun(dir, {"show", "voxceleb/xvector", "base"});
+  EXPECT_EQ(show.status, 0) << show.err;
+  EXPECT_NE(show.out.find("network.max_epochs = 7"), std::string::npos) << show.out;
+  // The draft itself, and `asvrun list` (the whole file), report them.
+  for (const auto& args : {std::vector<std::string>{"voxceleb/xvector", "draft"},
+                           std::vector<std::string>{"list", "voxceleb/xvector"}}) {
+    const auto r = Asvrun(dir, args);
+    EXPECT_EQ(r.status, 2) << args[0];
+    EXPECT_NE(r.err.find("did you mean 'frame_layer_size'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("run_configs/voxceleb/xvector/run_configs:13:"), std::string::npos) << r.err;
+  }
+}
+
 TEST(AsvrunTest, UnknownConfigSuggestsTheClosestName) {
   ScratchDir dir("asvrun_unknown");
   WriteRecipe(dir, kNoStageConfigs);

@@ -2,7 +2,9 @@
 // `--blocks` blocks in inheritance chains of `--depth` blocks (block i of a chain inherits from
 // block i - 1). Reports, median and spread over repeats after warm-up:
 //   parse        parse + whole-file check (CheckRunConfigs) of the file text
-//   resolve_one  parse + check + resolve the deepest config of one chain (what `asvrun show` does)
+//   resolve_one  read the deepest config of one chain as `asvrun CONFIG` and `asvrun show` do:
+//                parse its chain's blocks (ParseRunConfigsFor: a scan of the whole file, the rest
+//                skipped), check them, resolve
 //   resolve_all  parse + check + resolve every config of the file (one parser::Resolver)
 //   resolve_one_parsed  resolve the deepest config of one chain in the already parsed file
 //                (what resolution itself costs, without reading the file)
@@ -83,8 +85,13 @@ int Main(int argc, char** argv) {
 
   const auto parse = asv::bench::Measure(warmup, repeats, [&] { keys += ParseChecked(text).blocks.size(); }, budget_s);
   const auto one = asv::bench::Measure(warmup, repeats, [&] {
-    const auto file = ParseChecked(text);
     asv::Diagnostics diags;
+    const auto file = asv::parser::ParseRunConfigsFor(text, "bench_run_configs", {deepest}, diags);
+    asv::parser::CheckRunConfigs(file, diags);
+    diags.ThrowIfErrors();
+    if (file.blocks.size() != static_cast<std::size_t>(std::min(depth, blocks))) {
+      throw asv::DataError(fmt::format("{} blocks read for one chain of {}", file.blocks.size(), depth));
+    }
     const auto config = asv::parser::Resolve(file, deepest, diags);
     if (!config) diags.ThrowIfErrors();
     keys += config->keys.size();
