@@ -32,8 +32,9 @@ RunConfigsFile ParseRunConfigs(const std::string& text, const std::string& path,
 /// is reported about them, are exactly those of ParseRunConfigs. When a name or a parent is
 /// defined by no block, parses the whole file instead (the result of ParseRunConfigs), so that
 /// the error can suggest a name from every config ("did you mean").
-/// Time linear in the lines of the file for the scan, plus the parse of the blocks read: about
-/// 20 times faster than ParseRunConfigs for one config of a 10,000-block file (tools/bench).
+/// Time linear in the lines of the file for the scan, plus the parse of the blocks read: for one
+/// config of chain depth 10 in a 10,000-block file, 5.4 ms with the check and resolution against
+/// 58 ms for ParseRunConfigs and the check alone (tools/bench case 4).
 RunConfigsFile ParseRunConfigsFor(const std::string& text, const std::string& path,
                                   const std::vector<std::string>& names, Diagnostics& diags);
 
