@@ -40,28 +40,27 @@ if [ "$cuda" -eq 1 ]; then
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
   have=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true)
   pip=("$venv/bin/pip" install -q --disable-pip-version-check --no-cache-dir)
-  if [ "$have" != "2.11.0" ] && [ "${have%%+*}" != "2.11.0" ]; then
-    if [ "${ASV_TORCH_FULL:-0}" = 1 ]; then
-      echo "setup: installing torch==2.11.0 with all its dependencies into $venv"
+  if [ "${ASV_TORCH_FULL:-0}" = 1 ]; then
+    # Also completes an earlier install without dependencies (pip adds only what is missing).
+    echo "setup: torch==2.11.0 with all its dependencies in $venv"
+    "${pip[@]}" torch==2.11.0
+  elif [ "$have" != "2.11.0" ] && [ "${have%%+*}" != "2.11.0" ]; then
+    # Building needs LibTorch, not the Python package's dependencies (triton, sympy, ...), and
+    # the CUDA libraries it links to come from the machine's CUDA 13 toolkit where it has them
+    # (cuBLAS, cuFFT, cuDNN, NCCL, ...): 1.5 GB instead of 4.6 GB plus pip's download cache.
+    # The toolkit lacks cuSPARSELt, NVSHMEM and cuFile; their wheels are the versions torch
+    # 2.11.0 pins. Whatever is still unresolved after that brings the full install.
+    echo "setup: installing torch==2.11.0 into $venv (without its Python dependencies)"
+    "${pip[@]}" --no-deps torch==2.11.0 nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5 \
+      nvidia-cufile==1.15.1.6
+    torch_lib=$("$venv/bin/python" -c \
+      'import importlib.util as u; print(u.find_spec("torch").submodule_search_locations[0])')/lib
+    unresolved=$(for lib in libtorch.so libtorch_cpu.so libtorch_cuda.so libc10_cuda.so; do
+                   ldd "$torch_lib/$lib" | grep 'not found' || true
+                 done)
+    if [ -n "$unresolved" ]; then
+      echo "setup: not on this machine:" $unresolved "- installing torch's dependencies"
       "${pip[@]}" torch==2.11.0
-    else
-      # Building needs LibTorch, not the Python package's dependencies (triton, sympy, ...), and
-      # the CUDA libraries it links to come from the machine's CUDA 13 toolkit where it has them
-      # (cuBLAS, cuFFT, cuDNN, NCCL, ...): 1.5 GB instead of 4.6 GB plus pip's download cache.
-      # The toolkit lacks cuSPARSELt, NVSHMEM and cuFile; their wheels are the versions torch
-      # 2.11.0 pins. Whatever is still unresolved after that brings the full install.
-      echo "setup: installing torch==2.11.0 into $venv (without its Python dependencies)"
-      "${pip[@]}" --no-deps torch==2.11.0 nvidia-cusparselt-cu13==0.8.0 nvidia-nvshmem-cu13==3.4.5 \
-        nvidia-cufile==1.15.1.6
-      torch_lib=$("$venv/bin/python" -c \
-        'import importlib.util as u; print(u.find_spec("torch").submodule_search_locations[0])')/lib
-      unresolved=$(for lib in libtorch.so libtorch_cpu.so libtorch_cuda.so libc10_cuda.so; do
-                     ldd "$torch_lib/$lib" | grep 'not found' || true
-                   done)
-      if [ -n "$unresolved" ]; then
-        echo "setup: not on this machine:" $unresolved "- installing torch's dependencies"
-        "${pip[@]}" torch==2.11.0
-      fi
     fi
   fi
 fi
