@@ -117,5 +117,48 @@ TEST(ParserGoldenTest, AllCases) {
   CheckCases("bad", 15);
 }
 
+// ParseRunConfigsFor against the whole parse, on every golden input and the recipe's shipped
+// run_configs: for each config (and a name defined nowhere), reading only its chain resolves to the
+// same values, fails where the whole file fails, and reports nothing the whole parse does not.
+TEST(ParserGoldenTest, ChainReadingAgreesWithTheWholeFile) {
+  std::vector<stdfs::path> files{stdfs::path(ASV_SOURCE_DIR) / "run_configs" / "voxceleb" / "xvector" / "run_configs"};
+  for (const std::string kind : {"ok", "bad"}) {
+    for (const auto& dir : Cases(kind)) {
+      if (const auto path = Input(dir, "run_configs")) files.push_back(*path);
+    }
+  }
+  std::size_t configs = 0;
+  for (const auto& path : files) {
+    const std::string text = fs::ReadFile(path);
+    Diagnostics whole_diags;
+    const auto whole = ParseRunConfigs(text, "run_configs", whole_diags);
+    CheckRunConfigs(whole, whole_diags);
+    std::vector<std::string> whole_rendered;
+    for (const auto& d : whole_diags.all()) whole_rendered.push_back(d.Render());
+    std::vector<std::string> names{"no_such_config"};
+    for (const auto& block : whole.blocks) names.push_back(block.name);
+    for (const auto& name : names) {
+      SCOPED_TRACE(path.string() + ": " + name);
+      Diagnostics diags;
+      const auto chain = ParseRunConfigsFor(text, "run_configs", {name}, diags);
+      CheckRunConfigs(chain, diags);
+      for (const auto& d : diags.all()) {
+        EXPECT_NE(std::find(whole_rendered.begin(), whole_rendered.end(), d.Render()), whole_rendered.end())
+            << "reported only when reading the chain:\n" << d.Render();
+      }
+      Diagnostics resolve_whole;
+      Diagnostics resolve_chain;
+      const auto expected = Resolve(whole, name, resolve_whole);
+      const auto got = Resolve(chain, name, resolve_chain);
+      ASSERT_EQ(got.has_value(), expected.has_value()) << resolve_chain.Render() << resolve_whole.Render();
+      if (expected) {
+        EXPECT_EQ(Dump(*got), Dump(*expected));
+      }
+      ++configs;
+    }
+  }
+  EXPECT_GE(configs, 60u);
+}
+
 }  // namespace
 }  // namespace asv::parser
