@@ -625,11 +625,9 @@ class Reader {
 
   /// The config name at the start of line i (for messages about header-like lines).
   std::pair<std::string, int> NameAt(std::size_t i) const {
-    const std::size_t indent = Indent(i);
-    std::size_t end = indent;
-    const std::string_view v = View(i);
-    while (end < v.size() && (std::isalnum(static_cast<unsigned char>(v[end])) || v[end] == '_' || v[end] == '-')) ++end;
-    return {std::string(v.substr(indent, end - indent)), static_cast<int>(indent) + 1};
+    std::size_t p = Indent(i);
+    const int column = static_cast<int>(p) + 1;
+    return {std::string(ConfigNameAt(View(i), p)), column};
   }
 
   /// Parses statement Rule starting at the first non-blank character of line i; advances i past
@@ -703,17 +701,7 @@ class Reader {
     const auto skip_spaces = [&] {
       while (p < v.size() && (v[p] == ' ' || v[p] == '\t')) ++p;
     };
-    const auto take_name = [&]() -> std::string_view {
-      const auto ident = [](char c, bool leading) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-               (!leading && ((c >= '0' && c <= '9') || c == '-'));
-      };
-      if (p >= v.size() || !ident(v[p], true)) return {};
-      const std::size_t begin = p++;
-      while (p < v.size() && ident(v[p], false)) ++p;
-      return v.substr(begin, p - begin);
-    };
-    const std::string_view name = take_name();
+    const std::string_view name = ConfigNameAt(v, p);
     if (name.empty()) return {};
     skip_spaces();
     if (!first && p < v.size() && v[p] != '<' && v[p] != '#') return {};
@@ -721,7 +709,7 @@ class Reader {
     while (p < v.size() && v[p] == '<') {
       ++p;
       skip_spaces();
-      const std::string_view parent = take_name();
+      const std::string_view parent = ConfigNameAt(v, p);
       if (parent.empty()) break;
       parents.push_back(parent);
       skip_spaces();
@@ -730,6 +718,19 @@ class Reader {
   }
 
  private:
+  // The grammar's config_name (a letter or '_', then letters, digits, '_' and '-') at v[p], or
+  // empty; advances p past it.
+  static std::string_view ConfigNameAt(std::string_view v, std::size_t& p) {
+    const auto ident = [](char c, bool leading) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
+             (!leading && ((c >= '0' && c <= '9') || c == '-'));
+    };
+    if (p >= v.size() || !ident(v[p], true)) return {};
+    const std::size_t begin = p++;
+    while (p < v.size() && ident(v[p], false)) ++p;
+    return v.substr(begin, p - begin);
+  }
+
   struct Line {
     std::size_t begin;
     std::size_t end;  ///< Excludes "\n" or "\r\n".

@@ -42,9 +42,9 @@ RunConfigsFile ParseRunConfigsFor(const std::string& text, const std::string& pa
 /// lines anywhere. Reports as ParseRunConfigs does; same costs.
 InitConfigFile ParseInitConfig(const std::string& text, const std::string& path, Diagnostics& diags);
 
-/// Reads and parses a file; a missing or unreadable file is reported in `diags` (no exception).
+/// Reads and parses a file (ParseRunConfigs, ParseRunConfigsFor, ParseInitConfig); a missing or
+/// unreadable file is reported in `diags` at its path (no exception) and gives an empty result.
 RunConfigsFile ParseRunConfigsFile(const std::string& path, Diagnostics& diags);
-/// Reads a file and parses what configs `names` need (ParseRunConfigsFor).
 RunConfigsFile ParseRunConfigsFileFor(const std::string& path, const std::vector<std::string>& names,
                                       Diagnostics& diags);
 InitConfigFile ParseInitConfigFile(const std::string& path, Diagnostics& diags);

@@ -101,21 +101,19 @@ RecipeFiles LocateRecipeFiles(const std::string& recipe, const LocateOptions& op
 }
 
 ConfigSet::ConfigSet(const Recipe& recipe, RecipeFiles files, Diagnostics& diags)
-    : recipe_(recipe), files_(std::move(files)) {
-  if (!files_.init_config.empty()) init_config_ = parser::ParseInitConfigFile(files_.init_config.string(), diags);
-  run_configs_ = parser::ParseRunConfigsFile(files_.run_configs.string(), diags);
-  Check(diags);
-}
+    : ConfigSet(recipe, std::move(files), nullptr, diags) {}
 
 ConfigSet::ConfigSet(const Recipe& recipe, RecipeFiles files, const std::vector<std::string>& names,
                      Diagnostics& diags)
+    : ConfigSet(recipe, std::move(files), &names, diags) {}
+
+ConfigSet::ConfigSet(const Recipe& recipe, RecipeFiles files, const std::vector<std::string>* names,
+                     Diagnostics& diags)
     : recipe_(recipe), files_(std::move(files)) {
   if (!files_.init_config.empty()) init_config_ = parser::ParseInitConfigFile(files_.init_config.string(), diags);
-  run_configs_ = parser::ParseRunConfigsFileFor(files_.run_configs.string(), names, diags);
-  Check(diags);
-}
-
-void ConfigSet::Check(Diagnostics& diags) const {
+  const std::string path = files_.run_configs.string();
+  run_configs_ = names != nullptr ? parser::ParseRunConfigsFileFor(path, *names, diags)
+                                  : parser::ParseRunConfigsFile(path, diags);
   parser::CheckRunConfigs(run_configs_, diags);
   const auto probe = recipe_.NewSettings();
   settings::ValidateAssignments(probe->tree(), init_config_.assignments, diags);

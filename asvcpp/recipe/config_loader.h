@@ -77,8 +77,9 @@ class ConfigSet {
   std::unique_ptr<RecipeSettings> InitSettings(Diagnostics& diags) const;
 
  private:
+  // Both public constructors: the whole run-configs file when `names` is null.
+  ConfigSet(const Recipe& recipe, RecipeFiles files, const std::vector<std::string>* names, Diagnostics& diags);
   void ApplyBaseLayers(RecipeSettings& settings, Diagnostics& diags) const;
-  void Check(Diagnostics& diags) const;
 
   const Recipe& recipe_;
   RecipeFiles files_;

@@ -62,7 +62,7 @@ fs::path SelectDatabase(const DbSelection& selection) {
   source.recipe = RecipeName(source);
   const auto& recipe = recipes::FindRecipe(source.recipe);
   Diagnostics diags;
-  recipe::ConfigSet set(recipe, Locate(source), {}, diags);  // The init config only.
+  recipe::ConfigSet set(recipe, Locate(source), std::vector<std::string>{}, diags);  // The init config only.
   const auto settings = set.InitSettings(diags);
   diags.ThrowIfErrors();
   const fs::path path = db::Database::DefaultPath(OutputFolder(*settings));
