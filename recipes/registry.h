@@ -1,18 +1,12 @@
-// The recipes compiled into asvcpp.
+// The stage runners of the recipes in catalog.h: the code that runs their stages (LibTorch).
 #pragma once
-
-#include <string>
-#include <vector>
 
 #include "asvcpp/recipe/recipe.h"
 
 namespace asv::recipes {
 
-/// Every recipe, sorted by name.
-const std::vector<const recipe::Recipe*>& AllRecipes();
-
-/// The recipe called `name` (e.g. "voxceleb/xvector"). Throws ConfigError naming the known
-/// recipes (with a "did you mean") when there is none.
-const recipe::Recipe& FindRecipe(const std::string& name);
+/// The runner of `recipe`'s stages (one of catalog.h's recipes). Throws std::logic_error for a
+/// recipe without one, which a test rules out for every recipe of the catalog.
+const recipe::StageRunner& StageRunnerFor(const recipe::Recipe& recipe);
 
 }  // namespace asv::recipes

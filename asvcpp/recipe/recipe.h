@@ -47,7 +47,10 @@ class RecipeSettings {
   settings::SettingsTree tree_;
 };
 
-/// A recipe such as voxceleb/xvector. Implementations live under recipes/.
+/// A recipe such as voxceleb/xvector: its name, stages and settings, all that resolving,
+/// showing and listing configs need (recipes/catalog.h). Running the stages is a StageRunner's
+/// job, kept apart because stages link LibTorch while `asvrun show/list/runs/...` do not.
+/// Implementations live under recipes/.
 class Recipe {
  public:
   virtual ~Recipe() = default;
@@ -58,11 +61,18 @@ class Recipe {
   virtual std::vector<StageInfo> stages() const = 0;
   /// Fresh settings with compiled defaults, the tree covering every group.
   virtual std::unique_ptr<RecipeSettings> NewSettings() const = 0;
-  /// Runs one stage. Throws StageError (or DataError) on failure.
-  virtual void RunStage(const StageInfo& stage, RunContext& context) const = 0;
 
   /// The stages with start <= number <= end, in order.
   std::vector<StageInfo> SelectStages(int start, int end) const;
+};
+
+/// Runs the stages of one recipe (recipes/registry.h finds a recipe's runner).
+class StageRunner {
+ public:
+  virtual ~StageRunner() = default;
+  /// Runs one stage of the recipe, whose settings `context` holds. Throws StageError (or
+  /// DataError) on failure, also for a stage number the recipe does not have.
+  virtual void RunStage(const StageInfo& stage, RunContext& context) const = 0;
 };
 
 }  // namespace asv::recipe

@@ -9,7 +9,7 @@
 
 namespace asv::recipe {
 
-void RunStages(const Recipe& recipe, RunContext& context) {
+void RunStages(const Recipe& recipe, const StageRunner& runner, RunContext& context) {
   const auto& settings = context.settings();
   auto* coordinator = context.coordinator();
   for (const auto& stage : recipe.SelectStages(settings.start_stage(), settings.end_stage())) {
@@ -31,7 +31,7 @@ void RunStages(const Recipe& recipe, RunContext& context) {
     context.set_stage_id(stage_id);
     const auto start = std::chrono::steady_clock::now();
     try {
-      recipe.RunStage(stage, context);
+      runner.RunStage(stage, context);
     } catch (const std::exception& e) {
       if (context.db() != nullptr) context.db()->FinishStage(stage_id, db::RunStatus::kFailed, e.what());
       context.set_stage_id(0);

@@ -5,6 +5,7 @@
 
 #include <limits>
 #include <map>
+#include <sstream>
 
 #include "asvcpp/db/database.h"
 #include "tests/tools/test_util.h"
@@ -171,6 +172,51 @@ TEST(AsvrunTest, ListShowsParentsAndFirstComment) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("base             Base of the tests"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("child   < base   A child"), std::string::npos) << r.out;
+}
+
+// The direct dependencies (NEEDED entries) of an ELF executable, from `readelf -d`.
+std::string NeededLibraries(const std::string& executable) {
+  const auto r = testing::RunCommand({"readelf", "-d", executable}, fs::temp_directory_path());
+  EXPECT_EQ(r.status, 0) << r.err;
+  std::string needed;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.find("(NEEDED)") != std::string::npos) needed += line.substr(line.find('[')) + "\n";
+  }
+  return needed;
+}
+
+TEST(AsvrunTest, FrontEndLinksNoLibTorchAndHandsRunsAndInfoToAsvrunTorch) {
+  // asvrun starts without loading LibTorch (show, list, runs, results, ... in milliseconds);
+  // asvrun-torch beside it links LibTorch and runs configs and `info`.
+  const fs::path torch = fs::path(ASV_ASVRUN).parent_path() / "asvrun-torch";
+  const std::string front_needed = NeededLibraries(ASV_ASVRUN);
+  const std::string torch_needed = NeededLibraries(torch.string());
+  EXPECT_NE(front_needed.find("libc"), std::string::npos) << front_needed;
+  EXPECT_EQ(front_needed.find("torch"), std::string::npos) << front_needed;
+  EXPECT_EQ(front_needed.find("c10"), std::string::npos) << front_needed;
+  EXPECT_NE(torch_needed.find("torch"), std::string::npos) << torch_needed;
+
+  ScratchDir dir("asvrun_front_end");
+  WriteRecipe(dir, kNoStageConfigs);
+  const auto info = Asvrun(dir, {"info"});
+  ASSERT_EQ(info.status, 0) << info.err;
+  EXPECT_NE(info.out.find("LibTorch: "), std::string::npos) << info.out;
+
+  // A copy of asvrun without asvrun-torch beside it still shows configs, and says what is
+  // missing when asked to run one.
+  fs::create_directories(dir / "bin");
+  fs::copy_file(ASV_ASVRUN, dir / "bin/asvrun");
+  const std::string copy = (dir / "bin/asvrun").string();
+  const auto show = testing::RunCommand({copy, "show", "voxceleb/xvector", "child"}, dir.path());
+  ASSERT_EQ(show.status, 0) << show.err;
+  EXPECT_NE(show.out.find("network.frame_layer_size = 256"), std::string::npos) << show.out;
+  const auto run = testing::RunCommand({copy, "voxceleb/xvector", "child"}, dir.path());
+  EXPECT_NE(run.status, 0);
+  EXPECT_NE(run.err.find("cannot start " + (dir / "bin/asvrun-torch").string() + ": No such file or directory"),
+            std::string::npos)
+      << run.err;
+  EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
 TEST(AsvrunTest, DryRunShowsStagesAndWritesNothing) {

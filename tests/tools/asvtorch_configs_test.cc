@@ -16,7 +16,7 @@
 
 #include "asvcpp/recipe/config_loader.h"
 #include "asvcpp/settings/dump.h"
-#include "recipes/registry.h"
+#include "recipes/catalog.h"
 #include "tests/tools/test_util.h"
 
 namespace asv {

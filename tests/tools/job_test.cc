@@ -8,7 +8,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/recipe/recipe.h"
-#include "recipes/registry.h"
+#include "recipes/catalog.h"
 
 namespace asv::tools {
 namespace {

@@ -5,23 +5,18 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/db/database.h"
-#include "asvcpp/dist/runtime_info.h"
-#include "asvcpp/dist/world.h"
 #include "asvcpp/eval/metrics.h"
 #include "asvcpp/eval/score_file.h"
 #include "asvcpp/recipe/config_loader.h"
 #include "asvcpp/settings/dump.h"
-#include "recipes/registry.h"
-#include "tools/asvrun/signal_guard.h"
+#include "recipes/catalog.h"
 #include "tools/asvrun/table.h"
-#include "tools/asvrun/version.h"
 
 namespace asv::tools {
 namespace fs = std::filesystem;
@@ -29,14 +24,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char* kDefaultRecipe = "voxceleb/xvector";
-
-recipe::RecipeFiles Locate(const ConfigSource& source) {
-  recipe::LocateOptions options;
-  if (!source.init_config.empty()) options.init_config = fs::path(source.init_config);
-  if (!source.run_configs.empty()) options.run_configs = fs::path(source.run_configs);
-  if (!source.config_root.empty()) options.config_root = fs::path(source.config_root);
-  return recipe::LocateRecipeFiles(source.recipe, options);
-}
 
 void PrintWarnings(const Diagnostics& diags) {
   for (const auto& d : diags.all()) {
@@ -46,10 +33,6 @@ void PrintWarnings(const Diagnostics& diags) {
 
 std::string RecipeName(const ConfigSource& source) {
   return source.recipe.empty() ? std::string(kDefaultRecipe) : source.recipe;
-}
-
-fs::path OutputFolder(const recipe::RecipeSettings& settings) {
-  return fs::weakly_canonical(fs::absolute(settings.common().paths.output_folder));
 }
 
 // The database the listing commands read. Returns an empty path when it does not exist yet.
@@ -69,13 +52,6 @@ fs::path SelectDatabase(const DbSelection& selection) {
   return fs::exists(path) ? path : fs::path();
 }
 
-// "score_net < score < emb_net < emb < net": the config and its ancestors, last applied first.
-std::string Lineage(const recipe::LoadedConfig& config) {
-  std::string out = config.name;
-  for (auto it = config.parents.rbegin(); it != config.parents.rend(); ++it) out += " < " + *it;
-  return out;
-}
-
 std::string FirstLine(const std::string& s) {
   const auto nl = s.find('\n');
   return nl == std::string::npos ? s : s.substr(0, nl) + " ...";
@@ -91,45 +67,22 @@ std::string ShortTime(const std::string& iso) {
 
 }  // namespace
 
-int RunConfigs(const RunOptions& options) {
-  // GPU ids are physical ids as nvidia-smi numbers them (PCI bus order), also for CUDA.
-  ::setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
-  const auto& recipe = recipes::FindRecipe(options.source.recipe);
-  std::string warnings;
-  auto loaded = recipe::LoadConfigs(recipe, Locate(options.source), options.configs, options.overrides, &warnings);
-  std::cerr << warnings;
+recipe::RecipeFiles Locate(const ConfigSource& source) {
+  recipe::LocateOptions options;
+  if (!source.init_config.empty()) options.init_config = fs::path(source.init_config);
+  if (!source.run_configs.empty()) options.run_configs = fs::path(source.run_configs);
+  if (!source.config_root.empty()) options.config_root = fs::path(source.config_root);
+  return recipe::LocateRecipeFiles(source.recipe, options);
+}
 
-  if (options.dry_run) {
-    for (auto& config : loaded) {
-      auto& s = *config.settings;
-      fmt::print("config {}\n", Lineage(config));
-      const fs::path out = OutputFolder(s);
-      fmt::print("  output folder: {}\n", out.string());
-      fmt::print("  database:      {}\n",
-                 options.db.empty() ? db::Database::DefaultPath(out).string() : options.db);
-      fmt::print("  settings hash: {}\n", settings::SettingsHash(s.tree()));
-      const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-      const auto plan = PlanProcesses(s, options.dist, dist::GetRuntimeInfo(),
-                                      visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
-      fmt::print("  processes:     {}{}\n", plan.Describe(),
-                 options.dist.nnodes > 1 ? fmt::format(" per node, {} nodes", options.dist.nnodes) : "");
-      const auto stages = recipe.SelectStages(s.start_stage(), s.end_stage());
-      if (stages.empty()) fmt::print("  stages:        none (recipe.start_stage..end_stage selects no stage)\n");
-      for (const auto& stage : stages) {
-        fmt::print("  stage {} {:<13}{}{}\n", stage.number, stage.name, stage.description,
-                   stage.all_ranks ? " [all ranks]" : "");
-      }
-    }
-    return kExitOk;
-  }
+fs::path OutputFolder(const recipe::RecipeSettings& settings) {
+  return fs::weakly_canonical(fs::absolute(settings.common().paths.output_folder));
+}
 
-  SignalGuard guard;
-  const auto world = dist::WorldFromEnvironment(dist::CurrentEnvironment());
-  for (auto& config : loaded) {
-    const int status = RunJob(recipe, config, options, world, guard);
-    if (status != kExitOk) return status;
-  }
-  return kExitOk;
+std::string Lineage(const recipe::LoadedConfig& config) {
+  std::string out = config.name;
+  for (auto it = config.parents.rbegin(); it != config.parents.rend(); ++it) out += " < " + *it;
+  return out;
 }
 
 int Show(const ShowOptions& options) {
@@ -396,12 +349,6 @@ int Eval(const EvalOptions& options) {
     fmt::print("minDCF(p_target={:g}, c_miss={:g}, c_fa={:g}) = {:.4f}  (threshold {:.6g})\n", d.params.p_target,
                d.params.c_miss, d.params.c_fa, d.min_dcf, d.threshold);
   }
-  return kExitOk;
-}
-
-int Info() {
-  fmt::print("asvcpp {}\n", kAsvcppVersion);
-  std::cout << dist::Describe(dist::GetRuntimeInfo());
   return kExitOk;
 }
 

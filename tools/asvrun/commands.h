@@ -1,12 +1,15 @@
-// asvrun's commands. main.cc only parses the command line (CLI11) and calls these; each returns
-// the process exit status and throws asv::Error subclasses for failures.
+// asvrun's commands. cli.cc only parses the command line (CLI11) and calls these; each returns
+// the process exit status and throws asv::Error subclasses for failures. RunConfigs and Info need
+// LibTorch (run_commands.cc, in asvrun-torch only); the others are in commands.cc.
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "asvcpp/recipe/config_loader.h"
 #include "tools/asvrun/job.h"
 
 namespace asv::tools {
@@ -18,6 +21,16 @@ struct ConfigSource {
   std::string run_configs;
   std::string config_root;
 };
+
+/// The recipe's config files: recipe::LocateRecipeFiles with --init-config, --run-configs and
+/// --config-root applied. Throws ConfigError when a file is missing.
+recipe::RecipeFiles Locate(const ConfigSource& source);
+
+/// "score_net < score < emb_net < emb < net": the config and its ancestors, last applied first.
+std::string Lineage(const recipe::LoadedConfig& config);
+
+/// paths.output_folder of `settings`, absolute and normalised.
+std::filesystem::path OutputFolder(const recipe::RecipeSettings& settings);
 
 struct RunOptions {
   ConfigSource source;

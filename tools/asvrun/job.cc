@@ -21,6 +21,7 @@
 #include "asvcpp/recipe/run_context.h"
 #include "asvcpp/recipe/stage_driver.h"
 #include "asvcpp/settings/dump.h"
+#include "recipes/registry.h"
 #include "tools/asvrun/commands.h"
 #include "tools/asvrun/signal_guard.h"
 #include "tools/asvrun/version.h"
@@ -129,7 +130,7 @@ int RunInProcess(const recipe::Recipe& recipe, recipe::LoadedConfig& config, con
     db::RunHeartbeat heartbeat(db_path, run_id);
     recipe::RunContext context(recipe.name(), config.name, s, OutputFolderOf(s), &database, run_id);
     try {
-      recipe::RunStages(recipe, context);
+      recipe::RunStages(recipe, recipes::StageRunnerFor(recipe), context);
     } catch (const std::exception& e) {
       database.FinishRun(run_id, db::RunStatus::kFailed, e.what());
       guard.ClearActiveRun();
@@ -344,7 +345,7 @@ int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const 
   context.set_reducer(group->reducer());
   context.set_coordinator(&coordinator);
   try {
-    recipe::RunStages(recipe, context);
+    recipe::RunStages(recipe, recipes::StageRunnerFor(recipe), context);
   } catch (const std::exception& e) {
     group->ReportError(e.what());
     if (own_run) database->FinishRun(run_id, db::RunStatus::kFailed, e.what());

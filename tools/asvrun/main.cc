@@ -1,215 +1,41 @@
 // asvrun: runs the configs of a recipe and inspects configs and the experiment database.
-// Usage and examples: `asvrun --help`; the commands are implemented in commands.cc.
-#include <CLI/CLI.hpp>
+// Usage and examples: `asvrun --help` (cli.cc). This executable links no LibTorch: it runs the
+// commands that read configs, databases and score files itself and replaces itself (execv, same
+// arguments) with asvrun-torch from its own folder for those that need LibTorch (cli.h).
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <vector>
+
 #include <fmt/format.h>
 
-#include <iostream>
-
-#include "asvcpp/base/error.h"
-#include "tools/asvrun/commands.h"
-#include "tools/asvrun/kaldi_commands.h"
+#include "tools/asvrun/cli.h"
 
 namespace {
 
-constexpr const char* kExamples = R"EX(
-Examples:
-  asvrun voxceleb/xvector demo                  run config 'demo' (stages from recipe.start_stage..end_stage)
-  asvrun voxceleb/xvector fe net --set computing.gpu_ids="(1,)"
-                                                run two configs in turn, each resolved from scratch
-  asvrun voxceleb/xvector net --dry-run         show what would run, run nothing
-  asvrun voxceleb/xvector net --set computing.gpu_ids="(0, 1)"
-                                                data-parallel training on GPUs 0 and 1 (NCCL)
-  asvrun voxceleb/xvector net --set computing.use_gpu=False --nproc-per-node 4
-                                                4 CPU processes (Gloo)
-  asvrun voxceleb/xvector net --wait-for-gpu    queue until the config's GPUs are free
-  asvrun show voxceleb/xvector net --explain    resolved settings and where each value came from
-  asvrun show voxceleb/xvector net --json       every setting as one flat JSON object
-  asvrun list voxceleb/xvector                  configs with their parents and descriptions
-  asvrun runs                                   runs recorded in the experiment database
-  asvrun results --stage 9 --best               final EER/minDCF, best per config
-  asvrun epochs 3                               loss, accuracy, frames/s, data wait per epoch of run 3
-  asvrun diff 3 4                               settings and results of runs 3 and 4
-  asvrun eval --scores scores.txt --trials veri_test.txt
-                                                EER and minDCF of a score file
-  asvrun compute-mfcc-feats --config=run_configs/voxceleb/xvector/mfcc.conf scp:wav.scp ark,t:-
-                                                Kaldi's compute-mfcc-feats (also: compute-vad)
-Exit status: 0 ok, 2 bad configuration or command line, 3 bad data, 4 database error,
-5 a stage failed.)EX";
-
-std::string JoinCommandLine(int argc, char** argv) {
-  std::string out;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    const bool plain = !arg.empty() && arg.find_first_not_of(
-                                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-+./=:,@%") ==
-                                           std::string::npos;
-    if (!plain) {
-      std::string quoted = "'";
-      for (char c : arg) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-      arg = quoted + "'";
-    }
-    out += (i > 0 ? " " : "") + arg;
-  }
-  return out;
-}
-
-void AddSourceOptions(CLI::App* app, asv::tools::ConfigSource& source) {
-  app->add_option("--init-config", source.init_config, "Init config file (default: run_configs/RECIPE/init_config)");
-  app->add_option("--run-configs", source.run_configs, "Run-configs file (default: run_configs/RECIPE/run_configs)");
-  app->add_option("--config-root", source.config_root, "Folder holding RECIPE/run_configs (default: ./run_configs)");
-}
-
-void AddDbOptions(CLI::App* app, asv::tools::DbSelection& selection) {
-  app->add_option("--db", selection.db, "Experiment database file (default: <paths.output_folder>/experiments.db "
-                                        "of the recipe's init config)");
-  app->add_option("--recipe", selection.source.recipe, "Recipe whose database to read and whose runs to show")
-      ->each([&selection](const std::string&) { selection.recipe_given = true; });
-  AddSourceOptions(app, selection.source);
-}
-
-int Main(int argc, char** argv) {
-  using namespace asv::tools;
-  CLI::App app{"asvrun: run speaker-verification recipes and query their experiment database", "asvrun"};
-  app.footer(kExamples);
-  app.require_subcommand(0, 1);
-
-  RunOptions run;
-  run.command_line = JoinCommandLine(argc, argv);
-  app.add_option("recipe", run.source.recipe, "Recipe, e.g. voxceleb/xvector");
-  app.add_option("configs", run.configs, "Run configs to run one after another, each resolved from scratch");
-  app.add_option("--set", run.overrides, "Override a setting: --set group.field=value (Python literal; "
-                                         "plain text for string settings); repeatable");
-  app.add_flag("--dry-run", run.dry_run, "Resolve and check everything, show what would run, run nothing");
-  app.add_option("--db", run.db, "Experiment database file (default: <paths.output_folder>/experiments.db)");
-  app.add_option("--nproc-per-node", run.dist.nproc_per_node,
-                 "Processes per node for data-parallel training on the CPU (Gloo); on GPUs one process runs "
-                 "per computing.gpu_ids entry")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--nnodes", run.dist.nnodes, "Nodes, each running one asvrun launcher (default 1)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--node-rank", run.dist.node_rank, "This node's rank, 0..nnodes-1 (node 0 hosts the store)")
-      ->check(CLI::NonNegativeNumber);
-  app.add_option("--master-addr", run.dist.master_addr, "Host name or address of node 0 (multi-node)");
-  app.add_option("--master-port", run.dist.master_port, "Rendezvous port on node 0 (multi-node; default 29500)")
-      ->check(CLI::Range(1, 65535));
-  app.add_flag("--wait-for-gpu", run.dist.wait_for_gpu,
-               "Queue the run while another running asvrun job (experiment database) holds one of its GPUs");
-  app.add_option("--gpu-poll", run.dist.gpu_poll_seconds, "Seconds between checks of --wait-for-gpu (default 30)")
-      ->check(CLI::PositiveNumber);
-  AddSourceOptions(&app, run.source);
-
-  ShowOptions show;
-  auto* show_cmd = app.add_subcommand("show", "Show the resolved settings of a config");
-  show_cmd->add_option("recipe", show.source.recipe, "Recipe")->required();
-  show_cmd->add_option("config", show.config, "Run config")->required();
-  show_cmd->add_flag("--all", show.all, "Every setting, not only those that differ from the defaults");
-  show_cmd->add_flag("--explain", show.explain, "Where each value came from");
-  show_cmd->add_flag("--json", show.json, "One flat JSON object of every setting");
-  show_cmd->add_option("--set", show.overrides, "Override a setting (as when running)");
-  AddSourceOptions(show_cmd, show.source);
-
-  ConfigSource list;
-  auto* list_cmd = app.add_subcommand("list", "List the recipes, or a recipe's configs");
-  list_cmd->add_option("recipe", list.recipe, "Recipe");
-  AddSourceOptions(list_cmd, list);
-
-  ConfigSource help_settings;
-  auto* help_cmd = app.add_subcommand("help-settings", "Every setting with type, default and help");
-  help_cmd->add_option("recipe", help_settings.recipe, "Recipe (default: voxceleb/xvector)");
-
-  RunsOptions runs;
-  auto* runs_cmd = app.add_subcommand("runs", "Runs recorded in the experiment database, newest first");
-  AddDbOptions(runs_cmd, runs.selection);
-  runs_cmd->add_option("--config", runs.config, "Only runs of this config");
-  runs_cmd->add_option("--status", runs.status, "Only runs with this status")
-      ->check(CLI::IsMember({"running", "finished", "failed", "crashed"}));
-  runs_cmd->add_option("--limit", runs.limit, "At most this many runs (0: all)")->check(CLI::NonNegativeNumber);
-  runs_cmd->add_flag("--json", runs.json, "JSON output");
-
-  ResultsOptions results;
-  auto* results_cmd = app.add_subcommand("results", "EER and minDCF results from the experiment database");
-  AddDbOptions(results_cmd, results.selection);
-  results_cmd->add_option("--config", results.config, "Only results of this config");
-  results_cmd->add_option("--trial-list", results.trial_list, "Only results on this trial list");
-  results_cmd->add_option("--stage", results.stage,
-                          "Only results of this stage (voxceleb/xvector: 5 evaluations during training, 9 final)");
-  results_cmd->add_flag("--best", results.best, "Only the lowest EER per recipe, config and trial list");
-  results_cmd->add_option("--format", results.format, "Output format")
-      ->check(CLI::IsMember({"table", "csv", "json"}));
-
-  EpochsOptions epochs;
-  auto* epochs_cmd = app.add_subcommand("epochs", "Per-epoch training figures of one run from the experiment database");
-  epochs_cmd->add_option("run", epochs.run, "Run id (asvrun runs)")->required();
-  AddDbOptions(epochs_cmd, epochs.selection);
-  epochs_cmd->add_option("--format", epochs.format, "Output format")->check(CLI::IsMember({"table", "csv", "json"}));
-
-  DbSelection diff_selection;
-  std::int64_t run_a = 0;
-  std::int64_t run_b = 0;
-  auto* diff_cmd = app.add_subcommand("diff", "Settings and results of two runs side by side");
-  diff_cmd->add_option("run_a", run_a, "First run id")->required();
-  diff_cmd->add_option("run_b", run_b, "Second run id")->required();
-  AddDbOptions(diff_cmd, diff_selection);
-
-  auto* info_cmd = app.add_subcommand("info", "LibTorch version, CUDA/NCCL/Gloo support and visible GPUs");
-
-  EvalOptions eval;
-  auto* eval_cmd = app.add_subcommand("eval", "EER and minDCF of a score file (ASVtorch's definitions)");
-  eval_cmd->add_option("--scores", eval.scores, "Scores: one per line in trial order, or 'left right score'")
-      ->required();
-  eval_cmd->add_option("--trials", eval.trials, "Trial list: 'left right label' per line")->required();
-  eval_cmd->add_option("--p-target", eval.p_target, "Target prior of minDCF (minDCF at 0.01 is reported too)")
-      ->check(CLI::Range(0.0, 1.0));
-  eval_cmd->add_flag("--json", eval.json, "JSON output");
-
-  // Kaldi-style commands parse their own --name=value options (Kaldi's rules, kaldi_commands.h):
-  // everything after the command name is passed through untouched, --help included.
-  auto add_kaldi_command = [&app](const char* name, const char* description) {
-    auto* cmd = app.add_subcommand(name, description);
-    cmd->prefix_command();
-    cmd->set_help_flag();
-    return cmd;
-  };
-  auto* mfcc_cmd = add_kaldi_command(
-      "compute-mfcc-feats", "Kaldi's compute-mfcc-feats: MFCCs of a wav.scp (asvrun compute-mfcc-feats --help)");
-  auto* vad_cmd =
-      add_kaldi_command("compute-vad", "Kaldi's compute-vad: energy VAD of features (asvrun compute-vad --help)");
-
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? asv::kExitOk : asv::kExitConfigError;
-  }
-
-  if (*show_cmd) return Show(show);
-  if (*list_cmd) return List(list);
-  if (*help_cmd) return HelpSettings(help_settings);
-  if (*runs_cmd) return Runs(runs);
-  if (*results_cmd) return Results(results);
-  if (*epochs_cmd) return Epochs(epochs);
-  if (*diff_cmd) return Diff(diff_selection, run_a, run_b);
-  if (*info_cmd) return Info();
-  if (*eval_cmd) return Eval(eval);
-  if (*mfcc_cmd) return ComputeMfccFeats(mfcc_cmd->remaining());
-  if (*vad_cmd) return ComputeVad(vad_cmd->remaining());
-  if (run.source.recipe.empty()) {
-    std::cerr << app.help();
-    return asv::kExitConfigError;
-  }
-  return RunConfigs(run);
+// Replaces this process with asvrun-torch, passing argv unchanged (argv[0] too, so the command
+// line recorded with a run is the one the user typed). Returns only by throwing.
+int ExecAsvrunTorch(int argc, char** argv) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw std::runtime_error(fmt::format("cannot locate the asvrun executable (/proc/self/exe): {}", ec.message()));
+  const std::string torch = (self.parent_path() / "asvrun-torch").string();
+  std::vector<char*> args(argv, argv + argc);
+  args.push_back(nullptr);
+  ::execv(torch.c_str(), args.data());
+  throw std::runtime_error(fmt::format("cannot start {}: {} (asvrun runs configs and `info` through asvrun-torch, "
+                                       "which is built and installed beside it)",
+                                       torch, std::strerror(errno)));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return Main(argc, argv);
-  } catch (const asv::ConfigError& e) {
-    std::cerr << e.what() << "\n";
-    return asv::kExitConfigError;
-  } catch (const std::exception& e) {
-    std::cerr << "asvrun: error: " << e.what() << "\n";
-    return asv::ExitCodeFor(e);
-  }
+  asv::tools::TorchCommands torch;
+  torch.run = [&](const asv::tools::RunOptions&) { return ExecAsvrunTorch(argc, argv); };
+  torch.info = [&] { return ExecAsvrunTorch(argc, argv); };
+  return asv::tools::AsvrunMain(argc, argv, torch);
 }

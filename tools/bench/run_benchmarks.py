@@ -151,16 +151,32 @@ def case_config(args, tmp, venv):
     del venv  # no peer: the issue sets absolute targets
     blocks, depth = (200, 10) if args.quick else (10000, 10)
     out = os.path.join(tmp, "config.json")
-    cmd = [bin_path(args.build, "asv_bench_config"), "--blocks", str(blocks), "--depth", str(depth), "--json", out]
+    run_configs = os.path.join(tmp, "config_run_configs")
+    cmd = [bin_path(args.build, "asv_bench_config"), "--blocks", str(blocks), "--depth", str(depth), "--json", out,
+           "--write", run_configs]
     cmd += ["--repeats", "2", "--warmup", "0"] if args.quick else ["--repeats", "5", "--budget-s", "60"]
     run_json(cmd)
     r = json.load(open(out))
+    # What a user waits for: `asvrun show` of one config, process start to exit (asvrun links no
+    # LibTorch: loading it took 0.6-0.9 s of every command before).
+    asvrun = os.path.join(args.build, "tools", "asvrun", "asvrun")
+    show = [asvrun, "show", "voxceleb/xvector", r["deepest_config"], "--run-configs", run_configs]
+    warmup, repeats = (0, 2) if args.quick else (1, 10)
+    times = []
+    for i in range(warmup + repeats):
+        start = time.perf_counter()
+        subprocess.run(show, check=True, stdout=subprocess.DEVNULL, cwd=tmp)
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+    show_timing = {"median": statistics.median(times), "min": min(times), "max": max(times), "repeats": repeats}
     note_all = "target < 1 s" + (" (extrapolated from a partial run: too slow to finish)"
                                  if r.get("resolve_all_extrapolated") else "")
     size = f"{blocks} blocks, depth {depth}"
     return [row("4 config", f"parse+check, {size}", "s", timing(r["parse"]), {}),
             row("4 config", f"resolve one, {size}", "s", timing(r["resolve_one"]), {},
                 "target < 50 ms; as asvrun reads a config: scan of the whole file, parse + check of its chain"),
+            row("4 config", f"asvrun show of one config, whole command, {size}", "s", show_timing, {},
+                "process start to exit, as a user waits for it"),
             row("4 config", f"resolve one in the parsed file, {size}", "s", timing(r["resolve_one_parsed"]), {}),
             row("4 config", f"resolve all, {size}", "s", timing(r["resolve_all"]), {}, note_all)]
 

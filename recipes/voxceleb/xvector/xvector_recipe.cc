@@ -1,15 +1,5 @@
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
 
-#include <fmt/format.h>
-
-#include "asvcpp/base/error.h"
-#include "asvcpp/base/log.h"
-#include "recipes/voxceleb/xvector/stage_embeddings.h"
-#include "recipes/voxceleb/xvector/stage_train.h"
-#include "asvcpp/recipe/run_context.h"
-#include "recipes/voxceleb/xvector/stage_features.h"
-#include "recipes/voxceleb/xvector/stage_prepare.h"
-
 namespace asv::recipes::voxceleb_xvector {
 
 XvectorSettings::XvectorSettings() {
@@ -30,39 +20,6 @@ std::vector<recipe::StageInfo> XvectorRecipe::stages() const {
 
 std::unique_ptr<recipe::RecipeSettings> XvectorRecipe::NewSettings() const {
   return std::make_unique<XvectorSettings>();
-}
-
-void XvectorRecipe::RunStage(const recipe::StageInfo& stage, recipe::RunContext& context) const {
-  const auto* settings = dynamic_cast<const XvectorSettings*>(&context.settings());
-  if (settings == nullptr) throw StageError("voxceleb/xvector: the run context does not hold this recipe's settings");
-  switch (stage.number) {
-    case 0:
-      RunPrepareStage(*settings, context);
-      return;
-    case 1:
-      RunFeatureStage(*settings, context);
-      return;
-    case 2:
-      if (settings->recipe().augmentation_datasets.empty()) {
-        ASV_LOG(Info, "stage 2: recipe.augmentation_datasets is empty: no augmentation");
-        return;
-      }
-      throw StageError(
-          "stage 2 (augmentation) of voxceleb/xvector is not available in this version of asvcpp; "
-          "leave recipe.augmentation_datasets empty and train on the clean data (recipe.training_datasets)");
-    case 5:
-      RunTraining(context);
-      return;
-    case 7:
-      RunEmbeddingExtraction(context);
-      return;
-    case 9:
-      RunScoring(context);
-      return;
-    default:
-      break;
-  }
-  throw StageError(fmt::format("voxceleb/xvector has no stage {}", stage.number));
 }
 
 }  // namespace asv::recipes::voxceleb_xvector

@@ -23,12 +23,13 @@ class XvectorSettings : public recipe::RecipeSettings {
   voxceleb_xvector::RecipeSettings recipe_;
 };
 
+/// The recipe's name, stages and settings (its stages run through XvectorStages,
+/// xvector_stages.h).
 class XvectorRecipe : public recipe::Recipe {
  public:
   std::string name() const override { return "voxceleb/xvector"; }
   std::vector<recipe::StageInfo> stages() const override;
   std::unique_ptr<recipe::RecipeSettings> NewSettings() const override;
-  void RunStage(const recipe::StageInfo& stage, recipe::RunContext& context) const override;
 };
 
 }  // namespace asv::recipes::voxceleb_xvector

@@ -27,9 +27,12 @@
 #include "asvcpp/features/vad.h"
 #include "asvcpp/recipe/run_context.h"
 #include "asvcpp/recipe/stage_driver.h"
+#include "recipes/catalog.h"
+#include "recipes/registry.h"
 #include "recipes/voxceleb/xvector/stage_features.h"
 #include "recipes/voxceleb/xvector/stage_prepare.h"
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
+#include "recipes/voxceleb/xvector/xvector_stages.h"
 
 namespace asv::recipes::voxceleb_xvector {
 namespace {
@@ -143,8 +146,9 @@ std::int64_t RunStages(Experiment& s) {
   const std::int64_t run_id = database.BeginRun(info);
   recipe::RunContext context("voxceleb/xvector", "test", *s.settings, s.output, &database, run_id);
   XvectorRecipe recipe;
+  XvectorStages stages;
   try {
-    recipe::RunStages(recipe, context);
+    recipe::RunStages(recipe, stages, context);
   } catch (...) {
     database.FinishRun(run_id, db::RunStatus::kFailed, "test");
     throw;
@@ -433,6 +437,21 @@ TEST(VoxcelebXvectorStagesTest, FloatFeaturesWhenNotCompressed) {
         reader.value().ToMatrix(),
         mfcc.Compute(audio.samples.data(), static_cast<std::int64_t>(audio.samples.size()), DitherSeed(reader.key())));
   }
+}
+
+TEST(VoxcelebXvectorStagesTest, EveryRecipeOfTheCatalogHasAStageRunner) {
+  for (const auto* r : recipes::AllRecipes()) {
+    EXPECT_NO_THROW(recipes::StageRunnerFor(*r)) << r->name();
+  }
+  EXPECT_NE(dynamic_cast<const XvectorStages*>(&recipes::StageRunnerFor(recipes::FindRecipe("voxceleb/xvector"))),
+            nullptr);
+  // A stage number the recipe does not have is an error, not a silent no-op.
+  TempDir dir("unknown_stage");
+  Experiment s = MakeExperiment(dir);
+  recipe::RunContext context("voxceleb/xvector", "test", *s.settings, s.output, nullptr, 0);
+  const recipe::StageInfo stage{4, "four", "", false};
+  EXPECT_TRUE(Contains(ErrorOf<StageError>([&] { XvectorStages().RunStage(stage, context); }),
+                       "voxceleb/xvector has no stage 4"));
 }
 
 TEST(VoxcelebXvectorStagesTest, DitherSeedIsFnv1a64) {

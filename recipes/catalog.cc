@@ -1,0 +1,30 @@
+#include "recipes/catalog.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/text.h"
+#include "recipes/voxceleb/xvector/xvector_recipe.h"
+
+namespace asv::recipes {
+
+const std::vector<const recipe::Recipe*>& AllRecipes() {
+  static const voxceleb_xvector::XvectorRecipe xvector;
+  static const std::vector<const recipe::Recipe*> all = {&xvector};
+  return all;
+}
+
+const recipe::Recipe& FindRecipe(const std::string& name) {
+  std::vector<std::string> names;
+  for (const auto* r : AllRecipes()) {
+    if (r->name() == name) return *r;
+    names.push_back(r->name());
+  }
+  std::string message = fmt::format("unknown recipe '{}'", name);
+  if (const auto close = text::ClosestMatch(name, names)) message += fmt::format(" (did you mean '{}'?)", *close);
+  message += fmt::format("; recipes: {}", fmt::join(names, ", "));
+  throw ConfigError(message);
+}
+
+}  // namespace asv::recipes

@@ -1,0 +1,69 @@
+// The asvrun commands that need LibTorch (commands.h): running configs and `info`, linked into
+// asvrun-torch only (cli.h).
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <iostream>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/db/database.h"
+#include "asvcpp/dist/runtime_info.h"
+#include "asvcpp/dist/world.h"
+#include "asvcpp/recipe/config_loader.h"
+#include "asvcpp/settings/dump.h"
+#include "recipes/catalog.h"
+#include "tools/asvrun/commands.h"
+#include "tools/asvrun/signal_guard.h"
+#include "tools/asvrun/version.h"
+
+namespace asv::tools {
+namespace fs = std::filesystem;
+
+int RunConfigs(const RunOptions& options) {
+  // GPU ids are physical ids as nvidia-smi numbers them (PCI bus order), also for CUDA.
+  ::setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
+  const auto& recipe = recipes::FindRecipe(options.source.recipe);
+  std::string warnings;
+  auto loaded = recipe::LoadConfigs(recipe, Locate(options.source), options.configs, options.overrides, &warnings);
+  std::cerr << warnings;
+
+  if (options.dry_run) {
+    for (auto& config : loaded) {
+      auto& s = *config.settings;
+      fmt::print("config {}\n", Lineage(config));
+      const fs::path out = OutputFolder(s);
+      fmt::print("  output folder: {}\n", out.string());
+      fmt::print("  database:      {}\n",
+                 options.db.empty() ? db::Database::DefaultPath(out).string() : options.db);
+      fmt::print("  settings hash: {}\n", settings::SettingsHash(s.tree()));
+      const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
+      const auto plan = PlanProcesses(s, options.dist, dist::GetRuntimeInfo(),
+                                      visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
+      fmt::print("  processes:     {}{}\n", plan.Describe(),
+                 options.dist.nnodes > 1 ? fmt::format(" per node, {} nodes", options.dist.nnodes) : "");
+      const auto stages = recipe.SelectStages(s.start_stage(), s.end_stage());
+      if (stages.empty()) fmt::print("  stages:        none (recipe.start_stage..end_stage selects no stage)\n");
+      for (const auto& stage : stages) {
+        fmt::print("  stage {} {:<13}{}{}\n", stage.number, stage.name, stage.description,
+                   stage.all_ranks ? " [all ranks]" : "");
+      }
+    }
+    return kExitOk;
+  }
+
+  SignalGuard guard;
+  const auto world = dist::WorldFromEnvironment(dist::CurrentEnvironment());
+  for (auto& config : loaded) {
+    const int status = RunJob(recipe, config, options, world, guard);
+    if (status != kExitOk) return status;
+  }
+  return kExitOk;
+}
+
+int Info() {
+  fmt::print("asvcpp {}\n", kAsvcppVersion);
+  std::cout << dist::Describe(dist::GetRuntimeInfo());
+  return kExitOk;
+}
+
+}  // namespace asv::tools
