@@ -61,4 +61,13 @@ void WriteFileAtomic(const std::filesystem::path& path, const std::string& conte
   WriteFileAtomic(path, [&](std::ostream& out) { out.write(contents.data(), contents.size()); });
 }
 
+std::filesystem::path SelfExecutable() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) {
+    throw Error(kExitFailure, fmt::format("cannot locate the running executable (/proc/self/exe): {}", ec.message()));
+  }
+  return exe;
+}
+
 }  // namespace asv::fs

@@ -1,4 +1,5 @@
-// Filesystem helpers: whole-file reads and atomic writes (temporary name + rename).
+// Filesystem helpers: whole-file reads, atomic writes (temporary name + rename), the path of the
+// running executable.
 #pragma once
 
 #include <filesystem>
@@ -19,5 +20,10 @@ void WriteFileAtomic(const std::filesystem::path& path, const std::string& conte
 /// Like WriteFileAtomic, but the caller streams the contents into `write`.
 void WriteFileAtomic(const std::filesystem::path& path,
                      const std::function<void(std::ostream&)>& write);
+
+/// The running executable's path, symbolic links resolved (Linux: /proc/self/exe). asvrun uses it
+/// to start asvrun-torch beside itself and its data-parallel workers. Throws Error (exit status
+/// kExitFailure) naming /proc/self/exe when it cannot be read.
+std::filesystem::path SelfExecutable();
 
 }  // namespace asv::fs

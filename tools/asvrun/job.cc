@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "asvcpp/base/error.h"
+#include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/db/database.h"
 #include "asvcpp/db/gpu_queue.h"
@@ -36,12 +37,8 @@ std::optional<std::string> GetEnv(const char* name) {
   return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
 }
 
-fs::path OutputFolderOf(const recipe::RecipeSettings& settings) {
-  return fs::weakly_canonical(fs::absolute(settings.common().paths.output_folder));
-}
-
 fs::path DatabasePath(const RunOptions& options, const recipe::RecipeSettings& settings) {
-  return options.db.empty() ? db::Database::DefaultPath(OutputFolderOf(settings))
+  return options.db.empty() ? db::Database::DefaultPath(OutputFolder(settings))
                             : fs::absolute(fs::path(options.db));
 }
 
@@ -58,7 +55,7 @@ db::RunInfo MakeRunInfo(const recipe::Recipe& recipe, const recipe::LoadedConfig
   info.gpu_ids = gpus;
   info.world_size = world_size;
   info.code_version = kAsvcppVersion;
-  info.output_folder = OutputFolderOf(s).string();
+  info.output_folder = OutputFolder(s).string();
   return info;
 }
 
@@ -80,16 +77,9 @@ std::int64_t BeginRun(db::Database& database, const db::RunInfo& info, const Dis
   return *db::BeginRunOnGpus(database, info, queue);
 }
 
-std::string SelfExecutable() {
-  std::error_code ec;
-  const auto exe = fs::read_symlink("/proc/self/exe", ec);
-  if (ec) throw StageError(fmt::format("cannot locate the asvrun executable (/proc/self/exe): {}", ec.message()));
-  return exe.string();
-}
-
 // The command line of one worker: this config only, with the same config files and overrides.
 std::vector<std::string> WorkerArgv(const RunOptions& options, const std::string& config) {
-  std::vector<std::string> argv{SelfExecutable(), options.source.recipe, config};
+  std::vector<std::string> argv{asv::fs::SelfExecutable().string(), options.source.recipe, config};
   for (const auto& o : options.overrides) {
     argv.push_back("--set");
     argv.push_back(o);
@@ -128,7 +118,7 @@ int RunInProcess(const recipe::Recipe& recipe, recipe::LoadedConfig& config, con
   ASV_LOG(Info, "run {} of {} {} recorded in {}", run_id, recipe.name(), config.name, db_path.string());
   {
     db::RunHeartbeat heartbeat(db_path, run_id);
-    recipe::RunContext context(recipe.name(), config.name, s, OutputFolderOf(s), &database, run_id);
+    recipe::RunContext context(recipe.name(), config.name, s, OutputFolder(s), &database, run_id);
     try {
       recipe::RunStages(recipe, recipes::StageRunnerFor(recipe), context);
     } catch (const std::exception& e) {
@@ -339,7 +329,7 @@ int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const 
   }
 
   GroupCoordinator coordinator(*group, "config/" + config.name + "/");
-  recipe::RunContext context(recipe.name(), config.name, s, OutputFolderOf(s), database.get(), run_id);
+  recipe::RunContext context(recipe.name(), config.name, s, OutputFolder(s), database.get(), run_id);
   context.set_rank(world.rank, world.world_size);
   context.set_device(device);
   context.set_reducer(group->reducer());

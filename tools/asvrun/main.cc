@@ -6,12 +6,12 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/fs.h"
 #include "tools/asvrun/cli.h"
 
 namespace {
@@ -19,16 +19,14 @@ namespace {
 // Replaces this process with asvrun-torch, passing argv unchanged (argv[0] too, so the command
 // line recorded with a run is the one the user typed). Returns only by throwing.
 int ExecAsvrunTorch(int argc, char** argv) {
-  std::error_code ec;
-  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) throw std::runtime_error(fmt::format("cannot locate the asvrun executable (/proc/self/exe): {}", ec.message()));
-  const std::string torch = (self.parent_path() / "asvrun-torch").string();
+  const std::string torch = (asv::fs::SelfExecutable().parent_path() / "asvrun-torch").string();
   std::vector<char*> args(argv, argv + argc);
   args.push_back(nullptr);
   ::execv(torch.c_str(), args.data());
-  throw std::runtime_error(fmt::format("cannot start {}: {} (asvrun runs configs and `info` through asvrun-torch, "
-                                       "which is built and installed beside it)",
-                                       torch, std::strerror(errno)));
+  throw asv::Error(asv::kExitFailure,
+                   fmt::format("cannot start {}: {} (asvrun runs configs and `info` through asvrun-torch, which is "
+                               "built and installed beside it)",
+                               torch, std::strerror(errno)));
 }
 
 }  // namespace

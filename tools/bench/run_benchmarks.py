@@ -140,6 +140,11 @@ def timing(d):
     return {"median": d["median"], "min": d["min"], "max": d["max"], "repeats": d.get("repeats", 1)}
 
 
+def spread(values):
+    """Median, min, max and count of repeated measurements, as timing() reports them."""
+    return {"median": statistics.median(values), "min": min(values), "max": max(values), "repeats": len(values)}
+
+
 def bin_path(build, name):
     path = os.path.join(build, "tools", "bench", name)
     if not os.path.exists(path):
@@ -168,7 +173,7 @@ def case_config(args, tmp, venv):
         subprocess.run(show, check=True, stdout=subprocess.DEVNULL, cwd=tmp)
         if i >= warmup:
             times.append(time.perf_counter() - start)
-    show_timing = {"median": statistics.median(times), "min": min(times), "max": max(times), "repeats": repeats}
+    show_timing = spread(times)
     note_all = "target < 1 s" + (" (extrapolated from a partial run: too slow to finish)"
                                  if r.get("resolve_all_extrapolated") else "")
     size = f"{blocks} blocks, depth {depth}"
@@ -289,7 +294,7 @@ def case_train(args, tmp, venv):
             cpu = [rep.get("rank0_frames_per_cpu_s") for rep in run["repeats"]]
             if threads == 1 and all(cpu):
                 # One thread: frames per CPU second does not depend on other jobs sharing the cores.
-                asv_cpu = {"median": statistics.median(cpu), "min": min(cpu), "max": max(cpu), "repeats": len(cpu)}
+                asv_cpu = spread(cpu)
                 peers_cpu = {k: dict(v["frames_per_cpu_s"]) if isinstance(v, dict) else v for k, v in peers.items()}
                 rows.append(row("2 train", f"train step per CPU second, 1 thr, {shape}, LibTorch {lt}{label}",
                                 "frames/CPU-s", asv_cpu, peers_cpu,
@@ -554,9 +559,9 @@ def case_memory(args, tmp, venv):
                      single(growth), {}, f"target: no growth; RSS at each epoch's end: {trend} MB")
     growth_row["any_sign"] = True
     rows.append(growth_row)
-    w = sorted(waits.values())
+    w = list(waits.values())
     wait_row = row("6 memory", "stage 5: share of training time the step waited for data", "%",
-                   {"median": statistics.median(w), "min": w[0], "max": w[-1], "repeats": len(w)}, {},
+                   spread(w), {},
                    f"target < 5 %; over {len(w)} epochs (median, min-max; rank 0, epochs.data_wait_percent)")
     wait_row["any_sign"] = True
     rows.append(wait_row)

@@ -340,7 +340,7 @@ std::vector<std::string> WorkerArgv(const BenchOptions& o, int threads, const st
       {"--seed", std::to_string(o.seed)},
       {"--worker-result", result.string()},
   };
-  std::vector<std::string> argv = {std::filesystem::read_symlink("/proc/self/exe").string()};
+  std::vector<std::string> argv = {asv::fs::SelfExecutable().string()};
   for (const auto& [name, value] : options) {
     argv.push_back(name);
     argv.push_back(value);

@@ -60,5 +60,12 @@ TEST(FsTest, ReadMissingFileNamesPath) {
   }
 }
 
+TEST(FsTest, SelfExecutableIsThisTestBinary) {
+  const std::filesystem::path self = SelfExecutable();
+  EXPECT_TRUE(self.is_absolute()) << self;
+  EXPECT_EQ(self.filename(), "asv_base_test");
+  EXPECT_EQ(self, std::filesystem::canonical(std::filesystem::path(ASV_BINARY_DIR) / "tests/asvcpp/base/asv_base_test"));
+}
+
 }  // namespace
 }  // namespace asv::fs
