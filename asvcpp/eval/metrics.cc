@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 
 #include "asvcpp/base/error.h"
 
@@ -122,6 +124,128 @@ void MergeSorted(const std::vector<double>& target_scores, const std::vector<dou
   }
 }
 
+// `scores` (no NaN) sorted ascending, -0 as +0; 32-bit keys when every score is a float.
+std::vector<double> SortedValues(const std::vector<double>& scores, bool exact_floats) {
+  std::vector<double> out(scores.size());
+  if (exact_floats) {
+    const std::vector<std::uint32_t> keys = SortedKeys<std::uint32_t, float>(scores);
+    for (std::size_t i = 0; i < keys.size(); ++i) out[i] = static_cast<double>(FromKey<float>(keys[i]));
+  } else {
+    const std::vector<std::uint64_t> keys = SortedKeys<std::uint64_t, double>(scores);
+    for (std::size_t i = 0; i < keys.size(); ++i) out[i] = FromKey<double>(keys[i]);
+  }
+  return out;
+}
+
+// Whether the pivot `pivot` comes before the score `x` of the other class in the sorted sequence:
+// on equal scores targets come first, so a target pivot comes before an equal non-target score and
+// a non-target pivot after an equal target score.
+template <bool kPivotsAreTargets>
+bool PivotBefore(double pivot, double x) {
+  return kPivotsAreTargets ? pivot <= x : pivot < x;
+}
+
+// Ranks scores of one class among the sorted scores of the other (the pivots): Before(x) = how
+// many pivots come before x in the sorted sequence. A table over equal-width ranges of the
+// pivots' scores (4 per pivot, at most 2^20) holds the first pivot of each range; a score is
+// compared only with the pivots of its own range, and most ranges hold at most one, which costs
+// one comparison and no branch. The range of a score never decreases with the score, which is all
+// correctness needs: a pivot of a lower range is below x, one of a higher range above it. The
+// ranges span the pivots' lowest to highest score, or their 0.1 % to 99.9 % quantiles when the
+// extremes are infinite or lie far outside (scores beyond go to the first and last range); when
+// even those coincide or are infinite, one range holds every pivot (a plain binary search).
+template <bool kPivotsAreTargets>
+class PivotRanks {
+ public:
+  explicit PivotRanks(const std::vector<double>& pivots) : pivots_(pivots) {
+    const std::size_t p = pivots.size();
+    const std::size_t tail = p / 1000;
+    const double quantile_width = pivots[p - 1 - tail] - pivots[tail];
+    const double full_width = pivots[p - 1] - pivots[0];
+    const bool full = std::isfinite(full_width) && full_width <= 64 * quantile_width;
+    lo_ = full ? pivots[0] : pivots[tail];
+    const double width = full ? full_width : quantile_width;
+    const std::size_t buckets =
+        std::isfinite(width) && width > 0 ? std::clamp<std::size_t>(4 * p, 1, std::size_t{1} << 20) : 1;
+    last_ = static_cast<std::uint32_t>(buckets - 1);
+    scale_ = buckets > 1 ? static_cast<double>(buckets) / width : 0.0;
+    start_.resize(buckets + 1);
+    std::size_t i = 0;
+    for (std::uint32_t b = 0; b <= last_; ++b) {
+      while (i < p && Bucket(pivots[i]) < b) ++i;
+      start_[b] = static_cast<std::uint32_t>(i);
+    }
+    start_[buckets] = static_cast<std::uint32_t>(p);
+    // A NaN after the last pivot: compared with it, no score comes after it.
+    pivots_.push_back(std::numeric_limits<double>::quiet_NaN());
+  }
+
+  std::size_t Before(double x) const {
+    const std::uint32_t b = Bucket(x);
+    const std::uint32_t first = start_[b];
+    const std::uint32_t n = start_[b + 1] - first;
+    const double* base = pivots_.data() + first;
+    if (n > 1) {  // branch-free binary search; the answer stays in [base, base + m]
+      std::uint32_t m = n;
+      while (m > 1) {
+        const std::uint32_t half = m / 2;
+        base += half * static_cast<std::uint32_t>(PivotBefore<kPivotsAreTargets>(base[half - 1], x));
+        m -= half;
+      }
+    }
+    // With n = 0, *base is a pivot of a higher range (or the NaN): never before x.
+    return static_cast<std::size_t>(base - pivots_.data()) + PivotBefore<kPivotsAreTargets>(*base, x);
+  }
+
+ private:
+  // Without branches on the score: the clamped (x - lo) * scale, which never decreases with x (lo
+  // and scale are finite when there are several ranges, so no NaN).
+  std::uint32_t Bucket(double x) const {
+    if (last_ == 0) return 0;
+    double f = (x - lo_) * scale_;
+    f = f > 0.0 ? f : 0.0;
+    f = f < static_cast<double>(last_) ? f : static_cast<double>(last_);
+    return static_cast<std::uint32_t>(f);
+  }
+
+  std::vector<double> pivots_;  // [p + 1], the last one NaN
+  double lo_ = 0.0, scale_ = 0.0;
+  std::uint32_t last_ = 0;
+  std::vector<std::uint32_t> start_;  // [buckets + 1]
+};
+
+// counts[j] = how many of `others` have exactly j pivots before them ([pivots.size() + 1]); also
+// the lowest of `others`. Throws DataError for the first NaN (`what` names the class).
+template <bool kPivotsAreTargets>
+std::vector<std::int64_t> CountBetweenPivots(const std::vector<double>& pivots, const std::vector<double>& others,
+                                             const char* what, double* lowest) {
+  const PivotRanks<kPivotsAreTargets> ranks(pivots);
+  std::vector<std::int64_t> counts(pivots.size() + 1, 0);
+  double low = std::numeric_limits<double>::infinity();
+  for (std::size_t i = 0; i < others.size(); ++i) {
+    const double x = others[i];
+    if (std::isnan(x)) throw DataError(fmt::format("{} score {} (0-based, of {}) is NaN", what, i, others.size()));
+    low = std::min(low, x);
+    ++counts[ranks.Before(x)];
+  }
+  *lowest = low;
+  return counts;
+}
+
+// The scores of `others` that lie between pivots i - 1 and i of the sorted sequence.
+template <bool kPivotsAreTargets>
+std::vector<double> BetweenPivots(const std::vector<double>& pivots, const std::vector<double>& others,
+                                  std::size_t i) {
+  std::vector<double> out;
+  for (double x : others) {
+    if ((i == 0 || PivotBefore<kPivotsAreTargets>(pivots[i - 1], x)) &&
+        (i == pivots.size() || !PivotBefore<kPivotsAreTargets>(pivots[i], x))) {
+      out.push_back(x);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 void DcfParams::Validate() const {
@@ -136,7 +260,7 @@ void DcfParams::Validate() const {
   }
 }
 
-SortedScores::SortedScores(const std::vector<double>& target_scores, const std::vector<double>& nontarget_scores)
+SortedScores::SortedScores(std::vector<double> target_scores, std::vector<double> nontarget_scores)
     : n_target_(static_cast<std::int64_t>(target_scores.size())),
       n_nontarget_(static_cast<std::int64_t>(nontarget_scores.size())) {
   if (n_target_ == 0 || n_nontarget_ == 0) {
@@ -144,61 +268,130 @@ SortedScores::SortedScores(const std::vector<double>& target_scores, const std::
         "EER/minDCF need at least one target and one non-target trial, got {} target and {} non-target",
         n_target_, n_nontarget_));
   }
-  const bool target_floats = CheckedAllExactFloats(target_scores, "target");
-  if (CheckedAllExactFloats(nontarget_scores, "non-target") && target_floats) {
-    MergeSorted<std::uint32_t, float>(target_scores, nontarget_scores, &scores_, &is_target_);
-  } else {
-    MergeSorted<std::uint64_t, double>(target_scores, nontarget_scores, &scores_, &is_target_);
+  constexpr std::int64_t kMaxPerClass = std::int64_t{1} << 32;  // keeps the EER argument in Eer() exact
+  if (n_target_ > kMaxPerClass || n_nontarget_ > kMaxPerClass) {
+    throw std::invalid_argument(fmt::format("EER/minDCF: more than 2^32 scores in one class ({} target, {} non-target)",
+                                            n_target_, n_nontarget_));
   }
+  pivots_are_targets_ = n_target_ <= n_nontarget_;
+  std::vector<double>& pivots = pivots_are_targets_ ? target_scores : nontarget_scores;
+  others_ = std::move(pivots_are_targets_ ? nontarget_scores : target_scores);
+  const char* pivot_class = pivots_are_targets_ ? "target" : "non-target";
+  const char* other_class = pivots_are_targets_ ? "non-target" : "target";
+  pivots_ = SortedValues(pivots, CheckedAllExactFloats(pivots, pivot_class));
+  double lowest_other = 0.0;
+  const std::vector<std::int64_t> counts =
+      pivots_are_targets_ ? CountBetweenPivots<true>(pivots_, others_, other_class, &lowest_other)
+                          : CountBetweenPivots<false>(pivots_, others_, other_class, &lowest_other);
+  // Pivot i follows the others with at most i pivots before them.
+  position_.resize(pivots_.size());
+  std::int64_t others_before = 0;
+  for (std::size_t i = 0; i < pivots_.size(); ++i) {
+    others_before += counts[i];
+    position_[i] = static_cast<std::int64_t>(i) + others_before;
+  }
+  lowest_ = std::min(pivots_.front(), lowest_other);
+}
+
+SortedScores::Point SortedScores::At(std::int64_t k) const {
+  // Pivots among the k lowest scores: those placed before k.
+  const auto i = static_cast<std::int64_t>(std::lower_bound(position_.begin(), position_.end(), k) - position_.begin());
+  return pivots_are_targets_ ? Point{i, k - i} : Point{k - i, i};
+}
+
+double SortedScores::Frr(const Point& p) const {
+  return static_cast<double>(p.t) / static_cast<double>(n_target_);
+}
+
+double SortedScores::Far(const Point& p) const {
+  return static_cast<double>(n_nontarget_ - p.m) / static_cast<double>(n_nontarget_);
 }
 
 double SortedScores::Threshold(std::int64_t k) const {
   if (k < 0 || k > size()) throw std::out_of_range(fmt::format("DET point {} outside [0, {}]", k, size()));
-  return k == 0 ? scores_[0] - 0.001 : scores_[static_cast<std::size_t>(k - 1)];
+  if (k == 0) return lowest_ - 0.001;
+  const std::int64_t place = k - 1;  // of the k-th lowest score
+  const auto i = static_cast<std::size_t>(std::upper_bound(position_.begin(), position_.end(), place) -
+                                          position_.begin());  // pivots at or before it
+  if (i > 0 && position_[i - 1] == place) return pivots_[i - 1];
+  // A score of the other class, between pivots i - 1 and i: the r-th lowest of those.
+  const std::int64_t others_before_run = i == 0 ? 0 : position_[i - 1] - static_cast<std::int64_t>(i - 1);
+  const auto r = static_cast<std::size_t>(place - static_cast<std::int64_t>(i) - others_before_run);
+  std::vector<double> run = pivots_are_targets_ ? BetweenPivots<true>(pivots_, others_, i)
+                                                : BetweenPivots<false>(pivots_, others_, i);
+  std::nth_element(run.begin(), run.begin() + static_cast<std::ptrdiff_t>(r), run.end());
+  const double x = run[r];
+  return x == 0.0 ? 0.0 : x;
 }
 
 EerResult SortedScores::Eer() const {
-  const double nt = static_cast<double>(n_target_);
-  const double nn = static_cast<double>(n_nontarget_);
-  const std::int64_t n = size();
-  std::int64_t t = 0;
-  double best = std::numeric_limits<double>::infinity();
-  EerResult result;
-  for (std::int64_t k = 0; k <= n; ++k) {
-    if (k > 0) t += is_target_[static_cast<std::size_t>(k - 1)];
-    const double frr = static_cast<double>(t) / nt;
-    const double far = static_cast<double>(n_nontarget_ - (k - t)) / nn;
-    const double diff = std::fabs(frr - far);
-    if (diff < best) {
-      best = diff;
-      result.index = k;
-      result.eer = (frr + far) / 2.0;
+  // FRR[k] - FAR[k] never decreases with k (each step raises t or m by one; rounding keeps the
+  // order), so |FRR - FAR| falls to the sign change and rises after it: the sweep's first
+  // minimiser is k_b, the first point with FRR - FAR >= 0 (k = n has 1 - 0), or the point before
+  // it when that one is at least as close. No two points share a difference: they are at least
+  // 1 / max(N_tar, N_non) >= 2^-32 apart, far more than the rounding of a difference of two
+  // fractions (a few 2^-53).
+  const auto diff = [this](std::int64_t k) {
+    const Point p = At(k);
+    return Frr(p) - Far(p);
+  };
+  std::int64_t lo = 1, hi = size();  // FRR - FAR = -1 at k = 0
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (diff(mid) >= 0.0) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
     }
   }
+  EerResult result;
+  result.index = std::fabs(diff(lo - 1)) <= std::fabs(diff(lo)) ? lo - 1 : lo;
+  const Point p = At(result.index);
+  result.eer = (Frr(p) + Far(p)) / 2.0;
   result.threshold = Threshold(result.index);
   return result;
 }
 
 MinDcfResult SortedScores::MinDcf(const DcfParams& params) const {
   params.Validate();
-  const double nt = static_cast<double>(n_target_);
-  const double nn = static_cast<double>(n_nontarget_);
   const double c_miss = params.c_miss;
   const double c_fa = params.c_fa;
   const double p = params.p_target;
   const double q = 1.0 - p;
-  const std::int64_t n = size();
-  std::int64_t t = 0;
+  const auto c_det = [&](const Point& point) { return c_miss * Frr(point) * p + c_fa * Far(point) * q; };
+  // C_det rises (or stays) across a target score and falls (or stays) across a non-target one, so
+  // the sweep's first minimiser is the point just before a target score, k = 0 or k = n, or, on a
+  // plateau, the first point of a run of non-target scores that has the run end's value.
   double best = std::numeric_limits<double>::infinity();
   std::int64_t best_k = 0;
-  for (std::int64_t k = 0; k <= n; ++k) {
-    if (k > 0) t += is_target_[static_cast<std::size_t>(k - 1)];
-    const double frr = static_cast<double>(t) / nt;
-    const double far = static_cast<double>(n_nontarget_ - (k - t)) / nn;
-    const double c_det = c_miss * frr * p + c_fa * far * q;
-    if (c_det < best) {
-      best = c_det;
-      best_k = k;
+  const auto consider = [&](std::int64_t k, double value, std::int64_t run_start) {
+    if (!(value < best)) return;
+    best = value;
+    while (run_start < k) {  // C_det does not increase over [run_start, k]: first point <= value
+      const std::int64_t mid = run_start + (k - run_start) / 2;
+      if (c_det(At(mid)) <= value) {
+        k = mid;
+      } else {
+        run_start = mid + 1;
+      }
+    }
+    best_k = k;
+  };
+  const auto n_pivots = static_cast<std::int64_t>(pivots_.size());
+  if (pivots_are_targets_) {
+    // The point before target i ends the run of non-targets since target i - 1.
+    for (std::int64_t i = 0; i < n_pivots; ++i) {
+      const std::int64_t k = position_[static_cast<std::size_t>(i)];
+      const std::int64_t run_start = i == 0 ? 0 : position_[static_cast<std::size_t>(i - 1)] + 1;
+      consider(k, c_det(Point{i, k - i}), run_start);
+    }
+    consider(size(), c_det(Point{n_target_, n_nontarget_}), position_.back() + 1);
+  } else {
+    // Every point after a non-target score, and k = 0: the others follow a target score.
+    consider(0, c_det(Point{0, 0}), 0);
+    for (std::int64_t i = 0; i < n_pivots; ++i) {
+      const std::int64_t k = position_[static_cast<std::size_t>(i)] + 1;
+      consider(k, c_det(Point{k - (i + 1), i + 1}), k);
     }
   }
   MinDcfResult result;
@@ -210,21 +403,35 @@ MinDcfResult SortedScores::MinDcf(const DcfParams& params) const {
   return result;
 }
 
+void SortedScores::SortedSequence(std::vector<double>* scores, std::vector<std::uint8_t>* is_target) const {
+  const std::vector<double>& tar = pivots_are_targets_ ? pivots_ : others_;
+  const std::vector<double>& non = pivots_are_targets_ ? others_ : pivots_;
+  const auto exact = [](const std::vector<double>& v) {
+    return std::all_of(v.begin(), v.end(), [](double x) { return static_cast<double>(static_cast<float>(x)) == x; });
+  };
+  if (exact(tar) && exact(non)) {
+    MergeSorted<std::uint32_t, float>(tar, non, scores, is_target);
+  } else {
+    MergeSorted<std::uint64_t, double>(tar, non, scores, is_target);
+  }
+}
+
 DetCurve SortedScores::Curve() const {
-  const double nt = static_cast<double>(n_target_);
-  const double nn = static_cast<double>(n_nontarget_);
+  std::vector<double> scores;
+  std::vector<std::uint8_t> is_target;
+  SortedSequence(&scores, &is_target);
   const std::int64_t n = size();
   DetCurve curve;
   curve.frr.resize(static_cast<std::size_t>(n + 1));
   curve.far.resize(static_cast<std::size_t>(n + 1));
   curve.thresholds.resize(static_cast<std::size_t>(n + 1));
-  std::int64_t t = 0;
+  Point p{0, 0};
   for (std::int64_t k = 0; k <= n; ++k) {
-    if (k > 0) t += is_target_[static_cast<std::size_t>(k - 1)];
     const auto i = static_cast<std::size_t>(k);
-    curve.frr[i] = static_cast<double>(t) / nt;
-    curve.far[i] = static_cast<double>(n_nontarget_ - (k - t)) / nn;
-    curve.thresholds[i] = Threshold(k);
+    if (k > 0) (is_target[i - 1] ? p.t : p.m) += 1;
+    curve.frr[i] = Frr(p);
+    curve.far[i] = Far(p);
+    curve.thresholds[i] = k == 0 ? scores[0] - 0.001 : scores[i - 1];
   }
   return curve;
 }
@@ -280,7 +487,7 @@ Metrics ComputeMetrics(const std::vector<double>& scores, const std::vector<Tria
   std::vector<double> tar, non;
   Metrics metrics;
   SplitScores(scores, labels, &tar, &non, &metrics.counts);
-  const SortedScores sorted(tar, non);
+  const SortedScores sorted(std::move(tar), std::move(non));
   metrics.eer = sorted.Eer();
   metrics.min_dcf = sorted.MinDcf(params);
   return metrics;

@@ -19,8 +19,19 @@
 // results are bit-identical to ASVtorch's on the same (float64) scores
 // (tests/asvcpp/eval/golden/metrics_golden.json, made by tools/golden/make_metric_golden.py).
 //
-// Cost: O(n log n) for one sort (LSD radix sort on the order-preserving bit pattern of the
-// doubles, then a merge), O(n) per metric afterwards.
+// How (metrics.cc): the sorted sequence is never built for EER and minDCF. Only the smaller class
+// (usually the targets) is sorted (LSD radix sort on the order-preserving bit pattern); each score
+// of the other class is placed between two of them (a table over equal-width score ranges, then a
+// short binary search), which gives every DET point's (t_k, k - t_k) from the sorted scores' ranks.
+// |FRR - FAR| is V-shaped along k (FRR - FAR never decreases, also after rounding), so the EER is
+// one binary search for the sign change; C_det falls only across non-target scores, so minDCF
+// looks at the points just before each target score (and, where rounding leaves C_det flat over a
+// run of non-target scores, searches that run for its first point of the same cost). Both give the
+// same k and the same doubles as a sweep over all n + 1 points, which the tests check against a
+// straightforward transcription.
+// Cost: O(n + p log p) once (p = the smaller class's size), then O(log n log p) for the EER and
+// O(p log n) per minDCF, plus one O(n) pass for a threshold that is a score of the larger class.
+// The DET curve and the sorted sequence are built on request (O(n log n)).
 #pragma once
 
 #include <cstdint>
@@ -73,32 +84,48 @@ struct Metrics {
   LabelCounts counts;  ///< Trials per class; n_other counts trials left out of the metrics.
 };
 
-/// Target and non-target scores sorted once; each metric is then one O(n) sweep. Build one when
-/// several metrics (e.g. minDCF at several p_target) are needed for the same scores.
+/// Target and non-target scores ranked once; each metric is then a few binary searches or one pass
+/// over the smaller class. Build one when several metrics (e.g. minDCF at several p_target) are
+/// needed for the same scores.
 class SortedScores {
  public:
-  /// Throws DataError when either set is empty or a score is NaN. +-inf are allowed.
-  SortedScores(const std::vector<double>& target_scores, const std::vector<double>& nontarget_scores);
+  /// Takes the scores by value: pass them with std::move to keep the larger class without a copy.
+  /// Throws DataError when either set is empty or a score is NaN (+-inf are allowed), and
+  /// std::invalid_argument for more than 2^32 scores in one class.
+  SortedScores(std::vector<double> target_scores, std::vector<double> nontarget_scores);
 
   std::int64_t n_target() const { return n_target_; }
   std::int64_t n_nontarget() const { return n_nontarget_; }
-  std::int64_t size() const { return static_cast<std::int64_t>(scores_.size()); }
+  std::int64_t size() const { return n_target_ + n_nontarget_; }
 
   EerResult Eer() const;
   MinDcfResult MinDcf(const DcfParams& params = {}) const;
+  /// All n + 1 DET points: sorts the whole sequence, O(n log n).
   DetCurve Curve() const;
-  /// threshold[k] for k in [0, n].
+  /// threshold[k] for k in [0, n]: O(log n), or one O(n) pass when the k-th lowest score belongs to
+  /// the larger class. Throws std::out_of_range for k outside [0, n].
   double Threshold(std::int64_t k) const;
 
-  /// Sorted scores, ascending ([n]) and whether each one is a target score ([n], 1 = target).
-  const std::vector<double>& sorted_scores() const { return scores_; }
-  const std::vector<std::uint8_t>& sorted_is_target() const { return is_target_; }
+  /// The whole sorted sequence: ascending scores ([n]) and whether each one is a target score
+  /// ([n], 1 = target); -0 is returned as +0. Sorts on every call, O(n log n).
+  void SortedSequence(std::vector<double>* scores, std::vector<std::uint8_t>* is_target) const;
 
  private:
+  struct Point {
+    std::int64_t t;  // target scores among the k lowest
+    std::int64_t m;  // non-target scores among the k lowest
+  };
+  Point At(std::int64_t k) const;
+  double Frr(const Point& p) const;
+  double Far(const Point& p) const;
+
   std::int64_t n_target_ = 0;
   std::int64_t n_nontarget_ = 0;
-  std::vector<double> scores_;
-  std::vector<std::uint8_t> is_target_;
+  bool pivots_are_targets_ = true;      // the smaller class (the targets on a tie)
+  std::vector<double> pivots_;          // its scores sorted ascending, -0 as +0 [p]
+  std::vector<std::int64_t> position_;  // position_[i]: 0-based place of pivots_[i] in the sorted sequence [p]
+  std::vector<double> others_;          // the other class's scores, in input order [n - p]
+  double lowest_ = 0.0;                 // the lowest score
 };
 
 /// EER of target vs. non-target scores (ASVtorch _compute_eer). Throws as SortedScores.

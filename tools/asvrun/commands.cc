@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <utility>
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
@@ -317,7 +318,7 @@ int Eval(const EvalOptions& options) {
   std::vector<double> nontarget_scores;
   eval::SplitScores(scores, trials.Classify(eval::LabelVocabulary::Default(), &counts), &target_scores,
                     &nontarget_scores);
-  const eval::SortedScores sorted(target_scores, nontarget_scores);
+  const eval::SortedScores sorted(std::move(target_scores), std::move(nontarget_scores));
   const auto eer = sorted.Eer();
   std::vector<double> p_targets = {options.p_target};
   if (options.p_target != 0.01) p_targets.push_back(0.01);

@@ -30,6 +30,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -183,7 +184,7 @@ int Main(int argc, char** argv) {
             .push_back(s);
       }
     }
-    const asv::eval::SortedScores sorted(target, nontarget);
+    const asv::eval::SortedScores sorted(std::move(target), std::move(nontarget));
     eer = sorted.Eer();
     min_dcf = sorted.MinDcf();
     n_target = sorted.n_target();

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "asvcpp/backend/plda.h"
 #include "asvcpp/backend/score_norm.h"
@@ -125,7 +126,7 @@ ListResult ScoreTrialList(const Backend& backend, const Embeddings& processed, c
   std::vector<double> nontarget_scores;
   eval::SplitScores(result.scores, trials.Classify(eval::LabelVocabulary::Default(), &counts), &target_scores,
                     &nontarget_scores);
-  const eval::SortedScores sorted(target_scores, nontarget_scores);
+  const eval::SortedScores sorted(std::move(target_scores), std::move(nontarget_scores));
   result.metrics.eer = sorted.Eer();
   result.metrics.min_dcf = sorted.MinDcf(params);
   result.metrics.counts = counts;
