@@ -14,6 +14,7 @@
 #include "asvcpp/backend/scorer_torch.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/base/thread_pool.h"
 
 namespace asv::backend {
 namespace {
@@ -22,9 +23,9 @@ constexpr char kMagic[] = "ASVPLDA\0";
 constexpr std::uint32_t kVersion = 1;
 constexpr double kSingularRatio = 1e-10;
 
-// Rows per block of the streamed scatter accumulation: 1024 x D doubles (4 MB at D = 512) stay in
-// cache, instead of two float64 copies of the whole [N, D] input.
-constexpr std::int64_t kBlockRows = 1024;
+// Rows per block of the streamed scatter accumulation: 4096 x D doubles (16 MB at D = 512), few
+// enough BLAS calls for its threads to pay off, instead of a float64 copy of the whole [N, D] input.
+constexpr std::int64_t kBlockRows = 4096;
 
 // scatter += B^T B, B = block [rows, dim] row-major float64. `scatter` [dim, dim] row-major; only
 // its upper triangle (j >= i) is updated. dsyrk does half the multiply-adds of a general product.
@@ -54,41 +55,59 @@ Plda Train(const Matrix& vectors, const std::vector<std::int64_t>& ids, std::int
         n_speakers));
   }
   const auto udim = static_cast<std::size_t>(dim);
-  // Pass 1: the global mean m (float64 sums), and the finiteness check.
-  std::vector<double> mean(udim, 0.0);
+  // Pass 1: per-speaker sums of x - x_0 (float64; shifted by the first row, so that the sums keep
+  // their precision however far the data lie from the origin), the finiteness check, and the
+  // global mean m from them.
+  std::vector<double> shift(vectors.row(0), vectors.row(0) + udim);
+  std::vector<double> sums(static_cast<std::size_t>(n_speakers) * udim, 0.0);
+  std::vector<std::int64_t> counts(static_cast<std::size_t>(n_speakers), 0);
   bool finite = true;
   for (std::int64_t r = 0; r < n; ++r) {
     const float* x = vectors.row(r);
+    const auto s = static_cast<std::size_t>(ids[static_cast<std::size_t>(r)]);
+    double* sum = sums.data() + s * udim;
     for (std::size_t d = 0; d < udim; ++d) {
       finite &= std::isfinite(x[d]);
-      mean[d] += static_cast<double>(x[d]);
+      sum[d] += static_cast<double>(x[d]) - shift[d];
     }
+    ++counts[s];
   }
   if (!finite) throw DataError("PLDA training vectors contain NaN or infinite values");
-  for (double& m : mean) m /= static_cast<double>(n);
+  std::vector<double> offset(udim, 0.0);  // m - x_0
+  for (std::size_t s = 0; s < counts.size(); ++s) {
+    for (std::size_t d = 0; d < udim; ++d) offset[d] += sums[s * udim + d];
+  }
+  std::vector<double> mean(udim);
+  for (std::size_t d = 0; d < udim; ++d) {
+    offset[d] /= static_cast<double>(n);
+    mean[d] = shift[d] + offset[d];
+  }
   ASV_LOG(Info, "training PLDA on {} vectors of {} speakers, dimension {}", n, n_speakers, dim);
-  // Pass 2, in blocks of centred float64 rows x - m: the total scatter T = sum (x - m)(x - m)^T
-  // and the per-speaker sums of x - m. The within-class scatter is then
+  // Pass 2, in blocks of centred float64 rows x - m (centred on `threads` threads): the total
+  // scatter T = sum (x - m)(x - m)^T. The within-class scatter is then
   // W = T - sum_s n_s (m_s - m)(m_s - m)^T, which equals the scatter of the speaker-mean-removed
   // rows that ASVtorch computes (the residuals' global mean is exactly zero).
+  const int threads = std::max(1, at::get_num_threads());
   std::vector<double> total(udim * udim, 0.0);
-  std::vector<double> sums(static_cast<std::size_t>(n_speakers) * udim, 0.0);
-  std::vector<std::int64_t> counts(static_cast<std::size_t>(n_speakers), 0);
   std::vector<double> block(static_cast<std::size_t>(std::min(n, kBlockRows)) * udim);
   for (std::int64_t begin = 0; begin < n; begin += kBlockRows) {
     const std::int64_t rows = std::min(kBlockRows, n - begin);
-    for (std::int64_t r = 0; r < rows; ++r) {
-      const float* x = vectors.row(begin + r);
-      double* c = block.data() + static_cast<std::size_t>(r) * udim;
-      const auto s = static_cast<std::size_t>(ids[static_cast<std::size_t>(begin + r)]);
-      double* sum = sums.data() + s * udim;
-      for (std::size_t d = 0; d < udim; ++d) {
-        c[d] = static_cast<double>(x[d]) - mean[d];
-        sum[d] += c[d];
+    const std::int64_t chunk = (rows + threads - 1) / threads;
+    base::ParallelFor(static_cast<std::size_t>(threads), threads, [&](std::size_t part, int) {
+      const std::int64_t first = static_cast<std::int64_t>(part) * chunk;
+      const std::int64_t last = std::min(rows, first + chunk);
+      for (std::int64_t r = first; r < last; ++r) {
+        const float* x = vectors.row(begin + r);
+        double* c = block.data() + static_cast<std::size_t>(r) * udim;
+        for (std::size_t d = 0; d < udim; ++d) c[d] = static_cast<double>(x[d]) - mean[d];
       }
-      ++counts[s];
-    }
+    });
     AddScatter(block.data(), rows, dim, total.data());
+  }
+  // Centred speaker sums n_s (m_s - m) = sum_s (x - x_0) - n_s (m - x_0).
+  for (std::size_t s = 0; s < counts.size(); ++s) {
+    const auto count = static_cast<double>(counts[s]);
+    for (std::size_t d = 0; d < udim; ++d) sums[s * udim + d] -= count * offset[d];
   }
   // Between-speaker scatter sum_s n_s (m_s - m)(m_s - m)^T as the scatter of rows
   // sqrt(n_s) (m_s - m) = sum_s / sqrt(n_s).

@@ -188,11 +188,11 @@ void ReferenceCovariances(const Matrix& x, const std::vector<std::int64_t>& spk,
 }
 
 TEST(Plda, StreamedTrainingMatchesTheResidualFormula) {
-  // 2600 rows: several 1024-row blocks and a partial one; an offset of 50 checks the centring.
+  // 9100 rows: two 4096-row blocks and a partial one; an offset of 50 checks the centring.
   Synthetic model(21);
   Matrix x;
   std::vector<std::int64_t> spk;
-  model.Draw(130, 20, &x, &spk);
+  model.Draw(130, 70, &x, &spk);
   for (std::int64_t i = 0; i < x.rows() * x.cols(); ++i) x.data()[i] += 50.0f;
   MatrixD st, sb;
   ReferenceCovariances(x, spk, &st, &sb);
