@@ -55,23 +55,37 @@ Plda Train(const Matrix& vectors, const std::vector<std::int64_t>& ids, std::int
         n_speakers));
   }
   const auto udim = static_cast<std::size_t>(dim);
-  // Pass 1: per-speaker sums of x - x_0 (float64; shifted by the first row, so that the sums keep
-  // their precision however far the data lie from the origin), the finiteness check, and the
-  // global mean m from them.
+  // Pass 1, rows split among the intra-op threads: per-speaker sums of x - x_0 (float64; shifted by
+  // the first row, so that the sums keep their precision however far the data lie from the
+  // origin), the finiteness check, and the global mean m from them.
   std::vector<double> shift(vectors.row(0), vectors.row(0) + udim);
-  std::vector<double> sums(static_cast<std::size_t>(n_speakers) * udim, 0.0);
+  const int threads = std::max(1, at::get_num_threads());
+  const std::size_t n_sums = static_cast<std::size_t>(n_speakers) * udim;
+  std::vector<std::vector<double>> part_sums(static_cast<std::size_t>(threads));
+  std::vector<char> part_finite(static_cast<std::size_t>(threads), 1);
   std::vector<std::int64_t> counts(static_cast<std::size_t>(n_speakers), 0);
-  bool finite = true;
-  for (std::int64_t r = 0; r < n; ++r) {
-    const float* x = vectors.row(r);
-    const auto s = static_cast<std::size_t>(ids[static_cast<std::size_t>(r)]);
-    double* sum = sums.data() + s * udim;
-    for (std::size_t d = 0; d < udim; ++d) {
-      finite &= std::isfinite(x[d]);
-      sum[d] += static_cast<double>(x[d]) - shift[d];
+  for (std::int64_t r = 0; r < n; ++r) ++counts[static_cast<std::size_t>(ids[static_cast<std::size_t>(r)])];
+  const std::int64_t rows_per_part = (n + threads - 1) / threads;
+  base::ParallelFor(static_cast<std::size_t>(threads), threads, [&](std::size_t part, int) {
+    std::vector<double>& sums = part_sums[part];
+    sums.assign(n_sums, 0.0);
+    bool ok = true;
+    const std::int64_t last = std::min(n, static_cast<std::int64_t>(part + 1) * rows_per_part);
+    for (std::int64_t r = static_cast<std::int64_t>(part) * rows_per_part; r < last; ++r) {
+      const float* x = vectors.row(r);
+      double* sum = sums.data() + static_cast<std::size_t>(ids[static_cast<std::size_t>(r)]) * udim;
+      for (std::size_t d = 0; d < udim; ++d) {
+        ok &= std::isfinite(x[d]);
+        sum[d] += static_cast<double>(x[d]) - shift[d];
+      }
     }
-    ++counts[s];
+    part_finite[part] = ok;
+  });
+  std::vector<double>& sums = part_sums[0];
+  for (std::size_t part = 1; part < part_sums.size(); ++part) {
+    for (std::size_t i = 0; i < n_sums; ++i) sums[i] += part_sums[part][i];
   }
+  const bool finite = std::all_of(part_finite.begin(), part_finite.end(), [](char ok) { return ok != 0; });
   if (!finite) throw DataError("PLDA training vectors contain NaN or infinite values");
   std::vector<double> offset(udim, 0.0);  // m - x_0
   for (std::size_t s = 0; s < counts.size(); ++s) {
@@ -87,7 +101,6 @@ Plda Train(const Matrix& vectors, const std::vector<std::int64_t>& ids, std::int
   // scatter T = sum (x - m)(x - m)^T. The within-class scatter is then
   // W = T - sum_s n_s (m_s - m)(m_s - m)^T, which equals the scatter of the speaker-mean-removed
   // rows that ASVtorch computes (the residuals' global mean is exactly zero).
-  const int threads = std::max(1, at::get_num_threads());
   std::vector<double> total(udim * udim, 0.0);
   std::vector<double> block(static_cast<std::size_t>(std::min(n, kBlockRows)) * udim);
   for (std::int64_t begin = 0; begin < n; begin += kBlockRows) {

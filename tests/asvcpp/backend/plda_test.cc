@@ -187,6 +187,27 @@ void ReferenceCovariances(const Matrix& x, const std::vector<std::int64_t>& spk,
   }
 }
 
+TEST(Plda, NonFiniteTrainingVectorsAreAClearError) {
+  // A NaN or an infinity anywhere (first row, middle, last row: each part of the threaded pass).
+  Synthetic model(5);
+  Matrix x;
+  std::vector<std::int64_t> spk;
+  model.Draw(40, 10, &x, &spk);
+  for (const std::int64_t row : {std::int64_t{0}, x.rows() / 2 + 1, x.rows() - 1}) {
+    for (const float bad : {std::numeric_limits<float>::quiet_NaN(), -std::numeric_limits<float>::infinity()}) {
+      Matrix y = x;
+      y(row, 1) = bad;
+      try {
+        Plda::TrainClosedForm(y, spk);
+        ADD_FAILURE() << "no error for row " << row;
+      } catch (const DataError& e) {
+        EXPECT_STREQ(e.what(), "PLDA training vectors contain NaN or infinite values");
+      }
+    }
+  }
+  EXPECT_NO_THROW(Plda::TrainClosedForm(x, spk));
+}
+
 TEST(Plda, StreamedTrainingMatchesTheResidualFormula) {
   // 9100 rows: two 4096-row blocks and a partial one; an offset of 50 checks the centring.
   Synthetic model(21);
