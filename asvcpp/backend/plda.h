@@ -16,11 +16,11 @@
 //   "cwl": centred, whitened, length-normalised).
 //   Implementation (same values to rounding): float64 throughout; one pass for the speaker sums
 //   (of x - x_0, shifted by the first row) and the mean, then the rows are centred in blocks of
-//   4096 (on LibTorch's intra-op thread count) and only the total scatter
+//   4096 (both passes on up to 4 of LibTorch's intra-op threads) and only the total scatter
 //   T = sum (x - m)(x - m)^T is accumulated (BLAS dsyrk: half the multiply-adds of a general
 //   product); the within-class scatter follows as W = T - sum_s n_s (m_s - m)(m_s - m)^T. Extra
-//   memory O(D^2 + K D) plus a 4096 x D block, no copy of the [N, D] input. Cost about N D^2 / 2
-//   multiply-adds.
+//   memory O(D^2 + K D) per pass-1 thread plus a 4096 x D block, no copy of the [N, D] input. Cost
+//   about N D^2 / 2 multiply-adds.
 //
 // Scoring matrices for a PLDA dimension d (ASVtorch _compute_scoring_matrices), float64:
 //   Lambda = St^-1,  Gamma = (St - Sb St^-1 Sb)^-1,  Q = Lambda - Gamma,  P = Lambda Sb Gamma,
