@@ -406,10 +406,8 @@ MinDcfResult SortedScores::MinDcf(const DcfParams& params) const {
 void SortedScores::SortedSequence(std::vector<double>* scores, std::vector<std::uint8_t>* is_target) const {
   const std::vector<double>& tar = pivots_are_targets_ ? pivots_ : others_;
   const std::vector<double>& non = pivots_are_targets_ ? others_ : pivots_;
-  const auto exact = [](const std::vector<double>& v) {
-    return std::all_of(v.begin(), v.end(), [](double x) { return static_cast<double>(static_cast<float>(x)) == x; });
-  };
-  if (exact(tar) && exact(non)) {
+  // No NaN is left (the constructor checked), so this only decides the key width.
+  if (CheckedAllExactFloats(tar, "target") && CheckedAllExactFloats(non, "non-target")) {
     MergeSorted<std::uint32_t, float>(tar, non, scores, is_target);
   } else {
     MergeSorted<std::uint64_t, double>(tar, non, scores, is_target);

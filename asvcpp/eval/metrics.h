@@ -98,7 +98,11 @@ class SortedScores {
   std::int64_t n_nontarget() const { return n_nontarget_; }
   std::int64_t size() const { return n_target_ + n_nontarget_; }
 
+  /// EER, its DET point and threshold as defined in the file comment (first minimiser of
+  /// |FRR - FAR|, no interpolation). O(log n log p) plus the threshold. Does not throw.
   EerResult Eer() const;
+  /// minDCF (Kaldi's normalisation, see the file comment) at `params`, its DET point and threshold.
+  /// O(p log n) plus the threshold. Throws std::invalid_argument when `params` is out of range.
   MinDcfResult MinDcf(const DcfParams& params = {}) const;
   /// All n + 1 DET points: sorts the whole sequence, O(n log n).
   DetCurve Curve() const;
