@@ -8,7 +8,10 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include <c10/core/Allocator.h>
 #include <c10/core/CPUAllocator.h>
@@ -98,6 +101,32 @@ class CachingCpuAllocator final : public c10::Allocator {
     return stats_;
   }
 
+  // Starts a phase: returns the number its first map will get and the phase peak before it.
+  std::pair<std::uint64_t, std::size_t> BeginPhase() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    phase_starts_.push_back(stats_.maps);
+    return {stats_.maps, stats_.phase_peak_in_use_bytes};
+  }
+
+  // Unmaps the cached blocks mapped as map number `first_map` or later and sets the phase peak
+  // back to max(previous_peak, bytes in use).
+  void EndPhase(std::uint64_t first_map, std::size_t previous_peak) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto started = std::find(phase_starts_.rbegin(), phase_starts_.rend(), first_map);
+    if (started != phase_starts_.rend()) phase_starts_.erase(std::prev(started.base()));
+    for (auto it = lru_.begin(); it != lru_.end();) {
+      if (it->map_number < first_map) {
+        ++it;
+        continue;
+      }
+      stats_.cached_bytes -= it->bytes;
+      Unmap(it->start, it->bytes);
+      by_size_.erase(it->by_size);
+      it = lru_.erase(it);
+    }
+    stats_.phase_peak_in_use_bytes = std::max(previous_peak, stats_.in_use_bytes);
+  }
+
  private:
   void* Take(std::size_t n) {
     const std::size_t want = CachedBlockBytes(n);
@@ -109,11 +138,12 @@ class CachingCpuAllocator final : public c10::Allocator {
       if (it != by_size_.end() && it->first / 2 <= n) {
         const std::size_t bytes = it->first;
         void* p = it->second->start;
+        const std::uint64_t map_number = it->second->map_number;
         lru_.erase(it->second);
         by_size_.erase(it);
         stats_.cached_bytes -= bytes;
         ++stats_.cache_hits;
-        MarkInUse(p, bytes);
+        MarkInUse(p, bytes, map_number);
         return p;
       }
     }
@@ -126,15 +156,15 @@ class CachingCpuAllocator final : public c10::Allocator {
                   " bytes (", std::strerror(errno), ")");
     }
     std::lock_guard<std::mutex> lock(mutex_);
-    ++stats_.maps;
-    MarkInUse(p, want);
+    MarkInUse(p, want, stats_.maps++);
     return p;
   }
 
-  void MarkInUse(void* p, std::size_t bytes) {
-    blocks_.emplace(p, bytes);
+  void MarkInUse(void* p, std::size_t bytes, std::uint64_t map_number) {
+    blocks_.emplace(p, Block{bytes, map_number});
     stats_.in_use_bytes += bytes;
     stats_.peak_in_use_bytes = std::max(stats_.peak_in_use_bytes, stats_.in_use_bytes);
+    stats_.phase_peak_in_use_bytes = std::max(stats_.phase_peak_in_use_bytes, stats_.in_use_bytes);
   }
 
   // Returns true if `p` was one of our blocks.
@@ -142,24 +172,32 @@ class CachingCpuAllocator final : public c10::Allocator {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = blocks_.find(p);
     if (it == blocks_.end()) return false;
-    const std::size_t bytes = it->second;
+    const auto [bytes, map_number] = it->second;
     blocks_.erase(it);
     stats_.in_use_bytes -= bytes;
     if (scopes_ == 0) {
       Unmap(p, bytes);
       return true;
     }
-    lru_.push_front(CachedBlock{p, bytes, {}});
+    lru_.push_front(CachedBlock{p, bytes, map_number, {}});
     lru_.front().by_size = by_size_.emplace(bytes, lru_.begin());
     stats_.cached_bytes += bytes;
     // Keep the cache bounded; the blocks unused for longest go first.
-    const std::size_t limit = std::max(kMinCacheBytes, 2 * stats_.peak_in_use_bytes);
+    const std::size_t limit = std::max(kMinCacheBytes, 2 * stats_.phase_peak_in_use_bytes);
     while (stats_.cached_bytes > limit && !lru_.empty()) {
-      const CachedBlock& oldest = lru_.back();
-      stats_.cached_bytes -= oldest.bytes;
-      Unmap(oldest.start, oldest.bytes);
-      by_size_.erase(oldest.by_size);
-      lru_.pop_back();
+      auto victim = std::prev(lru_.end());
+      if (!phase_starts_.empty()) {
+        // Inside a phase its own blocks go first: those of the work around it (the training
+        // steps' blocks during validation) are what that work needs when the phase ends.
+        const std::uint64_t first = phase_starts_.back();
+        const auto own = std::find_if(lru_.rbegin(), lru_.rend(),
+                                      [first](const CachedBlock& b) { return b.map_number >= first; });
+        if (own != lru_.rend()) victim = std::prev(own.base());
+      }
+      stats_.cached_bytes -= victim->bytes;
+      Unmap(victim->start, victim->bytes);
+      by_size_.erase(victim->by_size);
+      lru_.erase(victim);
     }
     return true;
   }
@@ -173,6 +211,7 @@ class CachingCpuAllocator final : public c10::Allocator {
     lru_.clear();
     by_size_.clear();
     stats_.cached_bytes = 0;
+    stats_.phase_peak_in_use_bytes = stats_.in_use_bytes;
     return released;
   }
 
@@ -191,14 +230,20 @@ class CachingCpuAllocator final : public c10::Allocator {
   std::mutex mutex_;
   int scopes_ = 0;
   c10::Allocator* previous_ = nullptr;
-  std::unordered_map<void*, std::size_t> blocks_;  // in use: start -> bytes
+  struct Block {
+    std::size_t bytes;
+    std::uint64_t map_number;  // stats_.maps before it was mapped: which phase mapped it
+  };
+  std::unordered_map<void*, Block> blocks_;  // in use: start -> block
   // Cached blocks, most recently freed first, and the same blocks by size (for best fit).
   struct CachedBlock {
     void* start;
     std::size_t bytes;
+    std::uint64_t map_number;
     std::multimap<std::size_t, std::list<CachedBlock>::iterator>::iterator by_size;
   };
   std::list<CachedBlock> lru_;
+  std::vector<std::uint64_t> phase_starts_;  // first map numbers of the live phases, innermost last
   std::multimap<std::size_t, std::list<CachedBlock>::iterator> by_size_;
   CpuAllocatorStats stats_;
 };
@@ -215,6 +260,12 @@ std::size_t CachedBlockBytes(std::size_t bytes) {
 CachingCpuAllocatorScope::CachingCpuAllocatorScope() { CachingCpuAllocator::Get().Activate(); }
 
 CachingCpuAllocatorScope::~CachingCpuAllocatorScope() { CachingCpuAllocator::Get().Deactivate(); }
+
+CpuAllocatorPhase::CpuAllocatorPhase() {
+  std::tie(first_map_, previous_peak_) = CachingCpuAllocator::Get().BeginPhase();
+}
+
+CpuAllocatorPhase::~CpuAllocatorPhase() { CachingCpuAllocator::Get().EndPhase(first_map_, previous_peak_); }
 
 CpuAllocatorStats GetCpuAllocatorStats() { return CachingCpuAllocator::Get().Stats(); }
 

@@ -21,8 +21,12 @@
 //   }  // default allocator again; cached free blocks unmapped
 //
 // Scopes nest and may be created by several objects (each Trainer holds one); the allocator is
-// installed while at least one scope is alive. Tensors that outlive every scope are freed by it
-// directly (unmapped) when LibTorch releases them. Thread-safe (one mutex; LibTorch allocates a
+// installed while at least one scope is alive. Work with other shapes inside a scope (validation
+// and embedding extraction between training epochs) runs in a CpuAllocatorPhase: when it ends,
+// the blocks mapped for it are unmapped and the training steps find their own blocks again.
+// Without that, blocks cut for whole-utterance batches stayed cached through the next epoch
+// (issue 5, case 6: the demo training's RSS rose by 250 MB at the first validation and stayed).
+// Tensors that outlive every scope are freed by it directly (unmapped) when LibTorch releases them. Thread-safe (one mutex; LibTorch allocates a
 // few hundred large blocks per training step). A request the kernel cannot map even after the
 // cache is given back throws c10::Error, as LibTorch's own allocator does. No LibTorch in this
 // header.
@@ -37,6 +41,9 @@ namespace asv::train {
 struct CpuAllocatorStats {
   std::size_t in_use_bytes = 0;       ///< large blocks handed out and not yet freed
   std::size_t peak_in_use_bytes = 0;  ///< maximum of in_use_bytes
+  /// maximum of in_use_bytes in the current phase: since the last ReleaseCachedCpuMemory(), and
+  /// back to its earlier value (or in_use_bytes, if larger) when a CpuAllocatorPhase ends
+  std::size_t phase_peak_in_use_bytes = 0;
   std::size_t cached_bytes = 0;       ///< freed large blocks kept for reuse
   std::uint64_t allocations = 0;      ///< large requests served
   std::uint64_t cache_hits = 0;       ///< ... of them from a cached block
@@ -61,10 +68,33 @@ class CachingCpuAllocatorScope {
   CachingCpuAllocatorScope& operator=(const CachingCpuAllocatorScope&) = delete;
 };
 
+/// While alive, marks work whose tensor shapes differ from those of the work around it (validation
+/// or embedding extraction on whole utterances between training epochs). Its destructor unmaps
+/// the cached free blocks that were mapped while it lived (blocks mapped before it stay cached for
+/// the work that follows, also when the phase reused them) and returns the cache's bound to the
+/// peak before the phase (or to the bytes now in use, if more). While it lives, the bound evicts
+/// the phase's own blocks before those of the work around it. Phases nest. Without a live
+/// CachingCpuAllocatorScope it changes nothing (no block is cached then). Never throws.
+class CpuAllocatorPhase {
+ public:
+  CpuAllocatorPhase();
+  ~CpuAllocatorPhase();
+  CpuAllocatorPhase(const CpuAllocatorPhase&) = delete;
+  CpuAllocatorPhase& operator=(const CpuAllocatorPhase&) = delete;
+
+ private:
+  std::uint64_t first_map_;    // maps counter when the phase began
+  std::size_t previous_peak_;  // phase_peak_in_use_bytes when the phase began
+};
+
 /// Current counters (a consistent snapshot).
 CpuAllocatorStats GetCpuAllocatorStats();
 
-/// Unmaps every cached free block now (blocks in use stay). Returns the bytes given back.
+/// Unmaps every cached free block now (blocks in use stay) and starts a new phase: from now on the
+/// cache's bound, max(kMinCacheBytes, 2 x phase_peak_in_use_bytes), follows the peak of the bytes
+/// in use from the current in_use_bytes on, so that a phase with a larger working set (validation
+/// on whole utterances) does not let the next one (training on clips) keep twice that cached.
+/// Returns the bytes given back. Thread-safe.
 std::size_t ReleaseCachedCpuMemory();
 
 /// Requests of at least this many bytes are cached; smaller ones go to LibTorch's default

@@ -185,6 +185,7 @@ struct Trainer::Impl {
   ValidationResult Validate() {
     ValidationResult r;
     if (validation.empty()) return r;
+    const CpuAllocatorPhase phase;  // whole-utterance batches: their blocks go when it ends
     const bool was_training = net->is_training();
     net->eval();
     torch::NoGradGuard no_grad;

@@ -1,6 +1,7 @@
 // The caching CPU allocator (cpu_allocator.h): size classes, installation and restoration of
 // LibTorch's CPU allocator, reuse of freed blocks, best fit within 2x, the bound on cached bytes
-// (least recently used blocks first), tensors that outlive the scope, and raw allocations.
+// (least recently used blocks first) and its phases, tensors that outlive the scope, and raw
+// allocations.
 #include "asvcpp/train/cpu_allocator.h"
 
 #include <algorithm>
@@ -18,6 +19,12 @@ constexpr std::size_t kMiB = std::size_t{1} << 20;
 // A float tensor of exactly `bytes` bytes (a multiple of 4). Memory is mapped lazily, so large
 // tensors cost nothing until written.
 torch::Tensor Bytes(std::size_t bytes) { return torch::empty({static_cast<std::int64_t>(bytes / 4)}); }
+
+// Allocates `count` tensors of `bytes` bytes, all alive at once, then frees them in order.
+void Hold(int count, std::size_t bytes) {
+  std::vector<torch::Tensor> tensors;
+  for (int i = 0; i < count; ++i) tensors.push_back(Bytes(bytes));
+}
 
 TEST(CpuAllocatorTest, RoundsToFourSizeClassesPerOctave) {
   EXPECT_EQ(CachedBlockBytes(kMiB), kMiB);
@@ -95,28 +102,116 @@ TEST(CpuAllocatorTest, BoundsTheCacheToTwiceThePeakLeastRecentlyUsedFirst) {
   CachingCpuAllocatorScope scope;
   ReleaseCachedCpuMemory();
   const auto start = GetCpuAllocatorStats();
-  // The cache may hold max(kMinCacheBytes, 2 x peak bytes in use); the peak is process-wide.
-  ASSERT_LE(start.peak_in_use_bytes, 192 * kMiB) << "an earlier test of this binary used more; the limit differs";
-  auto hold = [](int count, std::size_t bytes) {
-    std::vector<torch::Tensor> tensors;
-    for (int i = 0; i < count; ++i) tensors.push_back(Bytes(bytes));
-  };
-  hold(3, 64 * kMiB);  // peak 192 MiB: limit 384 MiB; cached 192 MiB
-  hold(6, 30 * kMiB);  // class 32 MiB; a 64 MiB block would waste more than half: 6 new blocks
+  // The cache may hold max(kMinCacheBytes, 2 x peak bytes in use since the last release).
+  ASSERT_EQ(start.phase_peak_in_use_bytes, start.in_use_bytes);
+  ASSERT_EQ(start.in_use_bytes, 0u);
+  Hold(3, 64 * kMiB);  // peak 192 MiB: limit 384 MiB; cached 192 MiB
+  Hold(6, 30 * kMiB);  // class 32 MiB; a 64 MiB block would waste more than half: 6 new blocks
   auto s = GetCpuAllocatorStats();
   EXPECT_EQ(s.cached_bytes, 384 * kMiB);
   EXPECT_EQ(s.unmaps - start.unmaps, 0u);
-  hold(12, 15 * kMiB);  // class 16 MiB, 12 new blocks: 576 MiB cached > 384 MiB
+  Hold(12, 15 * kMiB);  // class 16 MiB, 12 new blocks: 576 MiB cached > 384 MiB
   s = GetCpuAllocatorStats();
   EXPECT_EQ(s.cached_bytes, 384 * kMiB) << "the three 64 MiB blocks, freed first, are unmapped";
   EXPECT_EQ(s.unmaps - start.unmaps, 3u);
   EXPECT_EQ(s.maps - start.maps, 21u);
+  EXPECT_EQ(s.phase_peak_in_use_bytes, 192 * kMiB);
   EXPECT_EQ(s.peak_in_use_bytes, std::max<std::size_t>(start.peak_in_use_bytes, 192 * kMiB));
-  hold(1, 30 * kMiB);  // a cached 32 MiB block
-  hold(1, 60 * kMiB);  // no 64 MiB block left: mapped
+  Hold(1, 30 * kMiB);  // a cached 32 MiB block
+  Hold(1, 60 * kMiB);  // no 64 MiB block left: mapped
   s = GetCpuAllocatorStats();
   EXPECT_EQ(s.maps - start.maps, 22u);
   EXPECT_EQ(s.cache_hits - start.cache_hits, 1u);
+  ReleaseCachedCpuMemory();
+}
+
+TEST(CpuAllocatorTest, ReleaseRestartsThePeakThatBoundsTheCache) {
+  CachingCpuAllocatorScope scope;
+  ReleaseCachedCpuMemory();
+  const auto start = GetCpuAllocatorStats();
+  // A validation-like phase: a 384 MiB working set, so the bound is 768 MiB until the release.
+  Hold(1, 384 * kMiB);
+  auto s = GetCpuAllocatorStats();
+  EXPECT_EQ(s.phase_peak_in_use_bytes, 384 * kMiB);
+  EXPECT_EQ(s.cached_bytes, 384 * kMiB);
+  auto survivor = Bytes(2 * kMiB);  // in use across the release: the new phase starts from it
+  EXPECT_EQ(ReleaseCachedCpuMemory(), 384 * kMiB);
+  s = GetCpuAllocatorStats();
+  EXPECT_EQ(s.phase_peak_in_use_bytes, 2 * kMiB);
+  EXPECT_GE(s.peak_in_use_bytes, 384 * kMiB);  // the lifetime peak is kept
+  // A training-like phase: peak 2 + 192 MiB, bound 388 MiB. Blocks of three sizes (480 MiB) would
+  // all stay cached under the old bound of 768 MiB; under the new one two 64 MiB blocks go.
+  Hold(3, 64 * kMiB);
+  Hold(6, 30 * kMiB);  // class 32 MiB: new blocks (a 64 MiB one would waste more than half)
+  Hold(6, 15 * kMiB);  // class 16 MiB: new blocks
+  s = GetCpuAllocatorStats();
+  EXPECT_EQ(s.phase_peak_in_use_bytes, 194 * kMiB);
+  EXPECT_EQ(s.maps - start.maps, 2u + 3u + 6u + 6u);  // 384 MiB and the survivor, then the phase
+  EXPECT_EQ(s.unmaps - start.unmaps, 1u + 2u) << "the 384 MiB block at the release, two 64 MiB blocks now";
+  EXPECT_EQ(s.cached_bytes, 64 * kMiB + 6 * 32 * kMiB + 6 * 16 * kMiB);
+  survivor = torch::Tensor();
+  ReleaseCachedCpuMemory();
+}
+
+TEST(CpuAllocatorTest, APhaseUnmapsTheBlocksItMappedAndRestoresTheBound) {
+  CachingCpuAllocatorScope scope;
+  ReleaseCachedCpuMemory();
+  const auto start = GetCpuAllocatorStats();
+  Hold(3, 64 * kMiB);  // the training steps' blocks: phase peak 192 MiB
+  {
+    const CpuAllocatorPhase validation;
+    Hold(2, 192 * kMiB);  // two new blocks: phase peak 384 MiB, cached 576 MiB
+    Hold(3, 60 * kMiB);   // the three 64 MiB blocks, reused
+    const auto s = GetCpuAllocatorStats();
+    EXPECT_EQ(s.phase_peak_in_use_bytes, 384 * kMiB);
+    EXPECT_EQ(s.cached_bytes, 576 * kMiB);
+    EXPECT_EQ(s.maps - start.maps, 5u);
+  }
+  auto s = GetCpuAllocatorStats();
+  EXPECT_EQ(s.cached_bytes, 192 * kMiB) << "only the phase's two 192 MiB blocks are unmapped";
+  EXPECT_EQ(s.unmaps - start.unmaps, 2u);
+  EXPECT_EQ(s.phase_peak_in_use_bytes, 192 * kMiB);
+  Hold(3, 64 * kMiB);  // the training steps find their blocks again
+  s = GetCpuAllocatorStats();
+  EXPECT_EQ(s.maps - start.maps, 5u);
+  EXPECT_EQ(s.cache_hits - start.cache_hits, 6u);
+  {
+    // A block the phase maps but that is still in use when it ends stays with its owner.
+    torch::Tensor result;
+    {
+      const CpuAllocatorPhase extraction;
+      result = Bytes(8 * kMiB);
+      EXPECT_EQ(GetCpuAllocatorStats().phase_peak_in_use_bytes, 192 * kMiB);  // 8 MiB < the peak
+    }
+    EXPECT_EQ(GetCpuAllocatorStats().in_use_bytes - start.in_use_bytes, 8 * kMiB);
+    result.fill_(1.0f);
+    EXPECT_FLOAT_EQ(result.sum().item<float>(), static_cast<float>(2 * kMiB));
+  }
+  s = GetCpuAllocatorStats();
+  EXPECT_EQ(s.cached_bytes, 192 * kMiB + 8 * kMiB);
+  EXPECT_EQ(s.unmaps - start.unmaps, 2u);
+  ReleaseCachedCpuMemory();
+}
+
+TEST(CpuAllocatorTest, InsideAPhaseItsOwnBlocksAreEvictedFirst) {
+  CachingCpuAllocatorScope scope;
+  ReleaseCachedCpuMemory();
+  const auto start = GetCpuAllocatorStats();
+  ASSERT_EQ(start.in_use_bytes, 0u);
+  Hold(3, 64 * kMiB);  // the training steps' blocks, least recently used: phase peak 192 MiB
+  {
+    const CpuAllocatorPhase validation;
+    Hold(1, 192 * kMiB);  // cached 384 MiB: at the bound max(256, 2 x 192) MiB
+    Hold(1, 90 * kMiB);   // class 96 MiB, new: 480 MiB cached; the phase's 192 MiB block goes
+    const auto s = GetCpuAllocatorStats();
+    EXPECT_EQ(s.cached_bytes, 192 * kMiB + 96 * kMiB);
+    EXPECT_EQ(s.unmaps - start.unmaps, 1u);
+  }
+  const auto s = GetCpuAllocatorStats();
+  EXPECT_EQ(s.cached_bytes, 192 * kMiB);
+  EXPECT_EQ(s.unmaps - start.unmaps, 2u);
+  Hold(3, 64 * kMiB);
+  EXPECT_EQ(GetCpuAllocatorStats().maps - start.maps, 5u) << "the three 64 MiB blocks were kept";
   ReleaseCachedCpuMemory();
 }
 
