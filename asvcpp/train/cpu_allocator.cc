@@ -8,7 +8,6 @@
 #include <list>
 #include <map>
 #include <mutex>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -101,21 +100,31 @@ class CachingCpuAllocator final : public c10::Allocator {
     return stats_;
   }
 
-  // Starts a phase: returns the number its first map will get and the phase peak before it.
-  std::pair<std::uint64_t, std::size_t> BeginPhase() {
+  // Starts a phase: unmaps the cached blocks (their sizes and map numbers are kept for EndPhase)
+  // and returns the phase's token.
+  std::uint64_t BeginPhase() {
     std::lock_guard<std::mutex> lock(mutex_);
-    phase_starts_.push_back(stats_.maps);
-    return {stats_.maps, stats_.phase_peak_in_use_bytes};
+    Phase phase{next_phase_token_++, stats_.maps, stats_.phase_peak_in_use_bytes, {}};
+    for (const auto& block : lru_) {
+      phase.saved.push_back({block.bytes, block.map_number});
+      Unmap(block.start, block.bytes);
+    }
+    lru_.clear();
+    by_size_.clear();
+    stats_.cached_bytes = 0;
+    phases_.push_back(std::move(phase));
+    return phases_.back().token;
   }
 
-  // Unmaps the cached blocks mapped as map number `first_map` or later and sets the phase peak
-  // back to max(previous_peak, bytes in use).
-  void EndPhase(std::uint64_t first_map, std::size_t previous_peak) {
+  // Ends the phase `token`: unmaps the cached blocks it mapped, maps blocks of the sizes cached
+  // when it began again (untouched, so not resident until used; least recently used order kept)
+  // and sets the phase peak back to max(its value before the phase, bytes in use).
+  void EndPhase(std::uint64_t token) {
     std::lock_guard<std::mutex> lock(mutex_);
-    const auto started = std::find(phase_starts_.rbegin(), phase_starts_.rend(), first_map);
-    if (started != phase_starts_.rend()) phase_starts_.erase(std::prev(started.base()));
+    const auto phase = std::find_if(phases_.begin(), phases_.end(), [token](const Phase& p) { return p.token == token; });
+    if (phase == phases_.end()) return;
     for (auto it = lru_.begin(); it != lru_.end();) {
-      if (it->map_number < first_map) {
+      if (it->map_number < phase->first_map) {
         ++it;
         continue;
       }
@@ -124,7 +133,16 @@ class CachingCpuAllocator final : public c10::Allocator {
       by_size_.erase(it->by_size);
       it = lru_.erase(it);
     }
-    stats_.phase_peak_in_use_bytes = std::max(previous_peak, stats_.in_use_bytes);
+    for (const auto& saved : phase->saved) {
+      void* p = MapBlock(saved.bytes);
+      if (p == nullptr) break;  // the cache is an optimisation: the work maps what it needs
+      ++stats_.maps;
+      lru_.push_back(CachedBlock{p, saved.bytes, saved.map_number, {}});
+      lru_.back().by_size = by_size_.emplace(saved.bytes, std::prev(lru_.end()));
+      stats_.cached_bytes += saved.bytes;
+    }
+    stats_.phase_peak_in_use_bytes = std::max(phase->previous_peak, stats_.in_use_bytes);
+    phases_.erase(phase);
   }
 
  private:
@@ -185,19 +203,11 @@ class CachingCpuAllocator final : public c10::Allocator {
     // Keep the cache bounded; the blocks unused for longest go first.
     const std::size_t limit = std::max(kMinCacheBytes, 2 * stats_.phase_peak_in_use_bytes);
     while (stats_.cached_bytes > limit && !lru_.empty()) {
-      auto victim = std::prev(lru_.end());
-      if (!phase_starts_.empty()) {
-        // Inside a phase its own blocks go first: those of the work around it (the training
-        // steps' blocks during validation) are what that work needs when the phase ends.
-        const std::uint64_t first = phase_starts_.back();
-        const auto own = std::find_if(lru_.rbegin(), lru_.rend(),
-                                      [first](const CachedBlock& b) { return b.map_number >= first; });
-        if (own != lru_.rend()) victim = std::prev(own.base());
-      }
-      stats_.cached_bytes -= victim->bytes;
-      Unmap(victim->start, victim->bytes);
-      by_size_.erase(victim->by_size);
-      lru_.erase(victim);
+      const CachedBlock& oldest = lru_.back();
+      stats_.cached_bytes -= oldest.bytes;
+      Unmap(oldest.start, oldest.bytes);
+      by_size_.erase(oldest.by_size);
+      lru_.pop_back();
     }
     return true;
   }
@@ -243,7 +253,18 @@ class CachingCpuAllocator final : public c10::Allocator {
     std::multimap<std::size_t, std::list<CachedBlock>::iterator>::iterator by_size;
   };
   std::list<CachedBlock> lru_;
-  std::vector<std::uint64_t> phase_starts_;  // first map numbers of the live phases, innermost last
+  struct Phase {
+    std::uint64_t token;
+    std::uint64_t first_map;      // stats_.maps when it began: blocks numbered from here are its own
+    std::size_t previous_peak;    // stats_.phase_peak_in_use_bytes when it began
+    struct Saved {
+      std::size_t bytes;
+      std::uint64_t map_number;
+    };
+    std::vector<Saved> saved;     // the blocks cached when it began, most recently used first
+  };
+  std::vector<Phase> phases_;     // live phases, innermost last
+  std::uint64_t next_phase_token_ = 0;
   std::multimap<std::size_t, std::list<CachedBlock>::iterator> by_size_;
   CpuAllocatorStats stats_;
 };
@@ -261,11 +282,9 @@ CachingCpuAllocatorScope::CachingCpuAllocatorScope() { CachingCpuAllocator::Get(
 
 CachingCpuAllocatorScope::~CachingCpuAllocatorScope() { CachingCpuAllocator::Get().Deactivate(); }
 
-CpuAllocatorPhase::CpuAllocatorPhase() {
-  std::tie(first_map_, previous_peak_) = CachingCpuAllocator::Get().BeginPhase();
-}
+CpuAllocatorPhase::CpuAllocatorPhase() : token_(CachingCpuAllocator::Get().BeginPhase()) {}
 
-CpuAllocatorPhase::~CpuAllocatorPhase() { CachingCpuAllocator::Get().EndPhase(first_map_, previous_peak_); }
+CpuAllocatorPhase::~CpuAllocatorPhase() { CachingCpuAllocator::Get().EndPhase(token_); }
 
 CpuAllocatorStats GetCpuAllocatorStats() { return CachingCpuAllocator::Get().Stats(); }
 

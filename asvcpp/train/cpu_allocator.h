@@ -22,8 +22,9 @@
 //
 // Scopes nest and may be created by several objects (each Trainer holds one); the allocator is
 // installed while at least one scope is alive. Work with other shapes inside a scope (validation
-// and embedding extraction between training epochs) runs in a CpuAllocatorPhase: when it ends,
-// the blocks mapped for it are unmapped and the training steps find their own blocks again.
+// and embedding extraction between training epochs) runs in a CpuAllocatorPhase: the training
+// steps' cached blocks are unmapped while it runs and mapped again, with the same sizes, when it
+// ends; the blocks mapped for the phase are unmapped then.
 // Without that, blocks cut for whole-utterance batches stayed cached through the next epoch
 // (issue 5, case 6: the demo training's RSS rose by 250 MB at the first validation and stayed).
 // Tensors that outlive every scope are freed by it directly (unmapped) when LibTorch releases them. Thread-safe (one mutex; LibTorch allocates a
@@ -69,12 +70,15 @@ class CachingCpuAllocatorScope {
 };
 
 /// While alive, marks work whose tensor shapes differ from those of the work around it (validation
-/// or embedding extraction on whole utterances between training epochs). Its destructor unmaps
-/// the cached free blocks that were mapped while it lived (blocks mapped before it stay cached for
-/// the work that follows, also when the phase reused them) and returns the cache's bound to the
-/// peak before the phase (or to the bytes now in use, if more). While it lives, the bound evicts
-/// the phase's own blocks before those of the work around it. Phases nest. Without a live
-/// CachingCpuAllocatorScope it changes nothing (no block is cached then). Never throws.
+/// or embedding extraction on whole utterances between training epochs). Its constructor unmaps
+/// the cached free blocks, so that the phase does not keep the surrounding work's blocks resident
+/// beside its own, and remembers their sizes; its destructor unmaps the cached blocks mapped
+/// during the phase and maps blocks of the remembered sizes again (not resident until written),
+/// so that the work that follows finds the cache it had (the training steps' blocks, cut for the
+/// largest minibatch, fit every clip length; blocks cut for whatever lengths come first would
+/// not), and returns the cache's bound to the peak before the phase (or to the bytes now in use,
+/// if more). Phases nest. Without a live CachingCpuAllocatorScope it changes nothing (no block is
+/// cached then). Never throws; when the kernel refuses a block at the end, the rest is left out.
 class CpuAllocatorPhase {
  public:
   CpuAllocatorPhase();
@@ -83,8 +87,7 @@ class CpuAllocatorPhase {
   CpuAllocatorPhase& operator=(const CpuAllocatorPhase&) = delete;
 
  private:
-  std::uint64_t first_map_;    // maps counter when the phase began
-  std::size_t previous_peak_;  // phase_peak_in_use_bytes when the phase began
+  std::uint64_t token_;
 };
 
 /// Current counters (a consistent snapshot).

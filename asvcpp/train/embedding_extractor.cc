@@ -64,7 +64,7 @@ std::int64_t EmbeddingExtractor::embedding_size() const {
 ExtractionResult EmbeddingExtractor::Extract(const FeatureSource& source, const std::vector<int>& utterances,
                                              const ExtractionOptions& options) const {
   const CachingCpuAllocatorScope cpu_allocator;  // batches of varying frame counts reuse blocks
-  const CpuAllocatorPhase phase;  // between training epochs: the training steps' cached blocks stay
+  const CpuAllocatorPhase phase;  // between training epochs: the training steps get their blocks back
   const auto start_time = std::chrono::steady_clock::now();
   const torch::Device device(device_);
   ExtractionResult result;

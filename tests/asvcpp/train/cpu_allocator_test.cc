@@ -153,65 +153,69 @@ TEST(CpuAllocatorTest, ReleaseRestartsThePeakThatBoundsTheCache) {
   ReleaseCachedCpuMemory();
 }
 
-TEST(CpuAllocatorTest, APhaseUnmapsTheBlocksItMappedAndRestoresTheBound) {
-  CachingCpuAllocatorScope scope;
-  ReleaseCachedCpuMemory();
-  const auto start = GetCpuAllocatorStats();
-  Hold(3, 64 * kMiB);  // the training steps' blocks: phase peak 192 MiB
-  {
-    const CpuAllocatorPhase validation;
-    Hold(2, 192 * kMiB);  // two new blocks: phase peak 384 MiB, cached 576 MiB
-    Hold(3, 60 * kMiB);   // the three 64 MiB blocks, reused
-    const auto s = GetCpuAllocatorStats();
-    EXPECT_EQ(s.phase_peak_in_use_bytes, 384 * kMiB);
-    EXPECT_EQ(s.cached_bytes, 576 * kMiB);
-    EXPECT_EQ(s.maps - start.maps, 5u);
-  }
-  auto s = GetCpuAllocatorStats();
-  EXPECT_EQ(s.cached_bytes, 192 * kMiB) << "only the phase's two 192 MiB blocks are unmapped";
-  EXPECT_EQ(s.unmaps - start.unmaps, 2u);
-  EXPECT_EQ(s.phase_peak_in_use_bytes, 192 * kMiB);
-  Hold(3, 64 * kMiB);  // the training steps find their blocks again
-  s = GetCpuAllocatorStats();
-  EXPECT_EQ(s.maps - start.maps, 5u);
-  EXPECT_EQ(s.cache_hits - start.cache_hits, 6u);
-  {
-    // A block the phase maps but that is still in use when it ends stays with its owner.
-    torch::Tensor result;
-    {
-      const CpuAllocatorPhase extraction;
-      result = Bytes(8 * kMiB);
-      EXPECT_EQ(GetCpuAllocatorStats().phase_peak_in_use_bytes, 192 * kMiB);  // 8 MiB < the peak
-    }
-    EXPECT_EQ(GetCpuAllocatorStats().in_use_bytes - start.in_use_bytes, 8 * kMiB);
-    result.fill_(1.0f);
-    EXPECT_FLOAT_EQ(result.sum().item<float>(), static_cast<float>(2 * kMiB));
-  }
-  s = GetCpuAllocatorStats();
-  EXPECT_EQ(s.cached_bytes, 192 * kMiB + 8 * kMiB);
-  EXPECT_EQ(s.unmaps - start.unmaps, 2u);
-  ReleaseCachedCpuMemory();
-}
-
-TEST(CpuAllocatorTest, InsideAPhaseItsOwnBlocksAreEvictedFirst) {
+TEST(CpuAllocatorTest, APhaseSetsTheCacheAsideAndGivesItBackWhenItEnds) {
   CachingCpuAllocatorScope scope;
   ReleaseCachedCpuMemory();
   const auto start = GetCpuAllocatorStats();
   ASSERT_EQ(start.in_use_bytes, 0u);
-  Hold(3, 64 * kMiB);  // the training steps' blocks, least recently used: phase peak 192 MiB
+  Hold(3, 64 * kMiB);  // the training steps' blocks: phase peak 192 MiB
+  Hold(1, 30 * kMiB);  // class 32 MiB (a 64 MiB block would waste more than half), used last
   {
     const CpuAllocatorPhase validation;
-    Hold(1, 192 * kMiB);  // cached 384 MiB: at the bound max(256, 2 x 192) MiB
-    Hold(1, 90 * kMiB);   // class 96 MiB, new: 480 MiB cached; the phase's 192 MiB block goes
-    const auto s = GetCpuAllocatorStats();
-    EXPECT_EQ(s.cached_bytes, 192 * kMiB + 96 * kMiB);
-    EXPECT_EQ(s.unmaps - start.unmaps, 1u);
+    auto s = GetCpuAllocatorStats();
+    EXPECT_EQ(s.cached_bytes, 0u) << "the training blocks are not resident during the phase";
+    EXPECT_EQ(s.unmaps - start.unmaps, 4u);
+    Hold(2, 192 * kMiB);  // phase peak 384 MiB
+    Hold(3, 60 * kMiB);   // class 64 MiB, new blocks: a 192 MiB block would waste more than half
+    s = GetCpuAllocatorStats();
+    EXPECT_EQ(s.phase_peak_in_use_bytes, 384 * kMiB);
+    EXPECT_EQ(s.cached_bytes, 2 * 192 * kMiB + 3 * 64 * kMiB);
+    EXPECT_EQ(s.maps - start.maps, 4u + 5u);
   }
-  const auto s = GetCpuAllocatorStats();
-  EXPECT_EQ(s.cached_bytes, 192 * kMiB);
-  EXPECT_EQ(s.unmaps - start.unmaps, 2u);
-  Hold(3, 64 * kMiB);
-  EXPECT_EQ(GetCpuAllocatorStats().maps - start.maps, 5u) << "the three 64 MiB blocks were kept";
+  auto s = GetCpuAllocatorStats();
+  EXPECT_EQ(s.cached_bytes, 3 * 64 * kMiB + 32 * kMiB) << "the phase's blocks are gone, the earlier sizes back";
+  EXPECT_EQ(s.unmaps - start.unmaps, 4u + 5u);
+  EXPECT_EQ(s.maps - start.maps, 4u + 5u + 4u);
+  EXPECT_EQ(s.phase_peak_in_use_bytes, 192 * kMiB);
+  Hold(3, 64 * kMiB);  // the training steps find blocks of their sizes again
+  Hold(1, 17 * kMiB);  // class 20 MiB: the restored 32 MiB block
+  s = GetCpuAllocatorStats();
+  EXPECT_EQ(s.maps - start.maps, 13u);
+  EXPECT_EQ(s.cache_hits - start.cache_hits, 4u);
+  {
+    // The least recently used order is kept: over the bound, the 64 MiB blocks go before the
+    // 32 MiB one (used last).
+    const CpuAllocatorPhase extraction;
+    EXPECT_EQ(GetCpuAllocatorStats().phase_peak_in_use_bytes, 192 * kMiB);
+  }
+  Hold(1, 192 * kMiB);  // new; freed: 416 MiB cached > max(256, 2 x 192) MiB: one 64 MiB block goes
+  s = GetCpuAllocatorStats();
+  EXPECT_EQ(s.cached_bytes, 2 * 64 * kMiB + 32 * kMiB + 192 * kMiB);
+  Hold(1, 17 * kMiB);
+  EXPECT_EQ(GetCpuAllocatorStats().cache_hits - start.cache_hits, 5u) << "the 32 MiB block stayed";
+  ReleaseCachedCpuMemory();
+}
+
+TEST(CpuAllocatorTest, BlocksInUseAcrossAPhaseStayWithTheirOwners) {
+  CachingCpuAllocatorScope scope;
+  ReleaseCachedCpuMemory();
+  const auto start = GetCpuAllocatorStats();
+  torch::Tensor weights = Bytes(4 * kMiB);  // mapped before the phase, in use throughout
+  torch::Tensor result;
+  {
+    const CpuAllocatorPhase extraction;
+    result = Bytes(8 * kMiB);  // mapped in the phase, still in use when it ends
+  }
+  auto s = GetCpuAllocatorStats();
+  EXPECT_EQ(s.in_use_bytes - start.in_use_bytes, 12 * kMiB);
+  EXPECT_EQ(s.unmaps - start.unmaps, 0u);
+  result.fill_(1.0f);
+  weights.fill_(2.0f);
+  EXPECT_FLOAT_EQ(result.sum().item<float>(), static_cast<float>(2 * kMiB));
+  EXPECT_FLOAT_EQ(weights.sum().item<float>(), static_cast<float>(2 * kMiB));
+  result = torch::Tensor();
+  weights = torch::Tensor();
+  EXPECT_EQ(GetCpuAllocatorStats().cached_bytes, 12 * kMiB);
   ReleaseCachedCpuMemory();
 }
 
