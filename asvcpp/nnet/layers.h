@@ -56,6 +56,28 @@ torch::nn::BatchNorm1d MakeBatchNorm(std::int64_t channels, const LayerOptions& 
 torch::nn::Conv1d MakeFrameConv(std::int64_t in_channels, std::int64_t out_channels, std::int64_t reach,
                                 const LayerOptions& options);
 
+/// Runs a frame-level convolution made by MakeFrameConv (or a 1x1 Conv1d: reach 0) on
+/// x [batch, in, frames] -> [batch, out, frames], the same values as `conv(x)` up to rounding.
+/// On the CPU in float32 with zero padding it runs as a 2-D convolution of x viewed as
+/// [batch, in, 1, frames] in channels-last memory ("frames-major": each frame's channels
+/// contiguous), the layout oneDNN's convolution kernels work in, and returns a [batch, out, frames]
+/// tensor with frames-major strides (stride(1) == 1). oneDNN otherwise reorders every input,
+/// output and gradient of a [batch, channels, frames] convolution to and from its blocked layout:
+/// ~10 % of a CPU training step of StandardNet (ONEDNN_VERBOSE). The input gradient is computed as
+/// a forward convolution with the kernel transposed and reversed in time, because oneDNN 2.6's
+/// backward-data kernels for this layout are slower than its forward ones. StandardNet's training
+/// step at 1 thread: +4-5 % frames/s with LibTorch 1.13 and 2.11 (tools/bench/README.md, case 2).
+/// `conv` must pad by `reach` frames (as MakeFrameConv's does). Other devices and dtypes, circular
+/// padding, and convolutions that are not stride 1, dilation 1, one group, kernel 2·reach+1 use
+/// `conv(x)`. Element-wise operations keep the layout; use NormalizeFrames for batch norm.
+/// Throws what `conv(x)` throws for bad shapes.
+torch::Tensor ConvolveFrames(torch::nn::Conv1d& conv, std::int64_t reach, const torch::Tensor& x);
+
+/// Batch norm of frame-level x [batch, channels, frames] over batch and frames (as `bn(x)`). A
+/// frames-major x (ConvolveFrames' output) is normalised as its contiguous [batch·frames,
+/// channels] view and the result keeps that layout; any other x goes to `bn(x)`.
+torch::Tensor NormalizeFrames(torch::nn::BatchNorm1d& bn, const torch::Tensor& x);
+
 /// Mean and standard deviation over time (ASVtorch MeanStdPoolingLayer; Snyder et al. 2018
 /// statistics pooling):
 ///   μ = mean_t x,  σ = sqrt(max(mean_t x² − μ², 1e-6)),  output [μ, σ].

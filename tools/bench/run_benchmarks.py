@@ -230,7 +230,10 @@ def case_train(args, tmp, venv):
     peer_ok = venv.has("torch") and os.path.exists(os.path.join(PEERS, "train_step.py"))
     torch_version = venv.version("torch") if peer_ok else None
     name = f"PyTorch {torch_version}" if torch_version else "PyTorch"
-    peer_variants = [(name, {})] if args.quick else [(name, {}), (name + " THP", {"THP_MEM_ALLOC_ENABLE": "1"})]
+    peer_variants = [(name, {}, [])]
+    if not args.quick:
+        peer_variants += [(name + " THP", {"THP_MEM_ALLOC_ENABLE": "1"}, []),
+                          (name + " frames-major", {}, ["--frames-major"])]
     rows = []
     for threads in sorted({1, args.threads}):
         # asvcpp programs and the peer one after the other for each thread count, so slow drift
@@ -247,7 +250,7 @@ def case_train(args, tmp, venv):
                 results.append((i, allocator, json.load(open(out))))
         peers = {}
         w = results[0][2]["workload"]
-        for peer_name, extra_env in peer_variants:
+        for peer_name, extra_env, extra_args in peer_variants:
             if not peer_ok:
                 peers[peer_name] = "not available"
                 continue
@@ -256,7 +259,7 @@ def case_train(args, tmp, venv):
             for key in ["feat_dim", "frame_layer", "stat_size", "embedding", "speakers", "frames", "warmup", "steps",
                         "repeats"]:
                 pcmd += ["--" + key.replace("_", "-"), str(w[key])]
-            pcmd += ["--batch", str(w["global_batch"])]
+            pcmd += ["--batch", str(w["global_batch"]), *extra_args]
             try:
                 run_json(pcmd, env={**peer_env(threads), **extra_env}, timeout=3600)
                 peers[peer_name] = json.load(open(pout))
@@ -282,7 +285,8 @@ def case_train(args, tmp, venv):
                 notes.append("target >= 1.2x on the CPU (same LibTorch)" if same and i == 0 and allocator == "caching"
                              else f"reference only: LibTorch {lt}, {allocator} allocator, vs PyTorch {torch_version}")
             if len(peer_variants) > 1:
-                notes.append("THP: the peer with THP_MEM_ALLOC_ENABLE=1")
+                notes.append("THP: the peer with THP_MEM_ALLOC_ENABLE=1; frames-major: the peer in asvcpp's "
+                             "frames-major layout (train_step.py --frames-major, reference only)")
             shape = (f"{w['architecture']} {w['frame_layer']}/{w['stat_size']}/{w['embedding']}, "
                      f"{w['global_batch']}x{w['frames']}, {w['speakers']} spk")
             label = "" if allocator == "caching" else ", LibTorch's default CPU allocator"

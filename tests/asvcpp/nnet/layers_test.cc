@@ -109,6 +109,106 @@ TEST(CnnLayerTest, CircularPaddingWraps) {
   EXPECT_TRUE(torch::allclose(conv(x), expected, 1e-5, 1e-6));
 }
 
+// A [batch, channels, frames] tensor with the same values stored frames-major.
+torch::Tensor FramesMajorCopy(const torch::Tensor& x) {
+  return x.transpose(1, 2).contiguous().transpose(1, 2);
+}
+
+bool IsFramesMajorLayout(const torch::Tensor& x) {
+  return x.transpose(1, 2).is_contiguous();
+}
+
+TEST(ConvolveFramesTest, SameValuesAndGradientsAsConv1d) {
+  torch::manual_seed(11);
+  for (const std::int64_t reach : {0, 2, 3}) {
+    for (const std::int64_t frames : {2, 13}) {
+      for (const bool frames_major_input : {false, true}) {
+        SCOPED_TRACE(testing::Message() << "reach " << reach << ", frames " << frames << ", frames-major input "
+                                        << frames_major_input);
+        auto conv = MakeFrameConv(6, 5, reach, LayerOptions{});
+        const auto weight = conv->weight.detach().clone().requires_grad_(true);
+        const auto bias = conv->bias.detach().clone().requires_grad_(true);
+        const auto values = torch::randn({3, 6, frames});
+        const auto x = (frames_major_input ? FramesMajorCopy(values) : values.clone()).requires_grad_(true);
+        const auto x_ref = values.clone().requires_grad_(true);
+
+        const auto y = ConvolveFrames(conv, reach, x);
+        const auto y_ref = torch::conv1d(x_ref, weight, bias, 1, reach);
+        ASSERT_EQ(y.sizes(), y_ref.sizes());
+        EXPECT_TRUE(IsFramesMajorLayout(y));
+        EXPECT_TRUE(torch::allclose(y, y_ref, 1e-5, 1e-5));
+
+        const auto upstream = torch::randn(y_ref.sizes());
+        (y * upstream).sum().backward();
+        (y_ref * upstream).sum().backward();
+        EXPECT_TRUE(torch::allclose(x.grad(), x_ref.grad(), 1e-5, 1e-5));
+        EXPECT_TRUE(torch::allclose(conv->weight.grad(), weight.grad(), 1e-4, 1e-5));
+        EXPECT_TRUE(torch::allclose(conv->bias.grad(), bias.grad(), 1e-4, 1e-5));
+        EXPECT_EQ(conv->weight.grad().sizes(), conv->weight.sizes());
+
+        torch::NoGradGuard no_grad;
+        EXPECT_TRUE(torch::allclose(ConvolveFrames(conv, reach, x), y_ref, 1e-5, 1e-5));
+      }
+    }
+  }
+}
+
+TEST(ConvolveFramesTest, InputWithoutGradientStillTrainsTheKernel) {
+  // The first frame layer: the features need no gradient, the kernel and bias do.
+  torch::manual_seed(12);
+  auto conv = MakeFrameConv(4, 3, 2, LayerOptions{});
+  const auto weight = conv->weight.detach().clone().requires_grad_(true);
+  const auto x = torch::randn({2, 4, 9});
+  ConvolveFrames(conv, 2, x).pow(2).sum().backward();
+  torch::conv1d(x, weight, conv->bias.detach(), 1, 2).pow(2).sum().backward();
+  EXPECT_TRUE(torch::allclose(conv->weight.grad(), weight.grad(), 1e-4, 1e-5));
+  EXPECT_FALSE(x.grad().defined());
+}
+
+TEST(ConvolveFramesTest, OtherDtypesAndCircularPaddingUseConv1d) {
+  torch::manual_seed(13);
+  LayerOptions circular;
+  circular.padding_mode = PaddingMode::kCircular;
+  auto wrapped = MakeFrameConv(2, 3, 2, circular);
+  const auto x = torch::randn({1, 2, 8});
+  EXPECT_TRUE(torch::allclose(ConvolveFrames(wrapped, 2, x), wrapped(x)));
+  auto conv = MakeFrameConv(2, 3, 1, LayerOptions{});
+  conv->to(torch::kFloat64);
+  const auto xd = x.to(torch::kFloat64);
+  EXPECT_TRUE(torch::allclose(ConvolveFrames(conv, 1, xd), torch::conv1d(xd, conv->weight, conv->bias, 1, 1)));
+}
+
+TEST(NormalizeFramesTest, FramesMajorInputIsBatchNormOverBatchAndFrames) {
+  torch::manual_seed(14);
+  auto bn = MakeBatchNorm(5, LayerOptions{});
+  auto bn_ref = MakeBatchNorm(5, LayerOptions{});
+  {
+    torch::NoGradGuard g;
+    bn->weight.uniform_(0.5, 2);
+    bn->bias.uniform_(-1, 1);
+    bn_ref->weight.copy_(bn->weight);
+    bn_ref->bias.copy_(bn->bias);
+  }
+  const auto values = torch::randn({4, 5, 7}) * 3 + 1;
+  const auto x = FramesMajorCopy(values).requires_grad_(true);
+  const auto x_ref = values.clone().requires_grad_(true);
+  const auto y = NormalizeFrames(bn, x);
+  const auto y_ref = bn_ref(x_ref);
+  EXPECT_TRUE(IsFramesMajorLayout(y));
+  EXPECT_TRUE(torch::allclose(y, y_ref, 1e-5, 1e-5));
+  // Training mode: the running statistics move the same way.
+  EXPECT_TRUE(torch::allclose(bn->running_mean, bn_ref->running_mean, 1e-6, 1e-6));
+  EXPECT_TRUE(torch::allclose(bn->running_var, bn_ref->running_var, 1e-5, 1e-6));
+  const auto upstream = torch::randn(y_ref.sizes());
+  (y * upstream).sum().backward();
+  (y_ref * upstream).sum().backward();
+  EXPECT_TRUE(torch::allclose(x.grad(), x_ref.grad(), 1e-5, 1e-5));
+  EXPECT_TRUE(torch::allclose(bn->weight.grad(), bn_ref->weight.grad(), 1e-4, 1e-5));
+  bn->eval();
+  bn_ref->eval();
+  EXPECT_TRUE(torch::allclose(NormalizeFrames(bn, x), bn_ref(x_ref), 1e-5, 1e-5));
+}
+
 TEST(SeLayerTest, ScalesChannelsByGate) {
   torch::manual_seed(4);
   LayerOptions o;

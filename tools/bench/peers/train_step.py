@@ -24,6 +24,10 @@ weight decay, the others 0.001; lr 0.1, momentum 0), zero_grad (set_to_none), an
 .item() reads of loss and accuracy the trainer does every step. Warm-up steps, then `repeats`
 timed runs of `steps` steps; frames/s = batch x frames x steps / seconds; frames_per_cpu_s the
 same over the process's CPU time (time.process_time, as asv_bench_train's rank0_cpu_seconds).
+
+--frames-major runs the frame layers in the memory layout asvcpp uses on the CPU (conv2d of
+[batch, channels, 1, frames] in channels-last memory; nnet::ConvolveFrames): a reference variant
+showing what that layout alone gives in PyTorch, not how PyTorch users write the network.
 """
 import argparse
 import json
@@ -36,6 +40,7 @@ import torch.nn.functional as F
 from torch import nn
 
 MAX_POOL_BYTES = 512 << 20  # asv_bench_train's kMaxPoolBytes
+FRAMES_MAJOR = False  # --frames-major
 
 
 class CnnLayer(nn.Module):
@@ -50,7 +55,16 @@ class CnnLayer(nn.Module):
         self.lrelu_slope = lrelu_slope
 
     def forward(self, x):
-        return self.batchnorm(F.leaky_relu(self.cnn(x), self.lrelu_slope))
+        if not FRAMES_MAJOR:
+            return self.batchnorm(F.leaky_relu(self.cnn(x), self.lrelu_slope))
+        # --frames-major: asvcpp's layout (nnet::ConvolveFrames, NormalizeFrames) written in PyTorch:
+        # the convolution as conv2d of [batch, channels, 1, frames] in channels-last memory, batch
+        # norm over the contiguous [batch * frames, channels] view; autograd's own backward.
+        x4 = x.unsqueeze(2).contiguous(memory_format=torch.channels_last)
+        y = F.conv2d(x4, self.cnn.weight.unsqueeze(2), self.cnn.bias, padding=(0, self.cnn.padding[0])).squeeze(2)
+        y = F.leaky_relu(y, self.lrelu_slope)
+        frames = y.transpose(1, 2)  # [batch, frames, channels], contiguous
+        return self.batchnorm(frames.reshape(-1, y.size(1))).view(frames.shape).transpose(1, 2)
 
 
 class MeanStdPoolingLayer(nn.Module):
@@ -132,8 +146,12 @@ def main():
     p.add_argument("--weight-decay", type=float, default=0.001, help="network.weight_decay")
     p.add_argument("--profile", help="write a torch.profiler table of one extra timed run to this file")
     p.add_argument("--check-checkpoint", help="load an asvcpp epoch.N.pt strictly and exit")
+    p.add_argument("--frames-major", action="store_true",
+                   help="run the frame layers in asvcpp's frames-major layout (a reference variant)")
     p.add_argument("--json", help="write the results here")
     a = p.parse_args()
+    global FRAMES_MAJOR
+    FRAMES_MAJOR = a.frames_major
     if a.check_checkpoint:
         check_checkpoint(a.check_checkpoint)
         return 0
@@ -207,6 +225,7 @@ def main():
             f.write(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=40) + "\n")
 
     result = {"peer": "PyTorch (Python) StandardNet training step", "torch": torch.__version__,
+              "frames_major": a.frames_major,
               "threads": torch.get_num_threads(), "interop_threads": torch.get_num_interop_threads(),
               "device": a.device, "parameters": parameters,
               "workload": {"feat_dim": a.feat_dim, "frame_layer": a.frame_layer, "stat_size": a.stat_size,
