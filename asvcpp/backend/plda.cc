@@ -152,20 +152,18 @@ Plda Train(const Matrix& vectors, const std::vector<std::int64_t>& ids, std::int
 // Column-major [n, n] double matrices for LAPACK (the symmetric inputs read the same either way).
 using Square = std::vector<double>;
 
-// Eigenvalues of the symmetric [n, n] `a` (lower triangle read), ascending (LAPACK dsyevd,
-// divide and conquer). With vectors, `a` is overwritten by the eigenvectors (column k belongs to
-// eigenvalue k); without, its lower triangle is destroyed. Throws DataError when LAPACK fails.
-std::vector<double> SymmetricEigen(int n, Square* a, bool vectors) {
-  const char* jobz = vectors ? "V" : "N";
+// Eigenvalues of the symmetric [n, n] `a` (lower triangle read, destroyed), ascending (LAPACK
+// dsyevd). Throws DataError when LAPACK fails.
+std::vector<double> SymmetricEigenvalues(int n, Square* a) {
   std::vector<double> w(static_cast<std::size_t>(n));
   int info = 0, lwork = -1, liwork = -1, iwork_size = 0;
   double work_size = 0;
-  dsyevd_(jobz, "L", &n, a->data(), &n, w.data(), &work_size, &lwork, &iwork_size, &liwork, &info, 1, 1);
+  dsyevd_("N", "L", &n, a->data(), &n, w.data(), &work_size, &lwork, &iwork_size, &liwork, &info, 1, 1);
   lwork = static_cast<int>(work_size);
   liwork = iwork_size;
   std::vector<double> work(static_cast<std::size_t>(std::max(lwork, 1)));
   std::vector<int> iwork(static_cast<std::size_t>(std::max(liwork, 1)));
-  dsyevd_(jobz, "L", &n, a->data(), &n, w.data(), work.data(), &lwork, iwork.data(), &liwork, &info, 1, 1);
+  dsyevd_("N", "L", &n, a->data(), &n, w.data(), work.data(), &lwork, iwork.data(), &liwork, &info, 1, 1);
   if (info != 0) throw DataError(fmt::format("PLDA: the symmetric eigendecomposition (LAPACK dsyevd) failed, info {}", info));
   return w;
 }
@@ -202,7 +200,7 @@ Square CholeskyChecked(int n, const Square& m, const char* what, const Plda& pld
   }
   if (info == 0 && rcond > kSingularRatio) return l;
   l = m;
-  const std::vector<double> ev = SymmetricEigen(n, &l, /*vectors=*/false);
+  const std::vector<double> ev = SymmetricEigenvalues(n, &l);
   throw DataError(fmt::format(
       "PLDA: {} is singular or not positive definite (eigenvalues from {:.3g} to {:.3g}, reciprocal condition number "
       "{:.3g}); trained on {} vectors of {} speakers in dimension {}. Use more training data than dimensions and "
@@ -210,11 +208,74 @@ Square CholeskyChecked(int n, const Square& m, const char* what, const Plda& pld
       what, ev.front(), ev.back(), rcond, plda.n_vectors(), plda.n_speakers(), plda.dim()));
 }
 
-// B <- op(L)^-1 B (side "L") or B op(L)^-1 (side "R"): triangular solve with the lower-triangular
-// [n, n] L (LAPACK/BLAS dtrsm); B is column-major [rows, cols] with leading dimension rows.
-void SolveLower(const char* side, const char* trans, const Square& l, int n, int rows, int cols, double* b) {
-  const double one = 1.0;
-  dtrsm_(side, "L", trans, "N", &rows, &cols, &one, l.data(), &n, b, &rows, 1, 1, 1, 1);
+// The inverse of the symmetric positive definite [n, n] `m` (lower triangle read), lower triangle
+// only (LAPACK dpotri from the Cholesky factor). Throws as CholeskyChecked.
+Square InverseChecked(int n, const Square& m, const char* what, const Plda& plda) {
+  Square inverse = CholeskyChecked(n, m, what, plda);
+  int info = 0;
+  dpotri_("L", &n, inverse.data(), &n, &info, 1);
+  if (info != 0) throw DataError(fmt::format("PLDA: inverting {} (LAPACK dpotri) failed, info {}", what, info));
+  return inverse;
+}
+
+// LAPACK workspace size from a query's answer.
+int WorkSize(double query) { return std::max(1, static_cast<int>(query)); }
+
+// The `count` eigenpairs of the symmetric [n, n] `a` (lower triangle read, destroyed) with the
+// largest absolute eigenvalues, in descending order of |eigenvalue| (ties keep ascending order).
+// Returns those eigenvalues (with their signs); `vectors` receives the eigenvectors as the columns
+// of a column-major [n, count] matrix. The steps of LAPACK dsyevd (Householder tridiagonalisation
+// dsytrd, divide and conquer dstedc for the tridiagonal's eigenvectors, dormtr to transform them
+// back), except that only the `count` wanted eigenvectors are transformed back (2 n^2 count
+// multiply-adds instead of 2 n^3). `a` is scaled by a power of two first (exact) so that no
+// magnitude under- or overflows. Throws DataError when LAPACK fails.
+std::vector<double> LargestEigenpairs(int n, int count, Square* a, Square* vectors) {
+  const auto un = static_cast<std::size_t>(n);
+  double largest = 0.0;
+  for (std::size_t j = 0; j < un; ++j) {
+    for (std::size_t i = j; i < un; ++i) largest = std::max(largest, std::fabs((*a)[j * un + i]));
+  }
+  const int exponent = largest > 0.0 ? std::ilogb(largest) : 0;
+  for (std::size_t j = 0; j < un; ++j) {
+    for (std::size_t i = j; i < un; ++i) (*a)[j * un + i] = std::ldexp((*a)[j * un + i], -exponent);
+  }
+  std::vector<double> diagonal(un), off(un), tau(un);
+  int info = 0, lwork = -1, liwork = -1, iwork_query = 0;
+  double query = 0.0;
+  dsytrd_("L", &n, a->data(), &n, diagonal.data(), off.data(), tau.data(), &query, &lwork, &info, 1);
+  lwork = WorkSize(query);
+  std::vector<double> work(static_cast<std::size_t>(lwork));
+  dsytrd_("L", &n, a->data(), &n, diagonal.data(), off.data(), tau.data(), work.data(), &lwork, &info, 1);
+  if (info != 0) throw DataError(fmt::format("PLDA: tridiagonalising P (LAPACK dsytrd) failed, info {}", info));
+  Square z(un * un);
+  lwork = -1;
+  dstedc_("I", &n, diagonal.data(), off.data(), z.data(), &n, &query, &lwork, &iwork_query, &liwork, &info, 1);
+  lwork = WorkSize(query);
+  liwork = std::max(1, iwork_query);
+  work.resize(static_cast<std::size_t>(lwork));
+  std::vector<int> iwork(static_cast<std::size_t>(liwork));
+  dstedc_("I", &n, diagonal.data(), off.data(), z.data(), &n, work.data(), &lwork, iwork.data(), &liwork, &info, 1);
+  if (info != 0) throw DataError(fmt::format("PLDA: the eigendecomposition of P (LAPACK dstedc) failed, info {}", info));
+  // dstedc returns the eigenvalues in ascending order; pick the `count` largest in magnitude.
+  std::vector<std::size_t> order(un);
+  for (std::size_t i = 0; i < un; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t x, std::size_t y) { return std::fabs(diagonal[x]) > std::fabs(diagonal[y]); });
+  const auto uc = static_cast<std::size_t>(count);
+  vectors->assign(un * uc, 0.0);
+  std::vector<double> values(uc);
+  for (std::size_t k = 0; k < uc; ++k) {
+    std::copy_n(z.data() + order[k] * un, un, vectors->data() + k * un);
+    values[k] = std::ldexp(diagonal[order[k]], exponent);
+  }
+  lwork = -1;
+  dormtr_("L", "L", "N", &n, &count, a->data(), &n, tau.data(), vectors->data(), &n, &query, &lwork, &info, 1, 1, 1);
+  lwork = WorkSize(query);
+  work.resize(static_cast<std::size_t>(lwork));
+  dormtr_("L", "L", "N", &n, &count, a->data(), &n, tau.data(), vectors->data(), &n, work.data(), &lwork, &info, 1, 1,
+          1);
+  if (info != 0) throw DataError(fmt::format("PLDA: transforming P's eigenvectors (LAPACK dormtr) failed, info {}", info));
+  return values;
 }
 
 }  // namespace
@@ -282,55 +343,57 @@ PldaScoringMatrices Plda::ScoringMatrices(std::int64_t plda_dim, double ridge) c
     for (std::size_t i = 0; i < un; ++i) trace += st[i * un + i];
     for (std::size_t i = 0; i < un; ++i) st[i * un + i] += ridge * trace / static_cast<double>(n);
   }
-  // Lambda = St^-1 = Ls^-T Ls^-1 with St = Ls Ls^T.
-  const Square ls = CholeskyChecked(n, st, "the total covariance St", *this);
-  // A = Ls^-1 Sb, so Sb Lambda Sb = A^T A (one symmetric rank-n update) and
-  // Gamma^-1 = St - Sb St^-1 Sb = St - A^T A = Lg Lg^T.
-  Square a(sb_.data(), sb_.data() + un * un);
-  SolveLower("L", "N", ls, n, n, n, a.data());
-  Square within = std::move(st);
-  const double one = 1.0, minus_one = -1.0, zero = 0.0;
-  dsyrk_("L", "T", &n, &n, &minus_one, a.data(), &n, &one, within.data(), &n, 1, 1);
-  const Square lg = CholeskyChecked(n, within, "St - Sb St^-1 Sb (the within-speaker part)", *this);
-  // P = Lambda Sb Gamma = Ls^-T A Lg^-T Lg^-1: three triangular solves, no explicit inverse.
-  Square p = std::move(a);
-  SolveLower("R", "T", lg, n, n, n, p.data());
-  SolveLower("R", "N", lg, n, n, n, p.data());
-  SolveLower("L", "T", ls, n, n, n, p.data());
-  // P is symmetric (Gamma^-1 Lambda Sb = Sb Lambda Gamma^-1 = Sb - Sb Lambda Sb Lambda Sb), so its
-  // SVD is its eigendecomposition with s = |eigenvalue| and U = the eigenvectors: one symmetric
-  // eigensolver instead of an SVD. Symmetrised against rounding; dsyevd reads the lower triangle.
-  for (std::size_t j = 0; j < un; ++j) {
-    for (std::size_t i = j + 1; i < un; ++i) p[j * un + i] = 0.5 * (p[j * un + i] + p[i * un + j]);
+  // With B = Ls^-1 Sb Ls^-T (St = Ls Ls^T), Gamma = Ls^-T (I - B^2)^-1 Ls^-1 and
+  // P = Lambda Sb Gamma = Ls^-T B (I - B^2)^-1 Ls^-1; partial fractions, (I - B^2)^-1 =
+  // ((I - B)^-1 + (I + B)^-1) / 2 and B (I - B^2)^-1 = ((I - B)^-1 - (I + B)^-1) / 2, and
+  // Ls (I -+ B) Ls^T = St -+ Sb give
+  //   Gamma = (Sw^-1 + (St + Sb)^-1) / 2,  P = (Sw^-1 - (St + Sb)^-1) / 2,  Sw = St - Sb:
+  // three symmetric positive definite inverses and no products. St - Sb St^-1 Sb = Ls (I - B^2) Ls^T
+  // is positive definite exactly when Sw and St + Sb are (|eigenvalues of B| < 1).
+  Square within(un * un), plus(un * un);
+  for (std::size_t i = 0; i < un * un; ++i) {
+    within[i] = st[i] - sb_.data()[i];
+    plus[i] = st[i] + sb_.data()[i];
   }
-  const std::vector<double> evals = SymmetricEigen(n, &p, /*vectors=*/true);
-  // Columns ordered by |eigenvalue|, descending, as the singular values.
-  std::vector<std::size_t> order(un);
-  for (std::size_t i = 0; i < un; ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::size_t x, std::size_t y) { return std::fabs(evals[x]) > std::fabs(evals[y]); });
-  Square u(un * ud);
+  // St's Cholesky factor checks St (first, so that the usual mistake, fewer vectors than
+  // dimensions, is reported as such) and gives U_d^T Lambda U_d below.
+  const Square ls = CholeskyChecked(n, st, "the total covariance St", *this);
+  const Square within_inverse = InverseChecked(n, within, "the within-speaker covariance Sw = St - Sb", *this);
+  const Square plus_inverse = InverseChecked(n, plus, "St + Sb", *this);
+  // Lower triangles of P and Gamma.
+  Square p(un * un, 0.0), gamma(un * un, 0.0);
+  for (std::size_t j = 0; j < un; ++j) {
+    for (std::size_t i = j; i < un; ++i) {
+      const std::size_t k = j * un + i;
+      p[k] = 0.5 * (within_inverse[k] - plus_inverse[k]);
+      gamma[k] = 0.5 * (within_inverse[k] + plus_inverse[k]);
+    }
+  }
+  // P is symmetric, so its SVD is its eigendecomposition with s = |eigenvalue| and U = the
+  // eigenvectors: U_d and l from the d eigenpairs of largest |eigenvalue|.
+  Square u;
+  const std::vector<double> evals = LargestEigenpairs(n, d, &p, &u);
   PldaScoringMatrices m;
   m.projection = MatrixD(d_full, plda_dim);
   m.cross.resize(ud);
   for (std::size_t k = 0; k < ud; ++k) {
-    const double* column = p.data() + order[k] * un;
-    std::copy(column, column + un, u.data() + k * un);
-    for (std::size_t i = 0; i < un; ++i) m.projection.data()[i * ud + k] = column[i];
-    m.cross[k] = std::fabs(evals[order[k]]);
+    for (std::size_t i = 0; i < un; ++i) m.projection.data()[i * ud + k] = u[k * un + i];
+    m.cross[k] = std::fabs(evals[k]);
   }
-  // Q^ = U^T (Lambda - Gamma) U = (Ls^-1 U)^T (Ls^-1 U) - (Lg^-1 U)^T (Lg^-1 U).
-  Square q(ud * ud);
-  Square v = u;
-  SolveLower("L", "N", ls, n, n, d, v.data());
-  dsyrk_("L", "T", &d, &n, &one, v.data(), &n, &zero, q.data(), &d, 1, 1);
-  v = std::move(u);
-  SolveLower("L", "N", lg, n, n, d, v.data());
-  dsyrk_("L", "T", &d, &n, &minus_one, v.data(), &n, &one, q.data(), &d, 1, 1);
+  // Q^ = U_d^T (Lambda - Gamma) U_d = (Ls^-1 U_d)^T (Ls^-1 U_d) - U_d^T Gamma U_d (dtrsm and dsyrk;
+  // dsymm and dgemm); its lower triangle is used, so Q^ is symmetric.
+  const double one = 1.0, zero = 0.0, minus_one = -1.0;
+  Square gamma_u(un * ud), qhat(ud * ud);
+  dsymm_("L", "L", &n, &d, &one, gamma.data(), &n, u.data(), &n, &zero, gamma_u.data(), &n, 1, 1);
+  dgemm_("T", "N", &d, &d, &n, &minus_one, u.data(), &n, gamma_u.data(), &n, &zero, qhat.data(), &d, 1, 1);
+  Square& v = gamma_u;  // reused: Ls^-1 U_d
+  v = u;
+  dtrsm_("L", "L", "N", "N", &n, &d, &one, ls.data(), &n, v.data(), &n, 1, 1, 1, 1);
+  dsyrk_("L", "T", &d, &n, &one, v.data(), &n, &one, qhat.data(), &d, 1, 1);
   m.quadratic = MatrixD(plda_dim, plda_dim);
   for (std::size_t j = 0; j < ud; ++j) {
     for (std::size_t i = j; i < ud; ++i) {
-      m.quadratic.data()[i * ud + j] = m.quadratic.data()[j * ud + i] = q[j * ud + i];
+      m.quadratic.data()[i * ud + j] = m.quadratic.data()[j * ud + i] = qhat[j * ud + i];
     }
   }
   return m;

@@ -29,16 +29,21 @@
 //   s(a, b) = a~^T Q^ a~ + b~^T Q^ b~ + 2 sum_k l_k a~_k b~_k,
 // twice the two-covariance log-likelihood ratio log p(a, b | same) / p(a, b | different)
 // without its constant term (for d = D). Scores are computed in float32.
-// Implementation (LAPACK and BLAS called directly, float64): St = Ls Ls^T (Cholesky, dpotrf);
-// A = Ls^-1 Sb, so that Gamma^-1 = St - Sb St^-1 Sb = St - A^T A (one symmetric rank-D update)
-// = Lg Lg^T; each factorisation is checked (positive definite, reciprocal condition number above
-// 1e-10). No inverse is formed: P = Ls^-T A Lg^-T Lg^-1 by three triangular solves, and
-// Q^ = (Ls^-1 U_d)^T (Ls^-1 U_d) - (Lg^-1 U_d)^T (Lg^-1 U_d). P is symmetric
-// (Gamma^-1 Lambda Sb = Sb Lambda Gamma^-1), so U and s come from its symmetric eigendecomposition
-// (dsyevd), s = |eigenvalue| sorted descending (equal to the SVD's; U up to the sign of each
-// column and rotations within repeated values, neither of which changes a score). About
-// 2.8 D^3 multiply-adds plus the eigendecomposition (the formulas above with explicit inverses
-// take about 6 D^3 plus an SVD). Cost O(D^3), independent of the number of trials.
+// Implementation (LAPACK and BLAS called directly, float64). With St = Ls Ls^T (Cholesky) and
+// B = Ls^-1 Sb Ls^-T, Gamma = Ls^-T (I - B^2)^-1 Ls^-1 and P = Ls^-T B (I - B^2)^-1 Ls^-1; by
+// partial fractions ((I - B^2)^-1 = ((I - B)^-1 + (I + B)^-1) / 2, B (I - B^2)^-1 =
+// ((I - B)^-1 - (I + B)^-1) / 2) and Ls (I -+ B) Ls^T = St -+ Sb:
+//   Gamma = (Sw^-1 + (St + Sb)^-1) / 2,  P = (Sw^-1 - (St + Sb)^-1) / 2,  Sw = St - Sb,
+// so the matrices need two symmetric positive definite inverses (Cholesky dpotrf + dpotri of Sw and
+// St + Sb) and no D x D product; St is factorised too (dpotrf). Each factorisation is checked
+// (positive definite, reciprocal condition number above 1e-10; St - Sb St^-1 Sb = Ls (I - B^2) Ls^T
+// is positive definite exactly when Sw and St + Sb are). P is symmetric, so U and s come from its
+// symmetric eigendecomposition (dsytrd, dstedc; only the d wanted eigenvectors are transformed
+// back, dormtr), s = |eigenvalue| sorted descending (equal to the SVD's; U up to the sign of each
+// column and rotations within repeated values, neither of which changes a score);
+// Q^ = (Ls^-1 U_d)^T (Ls^-1 U_d) - U_d^T Gamma U_d (dtrsm, dsyrk; dsymm, dgemm). About 1.7 D^3
+// multiply-adds plus the eigendecomposition (the formulas above with explicit inverses and
+// products take about 6 D^3 plus an SVD). Cost O(D^3), independent of the number of trials.
 #pragma once
 
 #include <cstdint>
@@ -97,8 +102,9 @@ class Plda {
   /// added to the diagonal of St (equivalently of Sw) before the inversions; default 0 = exact
   /// ASVtorch formulas.
   /// Throws ConfigError when d is outside [1, D] or ridge < 0; DataError when St or Sb holds a
-  /// value that is not finite, or when St or St - Sb St^-1 Sb is not positive definite or is
-  /// ill-conditioned (Cholesky fails, or LAPACK dpocon's 1-norm estimate of the reciprocal
+  /// value that is not finite, or when St, Sw = St - Sb or St + Sb (checked in that order; the
+  /// last two are positive definite exactly when St - Sb St^-1 Sb is) is not positive definite or
+  /// is ill-conditioned (Cholesky fails, or LAPACK dpocon's 1-norm estimate of the reciprocal
   /// condition number is <= 1e-10; for a symmetric positive definite matrix about the ratio of
   /// its smallest to its largest eigenvalue), typically because there are fewer training vectors
   /// than dimensions, or speakers with one vector each; the message gives the eigenvalue range

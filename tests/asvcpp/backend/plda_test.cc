@@ -307,6 +307,42 @@ TEST(Plda, ScoringMatricesOfADiagonalModelWithANegativeDirection) {
   }
 }
 
+TEST(Plda, ScoringMatricesFollowAScaleOfTheCovariances) {
+  // St and Sb times c: P, Lambda and Gamma scale by 1 / c, so l and Q^ do, and U stays. Checked
+  // with c = 2^-+1000 (about 1e-+301, near the ends of the double range) and 2^-+600.
+  Synthetic model(23);
+  Matrix x;
+  std::vector<std::int64_t> spk;
+  model.Draw(60, 5, &x, &spk);
+  const Plda plda = Plda::TrainClosedForm(x, spk);
+  const PldaScoringMatrices want = plda.ScoringMatrices(4);
+  for (const int e : {-1000, -600, 600, 1000}) {
+    SCOPED_TRACE(e);
+    MatrixD st = plda.total_covariance(), sb = plda.between_covariance();
+    for (std::int64_t i = 0; i < kDim * kDim; ++i) {
+      st.data()[i] = std::ldexp(st.data()[i], e);
+      sb.data()[i] = std::ldexp(sb.data()[i], e);
+    }
+    const PldaScoringMatrices got = Plda(st, sb).ScoringMatrices(4);
+    std::vector<double> sign(4);  // of each column of U relative to want's
+    for (int k = 0; k < 4; ++k) {
+      double dot = 0.0;
+      for (int r = 0; r < kDim; ++r) dot += got.projection(r, k) * want.projection(r, k);
+      sign[k] = dot < 0 ? -1.0 : 1.0;
+    }
+    for (int k = 0; k < 4; ++k) {
+      EXPECT_NEAR(std::ldexp(got.cross[k], e), want.cross[k], 1e-10 * want.cross[0]) << k;
+      for (int r = 0; r < kDim; ++r) {
+        EXPECT_NEAR(sign[k] * got.projection(r, k), want.projection(r, k), 1e-10) << r << "," << k;
+      }
+      for (int l = 0; l < 4; ++l) {
+        EXPECT_NEAR(sign[k] * sign[l] * std::ldexp(got.quadratic(k, l), e), want.quadratic(k, l), 1e-9 * std::fabs(want.quadratic(0, 0)))
+            << k << "," << l;
+      }
+    }
+  }
+}
+
 TEST(Plda, SingularTotalCovarianceIsAClearError) {
   Synthetic model(14);
   Matrix x;
@@ -324,7 +360,7 @@ TEST(Plda, SingularTotalCovarianceIsAClearError) {
 }
 
 // St = diag(1, 1, 1, t): its reciprocal condition number is exactly t, so the documented limit
-// (<= 1e-10 is rejected) is checked on both sides of it, for St and for St - Sb St^-1 Sb.
+// (<= 1e-10 is rejected) is checked on both sides of it, for St, Sw = St - Sb and St + Sb.
 TEST(Plda, IllConditionedCovariancesAreRejectedAtTheDocumentedLimit) {
   auto model = [](double st_last, double sb_last) {
     MatrixD st(4, 4), sb(4, 4);
@@ -346,11 +382,16 @@ TEST(Plda, IllConditionedCovariancesAreRejectedAtTheDocumentedLimit) {
   EXPECT_NE(st_error.find("the total covariance St is singular or not positive definite"), std::string::npos) << st_error;
   EXPECT_NE(st_error.find("eigenvalues from 1e-11 to 1"), std::string::npos) << st_error;
   EXPECT_NE(st_error.find("100 vectors of 10 speakers in dimension 4"), std::string::npos) << st_error;
-  // St - Sb St^-1 Sb = diag(0.75, 0.75, 0.75, 1 - s^2).
-  EXPECT_EQ(error_of(model(1.0, std::sqrt(1.0 - 1e-8))), "");
-  const std::string within_error = error_of(model(1.0, std::sqrt(1.0 - 1e-12)));
-  EXPECT_NE(within_error.find("St - Sb St^-1 Sb (the within-speaker part) is singular"), std::string::npos)
+  // Sw = St - Sb = diag(0.5, 0.5, 0.5, 1 - s): reciprocal condition number 2 (1 - s).
+  EXPECT_EQ(error_of(model(1.0, 1.0 - 0.5e-8)), "");
+  const std::string within_error = error_of(model(1.0, 1.0 - 0.5e-11));
+  EXPECT_NE(within_error.find("the within-speaker covariance Sw = St - Sb is singular"), std::string::npos)
       << within_error;
+  // St + Sb = diag(1.5, 1.5, 1.5, 1 + s) with s < 0 (a negative between-speaker direction).
+  EXPECT_EQ(error_of(model(1.0, -1.0 + 1.5e-8)), "");
+  const std::string plus_error = error_of(model(1.0, -1.0 + 1.5e-11));
+  EXPECT_NE(plus_error.find("PLDA: St + Sb is singular"), std::string::npos) << plus_error;
+  EXPECT_EQ(error_of(model(1.0, 1.0)).find("PLDA: the within-speaker covariance"), 0u);
   EXPECT_EQ(error_of(model(-1.0, 0.0)).find("the total covariance St is singular"), 6u);
 }
 

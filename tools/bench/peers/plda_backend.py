@@ -5,7 +5,8 @@ scikit-learn roc_curve EER, on the inputs asv_bench_backend --write DIR wrote.
 Formulas: asvcpp/backend/plda.h (closed form, divisors N - 1; scoring matrices; float32 scores)
 written as they read (two scatter matrices; SVD of P), float64 training and scoring matrices,
 float32 trial scoring, as asvcpp. Extra entries time the parts of scoring and variants with
-asvcpp's algebra (one scatter matrix; eigendecomposition of the symmetric P).
+asvcpp's algebra (one scatter matrix; P and Gamma from two symmetric positive definite inverses,
+eigendecomposition of the symmetric P).
 and asvcpp/eval/metrics.h (ASVtorch's EER and minDCF). Prints JSON: per implementation, timings
 (median/min/max over repeats after warm-up) and EER/minDCF on its own scores and on asvcpp's.
 """
@@ -88,23 +89,33 @@ def train_one_scatter(x, speakers):
     return st, st - sw
 
 
-def scoring_matrices_cholesky(st, sb, plda_dim):
-    """asvcpp's algebra (asvcpp/backend/plda.h): St = Ls Ls^T, A = Ls^-1 Sb, St - A^T A = Lg Lg^T,
-    P = Ls^-T A Lg^-T Lg^-1 by triangular solves (no inverse), U and s from the symmetric
-    eigendecomposition of P, Q^ = (Ls^-1 U)^T (Ls^-1 U) - (Lg^-1 U)^T (Lg^-1 U)."""
-    solve = scipy.linalg.solve_triangular
+def spd_inverse(m):
+    """Inverse of a symmetric positive definite matrix from its Cholesky factor (LAPACK dpotrf +
+    dpotri, as asvcpp), both triangles."""
+    c, info = scipy.linalg.lapack.dpotrf(m, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"dpotrf info {info}")
+    inv, info = scipy.linalg.lapack.dpotri(c, lower=1)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"dpotri info {info}")
+    return np.tril(inv) + np.tril(inv, -1).T
+
+
+def scoring_matrices_partial_fractions(st, sb, plda_dim):
+    """asvcpp's algebra (asvcpp/backend/plda.h): Gamma = (Sw^-1 + (St + Sb)^-1) / 2 and
+    P = (Sw^-1 - (St + Sb)^-1) / 2 with Sw = St - Sb, from two symmetric positive definite
+    inverses (no other D x D product); U and s from the symmetric eigendecomposition of P;
+    Q^ = (Ls^-1 U)^T (Ls^-1 U) - U^T Gamma U with St = Ls Ls^T."""
     ls = scipy.linalg.cholesky(st, lower=True)
-    a = solve(ls, sb, lower=True)
-    lg = scipy.linalg.cholesky(st - a.T @ a, lower=True)
-    y = solve(lg, a.T, lower=True).T                     # A Lg^-T
-    z = solve(lg, y.T, lower=True, trans="T").T          # A Lg^-T Lg^-1
-    p = solve(ls, z, lower=True, trans="T")              # Ls^-T A Lg^-T Lg^-1
-    w, v = np.linalg.eigh(0.5 * (p + p.T))
-    order = np.argsort(-np.abs(w))[:plda_dim]
+    w_inv = spd_inverse(st - sb)
+    p_inv = spd_inverse(st + sb)
+    p = 0.5 * (w_inv - p_inv)
+    gamma = 0.5 * (w_inv + p_inv)
+    w, v = scipy.linalg.eigh(p, driver="evd")
+    order = np.argsort(-np.abs(w), kind="stable")[:plda_dim]
     ud = v[:, order]
-    v1 = solve(ls, ud, lower=True)
-    v2 = solve(lg, ud, lower=True)
-    return ud.astype(np.float32), np.abs(w[order]).astype(np.float32), (v1.T @ v1 - v2.T @ v2).astype(np.float32)
+    v1 = scipy.linalg.solve_triangular(ls, ud, lower=True)
+    return ud.astype(np.float32), np.abs(w[order]).astype(np.float32), (v1.T @ v1 - ud.T @ gamma @ ud).astype(np.float32)
 
 
 def asvtorch_metrics(target, nontarget, p_target=0.05, c_miss=1.0, c_fa=1.0):
@@ -177,11 +188,12 @@ def main():
                         "max_abs_score_diff": float(np.max(np.abs(scores - asv_scores)))}
         _, t_train1 = measure(lambda: train_one_scatter(x, spk), args.warmup, args.repeats)
         _, t_mat = measure(lambda: scoring_matrices(st, sb, meta["plda_dim"]), args.warmup, args.repeats)
-        _, t_mat_same = measure(lambda: scoring_matrices_cholesky(st, sb, meta["plda_dim"]), args.warmup, args.repeats)
+        _, t_mat_same = measure(lambda: scoring_matrices_partial_fractions(st, sb, meta["plda_dim"]), args.warmup,
+                                args.repeats)
         ready = scoring_matrices(st, sb, meta["plda_dim"])
         _, t_trials = measure(lambda: score_all(*ready, enroll, test), args.warmup, args.repeats)
         out["numpy"].update({"score_matrices": t_mat, "score_trials": t_trials})
-        out["numpy_same_algebra_as_asvcpp"] = {"train_one_scatter": t_train1, "score_matrices_cholesky": t_mat_same}
+        out["numpy_same_algebra_as_asvcpp"] = {"train_one_scatter": t_train1, "score_matrices_partial_fractions": t_mat_same}
         try:
             sk_eer, t_sk = measure(lambda: sklearn_eer(scores[mask].astype(np.float64),
                                                        scores[~mask].astype(np.float64)),
