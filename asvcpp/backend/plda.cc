@@ -348,7 +348,7 @@ PldaScoringMatrices Plda::ScoringMatrices(std::int64_t plda_dim, double ridge) c
   // ((I - B)^-1 + (I + B)^-1) / 2 and B (I - B^2)^-1 = ((I - B)^-1 - (I + B)^-1) / 2, and
   // Ls (I -+ B) Ls^T = St -+ Sb give
   //   Gamma = (Sw^-1 + (St + Sb)^-1) / 2,  P = (Sw^-1 - (St + Sb)^-1) / 2,  Sw = St - Sb:
-  // three symmetric positive definite inverses and no products. St - Sb St^-1 Sb = Ls (I - B^2) Ls^T
+  // two symmetric positive definite inverses and no products. St - Sb St^-1 Sb = Ls (I - B^2) Ls^T
   // is positive definite exactly when Sw and St + Sb are (|eigenvalues of B| < 1).
   Square within(un * un), plus(un * un);
   for (std::size_t i = 0; i < un * un; ++i) {

@@ -217,6 +217,37 @@ def train_binaries(args):
     return paths
 
 
+def pool_asv_rounds(results):
+    """asv_bench_train JSONs of several rounds as one: the repeats of all rounds, their median,
+    min and max (a failed round is returned as it is)."""
+    for r in results:
+        if r["runs"][0].get("status") != "ok":
+            return r
+    pooled = json.loads(json.dumps(results[0]))
+    run = pooled["runs"][0]
+    run["repeats"] = [rep for r in results for rep in r["runs"][0]["repeats"]]
+    rates = [rep["frames_per_s"] for rep in run["repeats"]]
+    run["frames_per_s_median"], run["frames_per_s_min"], run["frames_per_s_max"] = (
+        statistics.median(rates), min(rates), max(rates))
+    pooled["rounds"] = len(results)
+    return pooled
+
+
+def pool_peer_rounds(results):
+    """train_step.py JSONs of several rounds as one (pooled rates); a failure string stays."""
+    for r in results:
+        if not isinstance(r, dict):
+            return r
+    pooled = dict(results[0])
+    pooled["rates"] = [x for r in results for x in r["rates"]]
+    pooled["cpu_rates"] = [x for r in results for x in r.get("cpu_rates", [])]
+    pooled["frames_per_s"] = spread(pooled["rates"])
+    if len(pooled["cpu_rates"]) == len(pooled["rates"]):
+        pooled["frames_per_cpu_s"] = spread(pooled["cpu_rates"])
+    pooled["rounds"] = len(results)
+    return pooled
+
+
 def case_train(args, tmp, venv):
     """Case 2: the StandardNet training step, asvcpp (asv_bench_train, 1 process) against the same
     network and step in PyTorch (peers/train_step.py), at 1 thread and at --threads.
@@ -224,9 +255,14 @@ def case_train(args, tmp, venv):
     asvcpp runs with its caching CPU allocator (what the trainer uses) and, for the first binary,
     once more with LibTorch's default allocator, so the table shows where a difference comes from.
     The peer runs as users run it and once with PyTorch's own large-allocation knob
-    THP_MEM_ALLOC_ENABLE=1 (huge pages for CPU tensors of 2 MB and more, PyTorch >= 2.1)."""
-    reps = [] if args.quick else ["--warmup", str(args.train_warmup), "--steps", str(args.train_steps),
-                                  "--repeats", str(args.train_repeats)]
+    THP_MEM_ALLOC_ENABLE=1 (huge pages for CPU tensors of 2 MB and more, PyTorch >= 2.1). In full
+    mode the judged pair (asvcpp with the caching allocator, the peer as users run it) runs in
+    --train-rounds rounds in turns and pools their repeats."""
+    rounds = 1 if args.quick else args.train_rounds
+    reps = [] if args.quick else ["--warmup", str(args.train_warmup), "--steps", str(args.train_steps)]
+    repeats = [] if args.quick else ["--repeats", str(args.train_repeats)]
+    # The reference variants run once, with as many repeats as the rounds together.
+    reference_repeats = [] if args.quick else ["--repeats", str(args.train_repeats * rounds)]
     peer_ok = venv.has("torch") and os.path.exists(os.path.join(PEERS, "train_step.py"))
     torch_version = venv.version("torch") if peer_ok else None
     name = f"PyTorch {torch_version}" if torch_version else "PyTorch"
@@ -235,36 +271,56 @@ def case_train(args, tmp, venv):
         peer_variants += [(name + " THP", {"THP_MEM_ALLOC_ENABLE": "1"}, []),
                           (name + " frames-major", {}, ["--frames-major"])]
     rows = []
+    runs = [0]  # a counter for the output file names
+
+    def run_asv(binary, threads, allocator, repeat_args):
+        runs[0] += 1
+        out = os.path.join(tmp, f"train{threads}_{runs[0]}_{allocator}.json")
+        cmd = [binary, "--nproc", "1", "--threads", str(threads), "--cpu-allocator", allocator, *reps, *repeat_args,
+               "--json", out]
+        if args.quick:
+            cmd.append("--quick")
+        run_json(cmd, timeout=3600)
+        return json.load(open(out))
+
+    def run_peer(threads, w, extra_env, extra_args, repeat_args):
+        """The peer on asv_bench_train's workload `w`; its JSON, or why there is none."""
+        if not peer_ok:
+            return "not available"
+        runs[0] += 1
+        pout = os.path.join(tmp, f"train_peer{threads}_{runs[0]}.json")
+        pcmd = [venv.python, os.path.join(PEERS, "train_step.py"), "--threads", str(threads), "--json", pout]
+        for key in ["feat_dim", "frame_layer", "stat_size", "embedding", "speakers", "frames", "warmup", "steps"]:
+            pcmd += ["--" + key.replace("_", "-"), str(w[key])]
+        pcmd += ["--batch", str(w["global_batch"]), *extra_args, *(repeat_args or ["--repeats", str(w["repeats"])])]
+        try:
+            run_json(pcmd, env={**peer_env(threads), **extra_env}, timeout=3600)
+            return json.load(open(pout))
+        except RuntimeError as e:
+            return f"failed: {str(e)[-160:]}"
+
     for threads in sorted({1, args.threads}):
-        # asvcpp programs and the peer one after the other for each thread count, so slow drift
-        # of a shared machine hits all of them alike.
-        results = []
-        for i, binary in enumerate(train_binaries(args)):
-            for allocator in (["caching", "default"] if i == 0 and not args.quick else ["caching"]):
-                out = os.path.join(tmp, f"train{threads}_{i}_{allocator}.json")
-                cmd = [binary, "--nproc", "1", "--threads", str(threads), "--cpu-allocator", allocator, *reps,
-                       "--json", out]
-                if args.quick:
-                    cmd.append("--quick")
-                run_json(cmd, timeout=3600)
-                results.append((i, allocator, json.load(open(out))))
-        peers = {}
+        # The comparison the target is judged on (every binary with the caching allocator, and the
+        # peer as users run it) runs in `rounds` rounds, asvcpp and the peer taking turns in
+        # ABBA order, and pools the repeats of all rounds: slow drift of a shared machine then
+        # hits both sides alike. The reference variants run once afterwards.
+        binaries = train_binaries(args)
+        asv_rounds = [[] for _ in binaries]
+        peer_rounds = []
+        for rnd in range(rounds):
+            for side in (("asv", "peer") if rnd % 2 == 0 else ("peer", "asv")):
+                if side == "asv":
+                    for i, binary in enumerate(binaries):
+                        asv_rounds[i].append(run_asv(binary, threads, "caching", repeats))
+                else:  # round 0 runs asvcpp first, so its workload is known
+                    peer_rounds.append(run_peer(threads, asv_rounds[0][0]["workload"], {}, [], repeats))
+        results = [(i, "caching", pool_asv_rounds(r)) for i, r in enumerate(asv_rounds)]
+        if not args.quick:
+            results.insert(1, (0, "default", run_asv(binaries[0], threads, "default", reference_repeats)))
         w = results[0][2]["workload"]
-        for peer_name, extra_env, extra_args in peer_variants:
-            if not peer_ok:
-                peers[peer_name] = "not available"
-                continue
-            pout = os.path.join(tmp, f"train_peer{threads}_{len(peers)}.json")
-            pcmd = [venv.python, os.path.join(PEERS, "train_step.py"), "--threads", str(threads), "--json", pout]
-            for key in ["feat_dim", "frame_layer", "stat_size", "embedding", "speakers", "frames", "warmup", "steps",
-                        "repeats"]:
-                pcmd += ["--" + key.replace("_", "-"), str(w[key])]
-            pcmd += ["--batch", str(w["global_batch"]), *extra_args]
-            try:
-                run_json(pcmd, env={**peer_env(threads), **extra_env}, timeout=3600)
-                peers[peer_name] = json.load(open(pout))
-            except RuntimeError as e:
-                peers[peer_name] = f"failed: {str(e)[-160:]}"
+        peers = {name: pool_peer_rounds(peer_rounds)}
+        for peer_name, extra_env, extra_args in peer_variants[1:]:
+            peers[peer_name] = run_peer(threads, w, extra_env, extra_args, reference_repeats)
         for i, allocator, r in results:
             run = r["runs"][0]
             if run.get("status") != "ok":
@@ -284,6 +340,9 @@ def case_train(args, tmp, venv):
                 same = torch_version and torch_version.split("+")[0] == lt
                 notes.append("target >= 1.2x on the CPU (same LibTorch)" if same and i == 0 and allocator == "caching"
                              else f"reference only: LibTorch {lt}, {allocator} allocator, vs PyTorch {torch_version}")
+            if rounds > 1 and allocator == "caching":
+                notes.append(f"{rounds} rounds, asvcpp and the peer ({name}) in turns (ABBA), repeats pooled; "
+                             "the other variants once")
             if len(peer_variants) > 1:
                 notes.append("THP: the peer with THP_MEM_ALLOC_ENABLE=1; frames-major: the peer in asvcpp's "
                              "frames-major layout (train_step.py --frames-major, reference only)")
@@ -637,7 +696,10 @@ def main():
                         "torch 2.11); case 2 also runs --build's if it exists")
     parser.add_argument("--train-warmup", type=int, default=2, help="case 2: untimed steps (full mode)")
     parser.add_argument("--train-steps", type=int, default=5, help="case 2: timed steps per repeat (full mode)")
-    parser.add_argument("--train-repeats", type=int, default=3, help="case 2: repeats (full mode)")
+    parser.add_argument("--train-repeats", type=int, default=1,
+                        help="case 2: repeats per round (full mode; the reference variants run all rounds' at once)")
+    parser.add_argument("--train-rounds", type=int, default=3,
+                        help="case 2: rounds in which asvcpp and the peer take turns (full mode)")
     parser.add_argument("--demo-corpus", default=os.path.join(ROOT, "demo_data"),
                         help="case 6: demo corpus folder, made by tools/make_demo_corpus.py if missing (full mode)")
     parser.add_argument("--memory-epochs", type=int, default=6, help="case 6: network.max_epochs of stage 5")

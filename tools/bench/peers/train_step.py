@@ -234,7 +234,7 @@ def main():
               "final_loss": state["loss"],
               "frames_per_s": {"median": statistics.median(rates), "min": min(rates), "max": max(rates),
                                "repeats": len(rates)},
-              "rates": rates,
+              "rates": rates, "cpu_rates": cpu_rates,
               # CPU time of the process (all threads): with 1 thread, independent of other jobs on the cores.
               "frames_per_cpu_s": {"median": statistics.median(cpu_rates), "min": min(cpu_rates),
                                    "max": max(cpu_rates), "repeats": len(cpu_rates)}}
