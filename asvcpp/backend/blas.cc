@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <limits>
 #include <stdexcept>
 
@@ -16,7 +17,41 @@ int BlasInt(std::int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
+// InvertLowerTriangular without the check: blocks of up to this many columns go to dtrtri.
+constexpr int kTriangularLeaf = 64;
+
+void InvertLowerTriangularBlock(int n, double* a, int lda) {
+  if (n <= kTriangularLeaf) {
+    int info = 0;
+    dtrtri_("L", "N", &n, a, &lda, &info, 1, 1);
+    return;  // info != 0 (a zero diagonal entry) was ruled out by the caller
+  }
+  const int n1 = n / 2, n2 = n - n1;
+  // a = [A 0; B C]: A [n1, n1] at the top left, B [n2, n1] below it, C [n2, n2] at the bottom right.
+  double* const top = a;
+  double* const below = a + n1;
+  double* const bottom = a + n1 + static_cast<std::size_t>(n1) * static_cast<std::size_t>(lda);
+  InvertLowerTriangularBlock(n1, top, lda);
+  InvertLowerTriangularBlock(n2, bottom, lda);
+  const double one = 1.0, minus_one = -1.0;
+  dtrmm_("R", "L", "N", "N", &n2, &n1, &one, top, &lda, below, &lda, 1, 1, 1, 1);           // B A^-1
+  dtrmm_("L", "L", "N", "N", &n2, &n1, &minus_one, bottom, &lda, below, &lda, 1, 1, 1, 1);  // -C^-1 B A^-1
+}
+
 }  // namespace
+
+void InvertLowerTriangular(int n, double* a, int lda) {
+  if (n < 0 || lda < std::max(1, n)) {
+    throw std::invalid_argument(fmt::format("InvertLowerTriangular: n = {}, lda = {}", n, lda));
+  }
+  for (int i = 0; i < n; ++i) {
+    if (a[static_cast<std::size_t>(i) * static_cast<std::size_t>(lda) + static_cast<std::size_t>(i)] == 0.0) {
+      throw std::invalid_argument(
+          fmt::format("InvertLowerTriangular: the [{0}, {0}] matrix is singular (diagonal entry {1} is 0)", n, i));
+    }
+  }
+  if (n > 0) InvertLowerTriangularBlock(n, a, lda);
+}
 
 void GemmRowMajor(bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
                   const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc) {

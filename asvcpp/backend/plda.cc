@@ -209,12 +209,16 @@ Square CholeskyChecked(int n, const Square& m, const char* what, const Plda& pld
 }
 
 // The inverse of the symmetric positive definite [n, n] `m` (lower triangle read), lower triangle
-// only (LAPACK dpotri from the Cholesky factor). Throws as CholeskyChecked.
-Square InverseChecked(int n, const Square& m, const char* what, const Plda& plda) {
+// only, and, when `factor_inverse` is given, L^-1 there (lower triangle; m = L L^T): L from
+// CholeskyChecked, L^-1 by InvertLowerTriangular, m^-1 = L^-T L^-1 by LAPACK dlauum (the steps
+// of dpotri, with a faster triangular inverse). Throws as CholeskyChecked.
+Square InverseChecked(int n, const Square& m, const char* what, const Plda& plda, Square* factor_inverse = nullptr) {
   Square inverse = CholeskyChecked(n, m, what, plda);
+  InvertLowerTriangular(n, inverse.data(), n);
+  if (factor_inverse != nullptr) *factor_inverse = inverse;
   int info = 0;
-  dpotri_("L", &n, inverse.data(), &n, &info, 1);
-  if (info != 0) throw DataError(fmt::format("PLDA: inverting {} (LAPACK dpotri) failed, info {}", what, info));
+  dlauum_("L", &n, inverse.data(), &n, &info, 1);
+  if (info != 0) throw DataError(fmt::format("PLDA: inverting {} (LAPACK dlauum) failed, info {}", what, info));
   return inverse;
 }
 
@@ -358,16 +362,14 @@ PldaScoringMatrices Plda::ScoringMatrices(std::int64_t plda_dim, double ridge) c
   // St's Cholesky factor checks St (first, so that the usual mistake, fewer vectors than
   // dimensions, is reported as such) and gives U_d^T Lambda U_d below.
   const Square ls = CholeskyChecked(n, st, "the total covariance St", *this);
-  const Square within_inverse = InverseChecked(n, within, "the within-speaker covariance Sw = St - Sb", *this);
+  Square within_factor_inverse;  // Lw^-1, Sw = Lw Lw^T
+  const Square within_inverse =
+      InverseChecked(n, within, "the within-speaker covariance Sw = St - Sb", *this, &within_factor_inverse);
   const Square plus_inverse = InverseChecked(n, plus, "St + Sb", *this);
-  // Lower triangles of P and Gamma.
-  Square p(un * un, 0.0), gamma(un * un, 0.0);
+  // Lower triangle of P.
+  Square p(un * un, 0.0);
   for (std::size_t j = 0; j < un; ++j) {
-    for (std::size_t i = j; i < un; ++i) {
-      const std::size_t k = j * un + i;
-      p[k] = 0.5 * (within_inverse[k] - plus_inverse[k]);
-      gamma[k] = 0.5 * (within_inverse[k] + plus_inverse[k]);
-    }
+    for (std::size_t i = j; i < un; ++i) p[j * un + i] = 0.5 * (within_inverse[j * un + i] - plus_inverse[j * un + i]);
   }
   // P is symmetric, so its SVD is its eigendecomposition with s = |eigenvalue| and U = the
   // eigenvectors: U_d and l from the d eigenpairs of largest |eigenvalue|.
@@ -380,16 +382,17 @@ PldaScoringMatrices Plda::ScoringMatrices(std::int64_t plda_dim, double ridge) c
     for (std::size_t i = 0; i < un; ++i) m.projection.data()[i * ud + k] = u[k * un + i];
     m.cross[k] = std::fabs(evals[k]);
   }
-  // Q^ = U_d^T (Lambda - Gamma) U_d = (Ls^-1 U_d)^T (Ls^-1 U_d) - U_d^T Gamma U_d (dtrsm and dsyrk;
-  // dsymm and dgemm); its lower triangle is used, so Q^ is symmetric.
+  // Q^ = U_d^T (Lambda - Gamma) U_d with Gamma = Sw^-1 - P and U_d^T P U_d = diag(evals):
+  //   Q^ = (Ls^-1 U_d)^T (Ls^-1 U_d) - (Lw^-1 U_d)^T (Lw^-1 U_d) + diag(evals)
+  // (dtrsm, dtrmm with the Lw^-1 at hand, two dsyrk); its lower triangle is used, so Q^ is symmetric.
   const double one = 1.0, zero = 0.0, minus_one = -1.0;
-  Square gamma_u(un * ud), qhat(ud * ud);
-  dsymm_("L", "L", &n, &d, &one, gamma.data(), &n, u.data(), &n, &zero, gamma_u.data(), &n, 1, 1);
-  dgemm_("T", "N", &d, &d, &n, &minus_one, u.data(), &n, gamma_u.data(), &n, &zero, qhat.data(), &d, 1, 1);
-  Square& v = gamma_u;  // reused: Ls^-1 U_d
+  Square v = u, qhat(ud * ud);
+  dtrmm_("L", "L", "N", "N", &n, &d, &one, within_factor_inverse.data(), &n, v.data(), &n, 1, 1, 1, 1);
+  dsyrk_("L", "T", &d, &n, &minus_one, v.data(), &n, &zero, qhat.data(), &d, 1, 1);
   v = u;
   dtrsm_("L", "L", "N", "N", &n, &d, &one, ls.data(), &n, v.data(), &n, 1, 1, 1, 1);
   dsyrk_("L", "T", &d, &n, &one, v.data(), &n, &one, qhat.data(), &d, 1, 1);
+  for (std::size_t k = 0; k < ud; ++k) qhat[k * ud + k] += evals[k];
   m.quadratic = MatrixD(plda_dim, plda_dim);
   for (std::size_t j = 0; j < ud; ++j) {
     for (std::size_t i = j; i < ud; ++i) {

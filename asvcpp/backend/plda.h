@@ -34,14 +34,18 @@
 // partial fractions ((I - B^2)^-1 = ((I - B)^-1 + (I + B)^-1) / 2, B (I - B^2)^-1 =
 // ((I - B)^-1 - (I + B)^-1) / 2) and Ls (I -+ B) Ls^T = St -+ Sb:
 //   Gamma = (Sw^-1 + (St + Sb)^-1) / 2,  P = (Sw^-1 - (St + Sb)^-1) / 2,  Sw = St - Sb,
-// so the matrices need two symmetric positive definite inverses (Cholesky dpotrf + dpotri of Sw and
-// St + Sb) and no D x D product; St is factorised too (dpotrf). Each factorisation is checked
-// (positive definite, reciprocal condition number above 1e-10; St - Sb St^-1 Sb = Ls (I - B^2) Ls^T
-// is positive definite exactly when Sw and St + Sb are). P is symmetric, so U and s come from its
+// so the matrices need two symmetric positive definite inverses (Cholesky dpotrf of Sw and St + Sb,
+// the factor's inverse by a recursive blocked triangular inversion, InvertLowerTriangular in
+// blas.h, then L^-T L^-1 by dlauum) and no D x D product; St is factorised too (dpotrf). Each
+// factorisation is checked (positive definite, reciprocal condition number above 1e-10;
+// St - Sb St^-1 Sb = Ls (I - B^2) Ls^T is positive definite exactly when Sw and St + Sb are).
+// P is symmetric, so U and s come from its
 // symmetric eigendecomposition (dsytrd, dstedc; only the d wanted eigenvectors are transformed
 // back, dormtr), s = |eigenvalue| sorted descending (equal to the SVD's; U up to the sign of each
 // column and rotations within repeated values, neither of which changes a score);
-// Q^ = (Ls^-1 U_d)^T (Ls^-1 U_d) - U_d^T Gamma U_d (dtrsm, dsyrk; dsymm, dgemm). About 1.7 D^3
+// Q^ = U_d^T (Lambda - Gamma) U_d with Gamma = Sw^-1 - P and U_d^T P U_d = diag(eigenvalues):
+// Q^ = (Ls^-1 U_d)^T (Ls^-1 U_d) - (Lw^-1 U_d)^T (Lw^-1 U_d) + diag(eigenvalues) (dtrsm; dtrmm
+// with Sw's inverted factor Lw^-1, at hand from its inverse; two dsyrk). About 1.7 D^3
 // multiply-adds plus the eigendecomposition (the formulas above with explicit inverses and
 // products take about 6 D^3 plus an SVD). Cost O(D^3), independent of the number of trials.
 #pragma once

@@ -168,6 +168,7 @@ class PivotRanks {
     const std::size_t buckets =
         std::isfinite(width) && width > 0 ? std::clamp<std::size_t>(4 * p, 1, std::size_t{1} << 20) : 1;
     last_ = static_cast<std::uint32_t>(buckets - 1);
+    last_range_ = static_cast<double>(last_);
     scale_ = buckets > 1 ? static_cast<double>(buckets) / width : 0.0;
     start_.resize(buckets + 1);
     std::size_t i = 0;
@@ -202,33 +203,57 @@ class PivotRanks {
   // and scale are finite when there are several ranges, so no NaN).
   std::uint32_t Bucket(double x) const {
     if (last_ == 0) return 0;
-    double f = (x - lo_) * scale_;
-    f = f > 0.0 ? f : 0.0;
-    f = f < static_cast<double>(last_) ? f : static_cast<double>(last_);
-    return static_cast<std::uint32_t>(f);
+    const double f = (x - lo_) * scale_;
+    return static_cast<std::uint32_t>(std::min(std::max(f, first_range_), last_range_));
   }
 
   std::vector<double> pivots_;  // [p + 1], the last one NaN
   double lo_ = 0.0, scale_ = 0.0;
   std::uint32_t last_ = 0;
+  // The clamp's bounds 0 and last_ as doubles in members: GCC compiles a clamp to these to maxsd and
+  // minsd, but to a compare and branch for a literal 0.0 bound, and that branch mispredicts when
+  // the scores lie on both sides of the pivots' lowest.
+  double first_range_ = 0.0, last_range_ = 0.0;
   std::vector<std::uint32_t> start_;  // [buckets + 1]
 };
 
+// The lowest of `scores` (+infinity when empty). Throws DataError for the first NaN (`what` names
+// the class). Eight running minima, so that no iteration waits for the one before; a NaN is only
+// looked for when the comparisons saw one (x != x), on the way out.
+double LowestChecked(const std::vector<double>& scores, const char* what) {
+  constexpr std::size_t kLanes = 8;
+  std::array<double, kLanes> low;
+  low.fill(std::numeric_limits<double>::infinity());
+  bool nan = false;
+  const std::size_t n = scores.size(), body = n - n % kLanes;
+  for (std::size_t i = 0; i < body; i += kLanes) {
+    for (std::size_t l = 0; l < kLanes; ++l) {
+      const double x = scores[i + l];
+      nan |= x != x;
+      low[l] = x < low[l] ? x : low[l];
+    }
+  }
+  for (std::size_t i = body; i < n; ++i) {
+    nan |= scores[i] != scores[i];
+    low[0] = scores[i] < low[0] ? scores[i] : low[0];
+  }
+  if (nan) {
+    const auto it = std::find_if(scores.begin(), scores.end(), [](double x) { return std::isnan(x); });
+    throw DataError(fmt::format("{} score {} (0-based, of {}) is NaN", what, it - scores.begin(), n));
+  }
+  return *std::min_element(low.begin(), low.end());
+}
+
 // counts[j] = how many of `others` have exactly j pivots before them ([pivots.size() + 1]); also
-// the lowest of `others`. Throws DataError for the first NaN (`what` names the class).
+// the lowest of `others`. Throws DataError for the first NaN (`what` names the class); the NaN
+// check is a pass of its own, so that the counting loop has no exit and keeps its state in registers.
 template <bool kPivotsAreTargets>
 std::vector<std::int64_t> CountBetweenPivots(const std::vector<double>& pivots, const std::vector<double>& others,
                                              const char* what, double* lowest) {
+  *lowest = LowestChecked(others, what);
   const PivotRanks<kPivotsAreTargets> ranks(pivots);
   std::vector<std::int64_t> counts(pivots.size() + 1, 0);
-  double low = std::numeric_limits<double>::infinity();
-  for (std::size_t i = 0; i < others.size(); ++i) {
-    const double x = others[i];
-    if (std::isnan(x)) throw DataError(fmt::format("{} score {} (0-based, of {}) is NaN", what, i, others.size()));
-    low = std::min(low, x);
-    ++counts[ranks.Before(x)];
-  }
-  *lowest = low;
+  for (const double x : others) ++counts[ranks.Before(x)];
   return counts;
 }
 

@@ -2,8 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "asvcpp/backend/blas.h"
 #include "asvcpp/backend/plda.h"
@@ -136,6 +140,53 @@ TEST(Blas, GemmRowMajorMatchesTheDefinition) {
   Matrix c(2, 2, 5.0f);
   GemmRowMajor(false, 2, 2, 0, a.data(), 0, bn.data(), 2, 0.0f, c.data(), 2);
   EXPECT_EQ(c, Matrix(2, 2, 0.0f));
+}
+
+// Column-major lower triangular matrices of sizes on both sides of the 64-column leaf (one, two
+// and three levels of recursion, odd splits) with a leading dimension wider than n: L X = I to
+// rounding, the strict upper triangle and the rows past n untouched (NaN before and after).
+TEST(Blas, InvertLowerTriangularGivesTheInverse) {
+  for (const int n : {1, 2, 63, 64, 65, 130, 257}) {
+    const int lda = n + 3;
+    std::mt19937 rng(static_cast<unsigned>(n));
+    std::normal_distribution<double> normal(0.0, 1.0 / std::sqrt(static_cast<double>(n)));
+    std::uniform_real_distribution<double> diagonal(1.0, 2.0);
+    std::vector<double> l(static_cast<std::size_t>(lda) * n, std::nan(""));
+    auto at = [&](std::vector<double>& m, int i, int j) -> double& { return m[static_cast<std::size_t>(j) * lda + i]; };
+    for (int j = 0; j < n; ++j) {
+      at(l, j, j) = (j % 2 ? -1.0 : 1.0) * diagonal(rng);
+      for (int i = j + 1; i < n; ++i) at(l, i, j) = normal(rng);
+    }
+    std::vector<double> x = l;
+    InvertLowerTriangular(n, x.data(), lda);
+    double worst = 0.0;
+    for (int j = 0; j < n; ++j) {
+      for (int i = 0; i < lda; ++i) {
+        if (i < j || i >= n) {
+          EXPECT_TRUE(std::isnan(at(x, i, j))) << "n=" << n << " (" << i << ", " << j << ") was written";
+          continue;
+        }
+        long double sum = 0.0L;  // (L X)(i, j), both lower triangular
+        for (int k = j; k <= i; ++k) sum += static_cast<long double>(at(l, i, k)) * at(x, k, j);
+        worst = std::max(worst, static_cast<double>(std::fabs(sum - (i == j ? 1.0L : 0.0L))));
+      }
+    }
+    EXPECT_LT(worst, 1e-13) << "n=" << n;
+  }
+}
+
+TEST(Blas, InvertLowerTriangularRejectsASingularMatrix) {
+  std::vector<double> l = {2.0, 1.0, 5.0, 0.0, 4.0, 3.0, 0.0, 0.0, 0.0};  // column-major 3 x 3, l(2, 2) = 0
+  const std::vector<double> before = l;
+  try {
+    InvertLowerTriangular(3, l.data(), 3);
+    ADD_FAILURE() << "no exception";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("diagonal entry 2 is 0"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(l, before);
+  EXPECT_THROW(InvertLowerTriangular(3, l.data(), 2), std::invalid_argument);
+  InvertLowerTriangular(0, nullptr, 1);  // empty: nothing to do
 }
 
 TEST(Scoring, CosineAllVsAllMatchesTheDefinition) {

@@ -236,6 +236,23 @@ TEST(Metrics, RejectsEmptyClassesNanAndBadParams) {
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find("non-target score 1"), std::string::npos) << e.what();
   }
+  // A NaN inside the unrolled part of the larger class's pass, for either class being the larger.
+  std::vector<double> many(20, 0.5);
+  many[13] = std::nan("");
+  try {
+    ComputeEer({2.0}, many);
+    FAIL();
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("non-target score 13 (0-based, of 20) is NaN"), std::string::npos) << e.what();
+  }
+  try {
+    ComputeEer(many, {0.1});
+    FAIL();
+  } catch (const DataError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("target score 13 (0-based, of 20) is NaN"), std::string::npos) << what;
+    EXPECT_EQ(what.find("non-target"), std::string::npos) << what;
+  }
 }
 
 TEST(Metrics, ComputeMetricsCountsOtherLabels) {
