@@ -42,6 +42,14 @@ std::vector<T> CopyToVector(const torch::Tensor& t, torch::Dtype dtype) {
 torch::Tensor ToTensor(const Matrix& m) { return CopyToTensor(m, torch::kFloat32); }
 torch::Tensor ToTensor(const MatrixD& m) { return CopyToTensor(m, torch::kFloat64); }
 
+torch::Tensor ToFloatTensor(const MatrixD& m) {
+  torch::Tensor t = torch::empty({m.rows(), m.cols()}, torch::kFloat32);
+  float* out = t.data_ptr<float>();
+  const double* in = m.data();
+  for (std::int64_t i = 0; i < m.rows() * m.cols(); ++i) out[i] = static_cast<float>(in[i]);
+  return t;
+}
+
 torch::Tensor ViewTensor(const Matrix& m) {
   if (m.empty()) return torch::empty({m.rows(), m.cols()}, torch::kFloat32);
   return torch::from_blob(const_cast<float*>(m.data()), {m.rows(), m.cols()}, torch::kFloat32);

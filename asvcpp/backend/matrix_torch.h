@@ -12,6 +12,11 @@ namespace asv::backend {
 torch::Tensor ToTensor(const Matrix& m);
 torch::Tensor ToTensor(const MatrixD& m);
 
+/// [rows, cols] contiguous CPU float32 tensor of `m`'s values rounded to float, converted by a
+/// plain loop: no LibTorch operation, so no OpenMP region whose workers keep spinning for a few
+/// milliseconds after it on the cores that the BLAS calls which follow need.
+torch::Tensor ToFloatTensor(const MatrixD& m);
+
 /// Zero-copy float32 view of `m`; valid only while `m` lives and is not resized.
 torch::Tensor ViewTensor(const Matrix& m);
 
