@@ -10,6 +10,11 @@
 // the audio as raw int16 for the peers (tools/bench/peers/features_peer.py); --dump FILE writes the
 // MFCCs and VAD decisions of the first utterance computed without dither (float32, row-major
 // [frames, num_ceps + 1], the last column the VAD decision), which the peer compares with its own.
+// --batched cpu|cuda instead times features::BatchedMfcc (LibTorch operations; MFCCs only, no
+// dither, no VAD): the audio cut into utterances of `--utterance-seconds` (a last, shorter piece is
+// left out) is one [utterances, samples] tensor already on the device, and a pass ends when the
+// MFCCs are on the device (synchronised by reading one value back). Reported as above, with
+// "x_real_time" = audio seconds per second of processing.
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -23,6 +28,9 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/base/thread_pool.h"
+#include <torch/torch.h>
+
+#include "asvcpp/features/batched_mfcc.h"
 #include "asvcpp/features/feature_options.h"
 #include "asvcpp/features/kaldi_options.h"
 #include "asvcpp/features/mfcc.h"
@@ -48,6 +56,46 @@ std::vector<std::int16_t> MakeAudio(std::int64_t samples, int rate, std::uint64_
   return audio;
 }
 
+// --batched: features::BatchedMfcc over the whole utterances of `utterances` as one batch.
+int Batched(asv::features::MfccOptions options, const std::vector<std::vector<float>>& utterances,
+            std::int64_t per_utt, const std::string& device_name, int threads, int warmup, int repeats,
+            double seconds, const std::string& json_path) {
+  if (device_name == "cuda" && !torch::cuda::is_available()) {
+    throw asv::ConfigError("--batched cuda: no usable GPU (or this LibTorch is a CPU build)");
+  }
+  torch::set_num_threads(threads);
+  options.frame_opts.dither = 0.0f;
+  const asv::features::BatchedMfcc mfcc(options);
+  std::int64_t whole = 0;
+  for (const auto& u : utterances) whole += static_cast<std::int64_t>(u.size()) == per_utt;
+  torch::Tensor batch = torch::empty({whole, per_utt}, torch::kFloat32);
+  for (std::int64_t i = 0; i < whole; ++i) {
+    std::copy(utterances[static_cast<std::size_t>(i)].begin(), utterances[static_cast<std::size_t>(i)].end(),
+              batch[i].data_ptr<float>());
+  }
+  const torch::Device device(device_name == "cuda" ? torch::kCUDA : torch::kCPU);
+  batch = batch.to(device);
+  std::int64_t frames = 0;
+  const auto timing = asv::bench::Measure(warmup, repeats, [&] {
+    const torch::Tensor feats = mfcc.Compute(batch);
+    frames = feats.size(0) * feats.size(1);
+    (void)feats.select(1, feats.size(1) - 1).sum().item<float>();  // waits for the device
+  });
+  const double audio_seconds = static_cast<double>(whole * per_utt) / options.frame_opts.samp_freq;
+  auto report = asv::bench::Json{{"case", "features_batched"},
+                                 {"device", device_name},
+                                 {"seconds_audio", audio_seconds},
+                                 {"seconds_requested", seconds},
+                                 {"utterances", whole},
+                                 {"threads", threads},
+                                 {"frames", frames},
+                                 {"time", timing.ToJson()},
+                                 {"rtf_median", timing.Median() / audio_seconds},
+                                 {"x_real_time", audio_seconds / timing.Median()}};
+  asv::bench::WriteJson(report, json_path);
+  return asv::kExitOk;
+}
+
 int Main(int argc, char** argv) {
   double seconds = 600;
   double utterance_seconds = 10;
@@ -58,6 +106,7 @@ int Main(int argc, char** argv) {
   std::string write_path;
   std::string dump_path;
   std::string json_path = "-";
+  std::string batched;
   CLI::App app{"asv_bench_features: Kaldi MFCC + energy VAD real-time factor"};
   app.add_option("--seconds", seconds, "Audio length")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--utterance-seconds", utterance_seconds, "Utterance length")
@@ -71,7 +120,11 @@ int Main(int argc, char** argv) {
   app.add_option("--dump", dump_path,
                  "Write the first utterance's MFCCs and VAD without dither here (float32, [frames, ceps + 1])");
   app.add_option("--json", json_path, "Write the timings here (- = stdout)")->capture_default_str();
-  app.footer("Example:\n  asv_bench_features --seconds 600 --threads 2 --json features.json");
+  app.add_option("--batched", batched, "Time batched MFCCs (features::BatchedMfcc, no dither, no VAD) on this device")
+      ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.footer(
+      "Examples:\n  asv_bench_features --seconds 600 --threads 2 --json features.json\n"
+      "  asv_bench_features --seconds 600 --batched cuda");
   CLI11_PARSE(app, argc, argv);
 
   const auto options = asv::features::ReadKaldiConfig<asv::features::MfccOptions>(config);
@@ -88,6 +141,7 @@ int Main(int argc, char** argv) {
     const std::int64_t end = std::min<std::int64_t>(begin + per_utt, static_cast<std::int64_t>(audio.size()));
     utterances.emplace_back(audio.begin() + begin, audio.begin() + end);
   }
+  if (!batched.empty()) return Batched(options, utterances, per_utt, batched, threads, warmup, repeats, seconds, json_path);
   const asv::features::Mfcc mfcc(options);
   const auto vad_options = asv::features::VadOptions::VoxcelebV2();
   if (!dump_path.empty() && !utterances.empty()) {

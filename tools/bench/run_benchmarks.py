@@ -399,6 +399,21 @@ def case_features(args, tmp, venv):
         rows.append(row("1 features", f"MFCC + energy VAD (mfcc.conf), {seconds} s audio, {threads} thr", "RTF", asv,
                         peers, f"{r['utterances']} utterances, {r['voiced_fraction']:.0%} voiced; RTF = time / audio; "
                         f"x real time = 1 / RTF" + ("; without dither: " + "; ".join(agreement) if agreement else "")))
+    # Batched extraction on a GPU: features::BatchedMfcc in the CUDA build's asv_bench_features (the
+    # one beside --train-binary), when this machine has a GPU.
+    gpu_binary = os.path.join(os.path.dirname(args.train_binary), "asv_bench_features") if args.train_binary else None
+    if machine_info()["gpu"] and gpu_binary and os.path.exists(gpu_binary):
+        out = os.path.join(tmp, "features_gpu.json")
+        try:
+            run_json([gpu_binary, "--seconds", str(seconds), "--batched", "cuda", *reps, "--json", out])
+            r = json.load(open(out))
+            asv = {k: v / r["seconds_audio"] for k, v in timing(r["time"]).items() if k != "repeats"}
+            asv["repeats"] = r["time"]["repeats"]
+            rows.append(row("1 features", f"MFCC batched on the GPU, {r['seconds_audio']:g} s audio", "RTF", asv, {},
+                            f"{r['utterances']} utterances in one batch, no dither, no VAD; "
+                            f"{r['x_real_time']:,.0f}x real time"))
+        except RuntimeError as e:
+            rows.append(row("1 features", "MFCC batched on the GPU", "RTF", f"failed: {str(e)[-160:]}", {}))
     return rows
 
 

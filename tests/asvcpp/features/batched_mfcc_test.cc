@@ -1,0 +1,109 @@
+#include "asvcpp/features/batched_mfcc.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/features/feature_window.h"
+#include "asvcpp/features/mfcc.h"
+
+namespace asv::features {
+namespace {
+
+// Speech-like test signals, int16 range: coloured noise with a slow envelope and a tone.
+std::vector<float> Signal(std::int64_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<std::size_t>(n));
+  float low = 0.0f;
+  for (std::int64_t i = 0; i < n; ++i) {
+    low = 0.9f * low + 0.1f * normal(rng);
+    const double t = static_cast<double>(i) / 16000.0;
+    x[static_cast<std::size_t>(i)] = static_cast<float>(
+        (2000.0 * low + 300.0 * normal(rng)) * (1.2 + std::sin(2 * M_PI * 3 * t)) + 500.0 * std::sin(2 * M_PI * 440 * t));
+  }
+  return x;
+}
+
+MfccOptions AsvtorchOptions() {  // run_configs/voxceleb/xvector/mfcc.conf, without dither
+  MfccOptions o;
+  o.frame_opts.dither = 0.0f;
+  o.frame_opts.snip_edges = false;
+  o.mel_opts.high_freq = 7900.0f;
+  o.mel_opts.num_bins = 30;
+  o.num_ceps = 30;
+  return o;
+}
+
+// Every frame of every utterance of the batch against features::Mfcc (per frame, own FFT), for
+// the ASVtorch options and Kaldi's defaults (snip_edges, 13 ceps, 23 bins) and variants that take
+// the other branches (windowed energy, energy floor, no liftering, htk_compat, no DC removal, no
+// pre-emphasis, hamming window, no use_energy).
+TEST(BatchedMfcc, MatchesMfccOnEveryFrame) {
+  std::vector<MfccOptions> variants;
+  variants.push_back(AsvtorchOptions());
+  MfccOptions kaldi;
+  kaldi.frame_opts.dither = 0.0f;
+  variants.push_back(kaldi);
+  MfccOptions v = AsvtorchOptions();
+  v.raw_energy = false;
+  v.energy_floor = 1e6f;  // above some frames' energy: the floor applies
+  v.cepstral_lifter = 0.0f;
+  variants.push_back(v);
+  v = kaldi;
+  v.htk_compat = true;
+  v.use_energy = false;
+  v.frame_opts.remove_dc_offset = false;
+  v.frame_opts.window_type = "hamming";  // non-zero at the ends: the first sample's pre-emphasis counts
+  variants.push_back(v);
+  v = AsvtorchOptions();
+  v.htk_compat = true;
+  v.frame_opts.preemph_coeff = 0.0f;
+  variants.push_back(v);
+  const std::int64_t n = 16000 + 123;  // odd length: reflected edges on both sides
+  const std::vector<float> a = Signal(n, 1), b = Signal(n, 2);
+  torch::Tensor batch = torch::empty({2, n}, torch::kFloat32);
+  std::copy(a.begin(), a.end(), batch[0].data_ptr<float>());
+  std::copy(b.begin(), b.end(), batch[1].data_ptr<float>());
+  for (std::size_t k = 0; k < variants.size(); ++k) {
+    SCOPED_TRACE(k);
+    const MfccOptions& o = variants[k];
+    const torch::Tensor got = BatchedMfcc(o).Compute(batch);
+    const Mfcc reference(o);
+    const std::int64_t frames = NumFrames(n, o.frame_opts);
+    ASSERT_EQ(got.sizes(), (std::vector<std::int64_t>{2, frames, o.num_ceps}));
+    for (int u = 0; u < 2; ++u) {
+      const Matrix want = reference.Compute(u == 0 ? a.data() : b.data(), n);
+      const torch::Tensor utterance = got[u];
+      const auto g = utterance.accessor<float, 2>();
+      double worst = 0.0;
+      for (std::int64_t f = 0; f < frames; ++f) {
+        for (std::int32_t c = 0; c < o.num_ceps; ++c) {
+          // float32 rounding of sums over 400-sample frames and 512-point FFTs, amplified by the
+          // log of small mel energies: a relative 1e-4 of the coefficient's scale.
+          const double diff = std::fabs(g[f][c] - want(f, c)) / (1.0 + std::fabs(want(f, c)));
+          worst = std::max(worst, diff);
+        }
+      }
+      EXPECT_LT(worst, 1e-4) << "utterance " << u;
+    }
+  }
+}
+
+TEST(BatchedMfcc, ShortSignalsAndBadInput) {
+  MfccOptions kaldi;
+  kaldi.frame_opts.dither = 0.0f;
+  const BatchedMfcc mfcc(kaldi);
+  const torch::Tensor none = mfcc.Compute(torch::zeros({3, 399}));  // shorter than one 400-sample frame
+  EXPECT_EQ(none.sizes(), (std::vector<std::int64_t>{3, 0, 13}));
+  EXPECT_THROW(mfcc.Compute(torch::zeros({400})), std::invalid_argument);
+  EXPECT_THROW(mfcc.Compute(torch::zeros({1, 400}, torch::kFloat64)), std::invalid_argument);
+  MfccOptions dithered;  // Kaldi's default dither 1.0
+  EXPECT_THROW(BatchedMfcc{dithered}, ConfigError);
+}
+
+}  // namespace
+}  // namespace asv::features
