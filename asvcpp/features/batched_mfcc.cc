@@ -19,13 +19,6 @@ torch::Tensor FloatTensor(const std::vector<float>& v) {
   return torch::tensor(v, torch::TensorOptions().dtype(torch::kFloat32));
 }
 
-// Sample index of position i of frame f of an n-sample signal (Kaldi ExtractWindow): positions
-// outside [0, n) are reflected, -1 -> 0, -2 -> 1, n -> n - 1, as often as needed.
-std::int64_t Reflected(std::int64_t s, std::int64_t n) {
-  while (s < 0 || s >= n) s = s < 0 ? -s - 1 : 2 * n - 1 - s;
-  return s;
-}
-
 }  // namespace
 
 BatchedMfcc::BatchedMfcc(const MfccOptions& opts) : opts_(opts) {
@@ -65,16 +58,20 @@ torch::Tensor BatchedMfcc::Compute(const torch::Tensor& samples) const {
   const std::int64_t num_frames = NumFrames(n, fo);
   const auto device = samples.device();
   if (num_frames == 0) return torch::empty({batch, 0, opts_.num_ceps}, samples.options());
-  // Sample indices of every frame position, [num_frames, length], reflected at the edges.
+  // Sample indices of every frame position, [num_frames, length], built on the device (first
+  // samples are linear in the frame index, FirstSampleOfFrame). Positions outside [0, n) are
+  // reflected as Kaldi's ExtractWindow does (-1 -> 0, n -> n - 1), repeatedly for signals shorter
+  // than a frame.
   const std::int64_t length = fo.WindowSize();
-  torch::Tensor index = torch::empty({num_frames, length}, torch::kInt64);
-  std::int64_t* idx = index.data_ptr<std::int64_t>();
-  for (std::int64_t f = 0; f < num_frames; ++f) {
-    const std::int64_t first = FirstSampleOfFrame(f, fo);
-    for (std::int64_t i = 0; i < length; ++i) idx[f * length + i] = Reflected(first + i, n);
+  const auto int64 = torch::TensorOptions().dtype(torch::kInt64).device(device);
+  torch::Tensor index = (torch::arange(num_frames, int64) * fo.WindowShift() + FirstSampleOfFrame(0, fo)).unsqueeze(1) +
+                        torch::arange(length, int64);
+  while ((index < 0).logical_or(index >= n).any().item<bool>()) {
+    index = torch::where(index < 0, -index - 1, index);
+    index = torch::where(index >= n, (2 * n - 1) - index, index);
   }
   // [batch, num_frames, length]
-  torch::Tensor frames = samples.index_select(1, index.view({-1}).to(device)).view({batch, num_frames, length});
+  torch::Tensor frames = samples.index_select(1, index.view({-1})).view({batch, num_frames, length});
   if (fo.remove_dc_offset) frames = frames - frames.mean(-1, /*keepdim=*/true);
   const float eps = std::numeric_limits<float>::epsilon();
   torch::Tensor log_energy;

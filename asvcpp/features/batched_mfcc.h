@@ -3,7 +3,7 @@
 // src/feat/feature-mfcc.cc) without dither, batched. Per frame: extraction (edges reflected when
 // snip_edges is false), DC removal, raw log energy, pre-emphasis, window, zero padding, real FFT,
 // power spectrum, mel energies, log(max(mel, FLT_EPSILON)), DCT, liftering, C0 replaced by the log
-// energy. Frames come from one gather of precomputed sample indices, the FFT is torch::fft::rfft,
+// energy. Frames come from one gather of sample indices computed on the device, the FFT is torch::fft::rfft,
 // mel banks and DCT are matrix products, so a whole batch is a handful of kernels.
 // Needs LibTorch (library asv_features_torch); asv_features itself stays LibTorch-free.
 #pragma once

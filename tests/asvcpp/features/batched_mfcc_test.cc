@@ -99,6 +99,19 @@ TEST(BatchedMfcc, ShortSignalsAndBadInput) {
   const BatchedMfcc mfcc(kaldi);
   const torch::Tensor none = mfcc.Compute(torch::zeros({3, 399}));  // shorter than one 400-sample frame
   EXPECT_EQ(none.sizes(), (std::vector<std::int64_t>{3, 0, 13}));
+  // A signal shorter than a frame with snip_edges false: one frame, positions reflected more than
+  // once, as features::Mfcc does.
+  const MfccOptions centred = AsvtorchOptions();
+  const std::vector<float> tiny = Signal(90, 3);  // positions -120 .. 279 of a 90-sample signal
+  const torch::Tensor got = BatchedMfcc(centred).Compute(torch::tensor(tiny).view({1, 90}));
+  const Matrix want = Mfcc(centred).Compute(tiny.data(), 90);
+  ASSERT_EQ(got.size(1), want.rows());
+  ASSERT_GT(want.rows(), 0);
+  for (std::int64_t f = 0; f < want.rows(); ++f) {
+    for (std::int32_t c = 0; c < centred.num_ceps; ++c) {
+      EXPECT_NEAR(got[0][f][c].item<float>(), want(f, c), 1e-4 * (1.0 + std::fabs(want(f, c)))) << f << "," << c;
+    }
+  }
   EXPECT_THROW(mfcc.Compute(torch::zeros({400})), std::invalid_argument);
   EXPECT_THROW(mfcc.Compute(torch::zeros({1, 400}, torch::kFloat64)), std::invalid_argument);
   MfccOptions dithered;  // Kaldi's default dither 1.0
