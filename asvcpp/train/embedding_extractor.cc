@@ -11,6 +11,7 @@
 #include "asvcpp/train/batch_loader.h"
 #include "asvcpp/train/checkpoint_io.h"
 #include "asvcpp/train/cpu_allocator.h"
+#include "asvcpp/train/onednn_cache.h"
 #include "asvcpp/train/test_batching.h"
 
 namespace asv::train {
@@ -65,6 +66,7 @@ ExtractionResult EmbeddingExtractor::Extract(const FeatureSource& source, const 
                                              const ExtractionOptions& options) const {
   const CachingCpuAllocatorScope cpu_allocator;  // batches of varying frame counts reuse blocks
   const CpuAllocatorPhase phase;  // between training epochs: the training steps get their blocks back
+  const OneDnnPrimitiveCachePhase primitives;  // each batch's shape is new: none of them is kept
   const auto start_time = std::chrono::steady_clock::now();
   const torch::Device device(device_);
   ExtractionResult result;

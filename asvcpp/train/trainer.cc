@@ -16,6 +16,7 @@
 #include "asvcpp/train/batch_loader.h"
 #include "asvcpp/train/checkpoint_io.h"
 #include "asvcpp/train/cpu_allocator.h"
+#include "asvcpp/train/onednn_cache.h"
 #include "asvcpp/train/epoch_sampler.h"
 #include "asvcpp/train/gradient_reducer.h"
 #include "asvcpp/train/precision.h"
@@ -186,6 +187,7 @@ struct Trainer::Impl {
     ValidationResult r;
     if (validation.empty()) return r;
     const CpuAllocatorPhase phase;  // whole-utterance batches: their blocks go when it ends
+    const OneDnnPrimitiveCachePhase primitives;  // ... and their convolutions' primitives
     const bool was_training = net->is_training();
     net->eval();
     torch::NoGradGuard no_grad;

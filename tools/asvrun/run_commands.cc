@@ -11,6 +11,7 @@
 #include "asvcpp/dist/world.h"
 #include "asvcpp/recipe/config_loader.h"
 #include "asvcpp/settings/dump.h"
+#include "asvcpp/train/onednn_cache.h"
 #include "recipes/catalog.h"
 #include "tools/asvrun/commands.h"
 #include "tools/asvrun/signal_guard.h"
@@ -22,6 +23,10 @@ namespace fs = std::filesystem;
 int RunConfigs(const RunOptions& options) {
   // GPU ids are physical ids as nvidia-smi numbers them (PCI bus order), also for CUDA.
   ::setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
+  // oneDNN keeps a compiled primitive per input shape, ~2 MB each, and every clip length and
+  // utterance batch is a new shape: 128 at most instead of 1,024, unless the user sets a
+  // capacity (onednn_cache.h).
+  train::BoundOneDnnPrimitiveCache();
   const auto& recipe = recipes::FindRecipe(options.source.recipe);
   std::string warnings;
   auto loaded = recipe::LoadConfigs(recipe, Locate(options.source), options.configs, options.overrides, &warnings);

@@ -7,7 +7,8 @@
 // random minibatches with the loop of train::Trainer::TrainEpoch (data loading excluded)
 // and times `steps` steps, `repeats` times. Rank 0 writes the timings to a JSON file that the
 // launcher reads back. A world of one is a launched worker with train::NoOpReducer: exactly how
-// asvrun trains without data parallelism.
+// asvrun trains without data parallelism. Like asvrun, it bounds oneDNN's primitive cache to
+// 128 primitives unless ONEDNN_PRIMITIVE_CACHE_CAPACITY is set (asvcpp/train/onednn_cache.h).
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -47,6 +48,7 @@
 #include "asvcpp/settings/settings.h"
 #include "asvcpp/train/gradient_reducer.h"
 #include "asvcpp/train/cpu_allocator.h"
+#include "asvcpp/train/onednn_cache.h"
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/sgd.h"
 
@@ -692,6 +694,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  asv::train::BoundOneDnnPrimitiveCache();  // as asvrun; workers inherit it
   try {
     return Main(argc, argv);
   } catch (const std::exception& e) {
