@@ -5,7 +5,7 @@
   python3 tools/bench/run_benchmarks.py --quick --no-peers --build build --out /tmp/b  # smoke test
 
 Cases (the benchmark issue): 1 MFCC + VAD (asv_bench_features), 2 training step (asv_bench_train), 3 PLDA back-end, 4 config
-resolution (asv_bench_config), 5 experiment database (asv_bench_db), 6 memory of asvrun's stages 1, 5, 9 on the
+resolution (asv_bench_config), 5 experiment database (asv_bench_db), 6 memory of asvrun's stages 1, 5, 7, 9 on the
 demo corpus and stage 5's data-wait share. Each asvcpp program warms up
 and repeats and prints median/min/max; peers (tools/bench/peers/*.py) run in a virtual
 environment this script creates (default ~/.cache/asvcpp-bench/venv) with pinned PyPI packages,
@@ -556,10 +556,10 @@ def db_time(text):
 
 
 def case_memory(args, tmp, venv):
-    """Case 6: peak resident memory of asvrun's stages 1 (features), 5 (training) and 9 (scoring)
-    on the demo corpus, RSS across the training epochs, and the share of stage 5's training time
-    the step waited for data. Each stage runs as its own asvrun process of the `demo` config
-    (stages 0 and 7 run too: the others need their outputs)."""
+    """Case 6: peak resident memory of asvrun's stages 1 (features), 5 (training), 7 (embedding
+    extraction) and 9 (scoring) on the demo corpus, RSS across the training epochs, and the share
+    of stage 5's training time the step waited for data. Each stage runs as its own asvrun process of the `demo` config
+    (stage 0 runs too: the others need its outputs)."""
     del venv
     asvrun = os.path.join(args.build, "tools", "asvrun", "asvrun")
     if not os.path.exists(asvrun):
@@ -640,7 +640,7 @@ def case_memory(args, tmp, venv):
     corpus_note = ("tools/make_demo_corpus.py --small, tiny network (quick)" if args.quick else
                    f"demo corpus ({corpus}), config 'demo'")
     rows = []
-    for stage, what in [(1, "features"), (5, "training"), (9, "scoring")]:
+    for stage, what in [(1, "features"), (5, "training"), (7, "embeddings"), (9, "scoring")]:
         s = stages[stage]
         note = (f"{corpus_note}; {s['seconds']:.0f} s; process tree sampled every 0.2 s "
                 f"(peak {s['sampled_peak_mb']:.0f} MB), asvrun's ru_maxrss {s['ru_maxrss_mb']:.0f} MB")
