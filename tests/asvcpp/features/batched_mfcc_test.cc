@@ -9,6 +9,7 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/features/feature_window.h"
 #include "asvcpp/features/mfcc.h"
+#include "tests/asvcpp/features/test_util.h"
 
 namespace asv::features {
 namespace {
@@ -28,15 +29,7 @@ std::vector<float> Signal(std::int64_t n, unsigned seed) {
   return x;
 }
 
-MfccOptions AsvtorchOptions() {  // run_configs/voxceleb/xvector/mfcc.conf, without dither
-  MfccOptions o;
-  o.frame_opts.dither = 0.0f;
-  o.frame_opts.snip_edges = false;
-  o.mel_opts.high_freq = 7900.0f;
-  o.mel_opts.num_bins = 30;
-  o.num_ceps = 30;
-  return o;
-}
+MfccOptions AsvtorchOptions() { return testing::AsvtorchMfccOptions(0.0f); }  // without dither
 
 // Every frame of every utterance of the batch against features::Mfcc (per frame, own FFT), for
 // the ASVtorch options and Kaldi's defaults (snip_edges, 13 ceps, 23 bins) and variants that take

@@ -14,6 +14,7 @@
 namespace asv::features {
 namespace {
 
+using testing::AsvtorchMfccOptions;
 using testing::GoldenSignal;
 
 TEST(FeaturesMelBanks, MelScaleRoundTrip) {
@@ -113,18 +114,8 @@ TEST(FeaturesMfccMath, LifterCoefficients) {
   EXPECT_NEAR(c[1], 1.0 + 11.0 * std::sin(M_PI / 22.0), 1e-6);
 }
 
-MfccOptions Options(float dither) {
-  MfccOptions o;
-  o.frame_opts.dither = dither;
-  o.frame_opts.snip_edges = false;
-  o.mel_opts.num_bins = 30;
-  o.mel_opts.high_freq = 7900;
-  o.num_ceps = 30;
-  return o;
-}
-
 TEST(FeaturesMfcc, ShapeAndShortInputs) {
-  const Mfcc mfcc(Options(0.0f));
+  const Mfcc mfcc(AsvtorchMfccOptions(0.0f));
   EXPECT_EQ(mfcc.Dim(), 30);
   const std::vector<float> x(79, 1.0f);
   EXPECT_EQ(mfcc.Compute(x.data(), 0).rows(), 0);
@@ -141,23 +132,23 @@ TEST(FeaturesMfcc, ShapeAndShortInputs) {
 TEST(FeaturesMfcc, DitherIsReproducibleBySeed) {
   const auto signal = GoldenSignal();
   const auto n = static_cast<std::int64_t>(signal.size());
-  const Mfcc dithered(Options(1.0f));
+  const Mfcc dithered(AsvtorchMfccOptions(1.0f));
   const Matrix a = dithered.Compute(signal.data(), n, 1);
   EXPECT_EQ(a, dithered.Compute(signal.data(), n, 1));
   const Matrix b = dithered.Compute(signal.data(), n, 2);
   EXPECT_FALSE(a == b);
   // Dither of 1 (int16 units) on a loud signal changes little.
-  const Matrix clean = Mfcc(Options(0.0f)).Compute(signal.data(), n, 1);
+  const Matrix clean = Mfcc(AsvtorchMfccOptions(0.0f)).Compute(signal.data(), n, 1);
   double max_diff = 0.0;
   for (std::int64_t i = 0; i < a.rows(); ++i) max_diff = std::max(max_diff, std::fabs(double(a(i, 0)) - clean(i, 0)));
   EXPECT_LT(max_diff, 0.05);
-  EXPECT_EQ(clean, Mfcc(Options(0.0f)).Compute(signal.data(), n, 99));  // seed irrelevant without dither
+  EXPECT_EQ(clean, Mfcc(AsvtorchMfccOptions(0.0f)).Compute(signal.data(), n, 99));  // seed irrelevant without dither
 }
 
 TEST(FeaturesMfcc, ConcurrentCallsShareOneExtractor) {
   const auto signal = GoldenSignal();
   const auto n = static_cast<std::int64_t>(signal.size());
-  const Mfcc mfcc(Options(1.0f));
+  const Mfcc mfcc(AsvtorchMfccOptions(1.0f));
   const Matrix expected = mfcc.Compute(signal.data(), n, 5);
   std::vector<Matrix> results(4);
   std::vector<std::thread> threads;
@@ -173,7 +164,7 @@ TEST(FeaturesMfcc, ConcurrentCallsShareOneExtractor) {
 TEST(FeaturesMfcc, EnergyOptionsAndHtkCompat) {
   const auto signal = GoldenSignal();
   const auto n = static_cast<std::int64_t>(signal.size());
-  MfccOptions o = Options(0.0f);
+  MfccOptions o = AsvtorchMfccOptions(0.0f);
   const Matrix with_energy = Mfcc(o).Compute(signal.data(), n);
   o.use_energy = false;
   const Matrix with_c0 = Mfcc(o).Compute(signal.data(), n);
@@ -193,7 +184,7 @@ TEST(FeaturesMfcc, EnergyOptionsAndHtkCompat) {
   for (int c = 0; c < 29; ++c) EXPECT_EQ(htk_c0(10, c), with_c0(10, c + 1));
   EXPECT_FLOAT_EQ(htk_c0(10, 29), with_c0(10, 0) * static_cast<float>(M_SQRT2));
 
-  o = Options(0.0f);
+  o = AsvtorchMfccOptions(0.0f);
   o.energy_floor = 1e12f;  // above every frame's energy
   const Matrix floored = Mfcc(o).Compute(signal.data(), n);
   for (std::int64_t t = 0; t < floored.rows(); ++t) EXPECT_FLOAT_EQ(floored(t, 0), std::log(1e12f));

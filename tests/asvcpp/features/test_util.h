@@ -1,5 +1,6 @@
 // Helpers shared by the feature tests: the deterministic golden test signal (mirrors
-// test_signal() in tools/golden/make_feature_golden.py), golden-file reading, temp folders.
+// test_signal() in tools/golden/make_feature_golden.py), ASVtorch's MFCC options, golden-file
+// reading, temp folders.
 #pragma once
 
 #include <cmath>
@@ -14,8 +15,21 @@
 #include <unistd.h>
 
 #include "asvcpp/base/matrix.h"
+#include "asvcpp/features/mfcc.h"
 
 namespace asv::features::testing {
+
+/// ASVtorch's MFCC options (run_configs/voxceleb/xvector/mfcc.conf: no edge snipping, 30 mel
+/// bins up to 7900 Hz, 30 cepstra) with the given dither (0: deterministic).
+inline MfccOptions AsvtorchMfccOptions(float dither) {
+  MfccOptions o;
+  o.frame_opts.dither = dither;
+  o.frame_opts.snip_edges = false;
+  o.mel_opts.num_bins = 30;
+  o.mel_opts.high_freq = 7900.0f;
+  o.num_ceps = 30;
+  return o;
+}
 
 constexpr int kGoldenSampleRate = 16000;
 constexpr std::int64_t kGoldenNumSamples = 40000;  // 2.5 s
