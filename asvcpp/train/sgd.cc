@@ -1,6 +1,7 @@
 #include "asvcpp/train/sgd.h"
 
 #include <stdexcept>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -20,22 +21,42 @@ void Sgd::Step() {
   torch::NoGradGuard no_grad;
   for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
     auto& g = groups_[gi];
+    // The parameters with a gradient, as lists for the multi-tensor (_foreach) kernels: on CUDA
+    // each call below is a few launches for all the group's parameters instead of one per
+    // parameter (as torch.optim.SGD's foreach implementation, PyTorch's default on CUDA); on the
+    // CPU they run the same per-tensor operations as a loop would.
+    std::vector<torch::Tensor> params;
+    std::vector<torch::Tensor> grads;
+    std::vector<std::size_t> index;
     for (std::size_t pi = 0; pi < g.params.size(); ++pi) {
-      auto& p = g.params[pi];
-      const auto& grad = p.grad();
+      const auto& grad = g.params[pi].grad();
       if (!grad.defined()) continue;
-      auto d = g.weight_decay != 0 ? grad.add(p, g.weight_decay) : grad;
-      if (momentum_ != 0) {
-        auto& buf = buffers_[gi][pi];
-        if (!buf.defined()) {
-          buf = d.clone().detach();
-        } else {
-          buf.mul_(momentum_).add_(d);
-        }
-        d = buf;
-      }
-      p.add_(d, -g.lr);
+      params.push_back(g.params[pi]);
+      grads.push_back(grad);
+      index.push_back(pi);
     }
+    if (params.empty()) continue;
+    auto d = g.weight_decay != 0 ? at::_foreach_add(grads, params, g.weight_decay) : std::move(grads);
+    if (momentum_ != 0) {
+      auto& buffers = buffers_[gi];
+      std::vector<torch::Tensor> bufs;  // existing buffers and their directions
+      std::vector<torch::Tensor> bufs_d;
+      for (std::size_t k = 0; k < index.size(); ++k) {
+        auto& buf = buffers[index[k]];
+        if (!buf.defined()) {
+          buf = d[k].clone().detach();  // first step: buf = d
+        } else {
+          bufs.push_back(buf);
+          bufs_d.push_back(d[k]);
+        }
+      }
+      if (!bufs.empty()) {
+        at::_foreach_mul_(bufs, momentum_);
+        at::_foreach_add_(bufs, bufs_d);
+      }
+      for (std::size_t k = 0; k < index.size(); ++k) d[k] = buffers[index[k]];
+    }
+    at::_foreach_add_(params, d, -g.lr);
   }
 }
 

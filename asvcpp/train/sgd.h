@@ -6,6 +6,8 @@
 // Own implementation instead of torch::optim::SGD because the optimizer state is then keyed by
 // parameter NAME (torch::optim keys it by tensor address, as a std::string in LibTorch 1.13 and a
 // void* in 2.x), which makes checkpoints readable, device-independent and version-independent.
+// A step updates each group with LibTorch's multi-tensor (_foreach) operations, as torch.optim.SGD
+// does on CUDA by default: a few kernel launches per group instead of several per parameter.
 #pragma once
 
 #include <string>
@@ -28,7 +30,9 @@ class Sgd {
   /// Throws std::invalid_argument for names/params of different sizes or a negative momentum.
   Sgd(std::vector<SgdParamGroup> groups, double momentum);
 
-  /// One update of every parameter that has a gradient (others are skipped, as in PyTorch).
+  /// One update of every parameter that has a gradient (others are skipped, as in PyTorch; a
+  /// parameter's momentum buffer starts at its first gradient). A group's parameters must share
+  /// a device (LibTorch's _foreach operations throw c10::Error otherwise).
   void Step();
   /// Drops all gradients (PyTorch 2.x zero_grad(set_to_none=True)).
   void ZeroGrad();

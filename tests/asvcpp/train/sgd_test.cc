@@ -56,6 +56,50 @@ TEST(SgdTest, MatchesTorchOptimSgdStepForStep) {
   EXPECT_THROW(ours.SetMomentumBuffer("b", torch::zeros({5})), DataError);
 }
 
+// Several parameters in one group, one of which gets its first gradient only at step 2 and none
+// at step 4: the multi-tensor step must skip it, start its momentum buffer late and keep the
+// others' buffers, as torch.optim.SGD does per parameter.
+TEST(SgdTest, ParametersWithoutGradientAreSkippedAndStartTheirMomentumLate) {
+  torch::manual_seed(31);
+  std::vector<torch::Tensor> ours_params;
+  std::vector<torch::Tensor> ref_params;
+  for (const auto& shape : {std::vector<int64_t>{4, 3}, {4}, {4, 4}}) {
+    ours_params.push_back(torch::randn(shape).requires_grad_(true));
+    ref_params.push_back(ours_params.back().detach().clone().requires_grad_(true));
+  }
+  const auto x = torch::randn({8, 3});
+  const auto y = torch::randn({8, 4});
+  auto loss = [&](const std::vector<torch::Tensor>& p, int step) {
+    auto h = torch::matmul(x, p[0].t()) + p[1];
+    if (step >= 2 && step != 4) h = torch::matmul(h, p[2]);  // p[2]: no gradient at steps 0, 1, 4
+    return (h - y).pow(2).sum();
+  };
+
+  std::vector<SgdParamGroup> groups(1);
+  groups[0] = {{"w", "b", "v"}, ours_params, 0.01, 0.001};
+  Sgd ours(std::move(groups), 0.9);
+  const auto v_start = ours_params[2].detach().clone();
+  torch::optim::SGD reference(ref_params, torch::optim::SGDOptions(0.01).momentum(0.9).weight_decay(0.001));
+
+  for (int step = 0; step < 6; ++step) {
+    ours.ZeroGrad();
+    loss(ours_params, step).backward();
+    ours.Step();
+    for (auto& p : ref_params) p.mutable_grad() = torch::Tensor();  // zero_grad(set_to_none=True)
+    loss(ref_params, step).backward();
+    reference.step();
+    for (std::size_t i = 0; i < ours_params.size(); ++i) {
+      ASSERT_TRUE(torch::allclose(ours_params[i], ref_params[i], 1e-6, 1e-7)) << "step " << step << " param " << i;
+    }
+    const bool v_has_buffer = ours.MomentumBuffers()[2].second.defined();
+    EXPECT_EQ(v_has_buffer, step >= 2) << "step " << step;
+    if (step < 2) {
+      EXPECT_TRUE(torch::equal(ours_params[2], v_start)) << "step " << step;
+    }
+  }
+  EXPECT_FALSE(torch::equal(ours_params[2], v_start));
+}
+
 TEST(SgdTest, WeightDecayGroupsFollowTheSkiplist) {
   settings::NetworkSettings s;
   s.network_class = "StandardResSeNet";
