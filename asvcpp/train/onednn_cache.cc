@@ -19,6 +19,14 @@ bool BoundOneDnnPrimitiveCache(int capacity) {
   return ::setenv("ONEDNN_PRIMITIVE_CACHE_CAPACITY", std::to_string(capacity).c_str(), 1) == 0;
 }
 
+bool BoundIdeepCache(int capacity) {
+  if (capacity < 0) {
+    throw std::invalid_argument("ideep cache capacity must be >= 0, got " + std::to_string(capacity));
+  }
+  if (std::getenv("LRU_CACHE_CAPACITY") != nullptr) return false;
+  return ::setenv("LRU_CACHE_CAPACITY", std::to_string(capacity).c_str(), 1) == 0;
+}
+
 // oneDNN's C API (dnnl.h), found at run time: dnnl_status_t is an int enum, dnnl_success 0.
 using GetCapacity = int (*)(int*);
 using SetCapacity = int (*)(int);

@@ -17,6 +17,17 @@
 // library (Debian's LibTorch), so that their whole-utterance shapes do not stay until training
 // pushes them out.
 //
+// LibTorch keeps a second cache beside oneDNN's: ideep, its layer over oneDNN, remembers the
+// primitive descriptor of each convolution shape in an LRU cache of LRU_CACHE_CAPACITY entries
+// (default 1024), which emptying oneDNN's cache does not touch. A descriptor of StandardNet's
+// size holds 56-88 KB (heaptrack of demo stage 5: ~40 MB allocated in the first in-training
+// evaluation's dnnl_primitive_desc_iterator_create still live in the next epoch); at the default,
+// ~12 KB per shape for a 30-channel convolution until 1,024 shapes (a probe with Debian's
+// LibTorch 1.13: +12.6 MB, then flat; +0.3 MB with a capacity of 16; the torch 2.11 wheel ~22 KB
+// per shape, +22 MB, and +0.5 MB with 16). A hit only saves creating the descriptor: a fixed-shape
+// training step runs as fast with a capacity of 1 (StandardNet, 200 frames, 2 threads: 7,322-
+// 7,736 frames/s against 7,425-7,597 at the default), so asvrun bounds it to 64 (BoundIdeepCache).
+//
 // No LibTorch in this header.
 #pragma once
 
@@ -34,6 +45,17 @@ inline constexpr int kOneDnnPrimitiveCacheCapacity = 128;
 /// before other threads start (setenv is not thread-safe). Returns true if it set the variable.
 /// Throws std::invalid_argument for a negative capacity.
 bool BoundOneDnnPrimitiveCache(int capacity = kOneDnnPrimitiveCacheCapacity);
+
+/// The capacity asvrun gives ideep's LRU cache of convolution descriptors (number of shapes; see
+/// the file comment).
+inline constexpr int kIdeepCacheCapacity = 64;
+
+/// Sets the environment variable LRU_CACHE_CAPACITY (read by the ideep inside LibTorch, for its
+/// cache of convolution primitive descriptors) to `capacity` (number of entries, >= 0) unless the
+/// user has set it, whose value then stays in effect. ideep reads it once, at its first CPU
+/// convolution: call this at the start of main(), as BoundOneDnnPrimitiveCache. Returns true if
+/// it set the variable. Throws std::invalid_argument for a negative capacity.
+bool BoundIdeepCache(int capacity = kIdeepCacheCapacity);
 
 /// The capacity of oneDNN's primitive cache in this process (number of primitives), as oneDNN's
 /// dnnl_get_primitive_cache_capacity reports it; nullopt where oneDNN is not a shared library this

@@ -25,8 +25,10 @@ int RunConfigs(const RunOptions& options) {
   ::setenv("CUDA_DEVICE_ORDER", "PCI_BUS_ID", 0);
   // oneDNN keeps a compiled primitive per input shape, ~2 MB each, and every clip length and
   // utterance batch is a new shape: 128 at most instead of 1,024, unless the user sets a
-  // capacity (onednn_cache.h).
+  // capacity (onednn_cache.h). Likewise ideep's cache of convolution descriptors, kept apart
+  // from oneDNN's: 64 shapes instead of 1,024.
   train::BoundOneDnnPrimitiveCache();
+  train::BoundIdeepCache();
   const auto& recipe = recipes::FindRecipe(options.source.recipe);
   std::string warnings;
   auto loaded = recipe::LoadConfigs(recipe, Locate(options.source), options.configs, options.overrides, &warnings);

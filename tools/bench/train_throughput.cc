@@ -694,7 +694,8 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  asv::train::BoundOneDnnPrimitiveCache();  // as asvrun; workers inherit it
+  asv::train::BoundOneDnnPrimitiveCache();  // as asvrun; workers inherit them
+  asv::train::BoundIdeepCache();
   try {
     return Main(argc, argv);
   } catch (const std::exception& e) {

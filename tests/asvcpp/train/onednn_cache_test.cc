@@ -1,6 +1,7 @@
 #include "asvcpp/train/onednn_cache.h"
 
 #include <dlfcn.h>
+#include <malloc.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
@@ -113,8 +114,70 @@ TEST(OneDnnPrimitiveCache, ClearEmptiesTheCacheAndKeepsItsCapacity) {
   EXPECT_EQ(size(), 0);
 }
 
+// ideep's cache of convolution descriptors, measured as heap memory (glibc's count of bytes in
+// use) that stays after convolutions of 300 new lengths; oneDNN's own cache is off in the child
+// (capacity 0), so only ideep's descriptors can stay. Prints the kilobytes kept, exits 0 when
+// they are below `max_kb` and above `min_kb`, 3 otherwise.
+[[noreturn]] void ConvolveManyShapesAndReport(long min_kb, long max_kb) {
+  torch::NoGradGuard no_grad;
+  const auto weight = torch::randn({64, 30, 5});
+  const auto in_use = [] {
+    const auto info = ::mallinfo2();
+    return static_cast<long>((info.uordblks + info.hblkhd) / 1024);
+  };
+  torch::conv1d(torch::randn({2, 30, 200}), weight);  // LibTorch's and oneDNN's one-time state
+  const long before = in_use();
+  for (std::int64_t frames = 201; frames <= 500; ++frames) torch::conv1d(torch::randn({2, 30, frames}), weight);
+  const long kept = in_use() - before;
+  std::fprintf(stderr, "kept %ld KB\n", kept);
+  std::exit(kept > min_kb && kept < max_kb ? 0 : 3);
+}
+
+class IdeepCacheTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    if (!torch::hasMKLDNN()) GTEST_SKIP() << "this LibTorch runs convolutions without oneDNN";
+    for (const char* name : {"LRU_CACHE_CAPACITY", "ONEDNN_PRIMITIVE_CACHE_CAPACITY", "DNNL_PRIMITIVE_CACHE_CAPACITY"}) {
+      if (std::getenv(name) != nullptr) GTEST_SKIP() << "the environment sets " << name;
+    }
+  }
+};
+
+TEST_F(IdeepCacheTest, BoundKeepsFewDescriptors) {
+  // Bounded to 4 entries: the 300 lengths keep at most a few descriptors (~12 KB each).
+  EXPECT_EXIT(
+      {
+        if (!BoundOneDnnPrimitiveCache(0) || !BoundIdeepCache(4)) std::exit(2);
+        ConvolveManyShapesAndReport(-1, 1024);
+      },
+      ::testing::ExitedWithCode(0), "kept -?[0-9]+ KB");
+}
+
+TEST_F(IdeepCacheTest, WithoutTheBoundEveryShapeStays) {
+  // What the bound changes: ideep's default of 1,024 entries keeps a descriptor for each of
+  // the 300 lengths (~3.6 MB), although oneDNN caches no primitive.
+  EXPECT_EXIT(
+      {
+        if (!BoundOneDnnPrimitiveCache(0)) std::exit(2);
+        ConvolveManyShapesAndReport(2048, 1L << 20);
+      },
+      ::testing::ExitedWithCode(0), "kept [0-9]+ KB");
+}
+
+TEST_F(IdeepCacheTest, TheUsersSettingWins) {
+  EXPECT_EXIT(
+      {
+        ::setenv("LRU_CACHE_CAPACITY", "1024", 1);
+        if (BoundIdeepCache(4) || !BoundOneDnnPrimitiveCache(0)) std::exit(2);
+        ConvolveManyShapesAndReport(2048, 1L << 20);
+      },
+      ::testing::ExitedWithCode(0), "kept [0-9]+ KB");
+}
+
 TEST(OneDnnPrimitiveCache, NegativeCapacityIsRejected) {
   EXPECT_THROW(BoundOneDnnPrimitiveCache(-1), std::invalid_argument);
+  EXPECT_THROW(BoundIdeepCache(-1), std::invalid_argument);
 }
 
 }  // namespace
