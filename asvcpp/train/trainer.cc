@@ -22,6 +22,7 @@
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/rng.h"
 #include "asvcpp/train/sgd.h"
+#include "asvcpp/train/step_readings.h"
 #include "asvcpp/train/test_batching.h"
 
 namespace asv::train {
@@ -286,6 +287,23 @@ struct Trainer::Impl {
     const auto parameters = optimizer->parameters();
     const int interval = std::max(1, ns.optimizer_step_interval);
     double loss_sum = 0, correct = 0, clips = 0, frames = 0, window_loss = 0, validation_seconds = 0;
+    // Loss and accuracy stay on the device and are read every few steps (step_readings.h).
+    StepReadings readings;
+    std::size_t batches_read = 0;
+    const auto read_steps = [&] {
+      for (const auto& step : readings.Read()) {
+        ++batches_read;
+        if (!std::isfinite(step.loss)) {
+          throw StageError(
+              fmt::format("training diverged: epoch {}, batch {}: loss is {}; lower "
+                          "network.initial_learning_rate",
+                          stats.epoch, batches_read, step.loss));
+        }
+        loss_sum += step.loss;
+        window_loss += step.loss;
+        correct += step.correct;
+      }
+    };
     const auto train_start = Clock::now();
     Prefetcher<HostBatch> loader(
         n_batches, [&](std::size_t b) { return LoadTrainingBatch(*data.source, plan.batches[b], training); },
@@ -307,20 +325,12 @@ struct Trainer::Impl {
         optimizer->Step();
         optimizer->ZeroGrad();
       }
-      const double minibatch_loss = loss.item<double>();
-      if (!std::isfinite(minibatch_loss)) {
-        throw StageError(
-            fmt::format("training diverged: epoch {}, batch {}: loss is {}; lower "
-                        "network.initial_learning_rate",
-                        stats.epoch, i + 1, minibatch_loss));
-      }
-      loss_sum += minibatch_loss;
-      window_loss += minibatch_loss;
-      correct += logits.argmax(1).eq(labels).sum().item<double>();
+      if (readings.Add(loss, logits.argmax(1).eq(labels).sum())) read_steps();
       clips += static_cast<double>(hb.batch);
       frames += static_cast<double>(hb.batch * hb.frames);
 
       if ((i + 1) % static_cast<std::size_t>(ns.print_interval) == 0) {
+        read_steps();
         std::string line = fmt::format("Epoch {}, Time: {:.0f} s, Batch {}/{}, lr: {:.6f}, train-loss: {:.3f}",
                                        stats.epoch, SecondsSince(epoch_start), i + 1, n_batches, stats.learning_rate,
                                        window_loss / ns.print_interval);
@@ -337,6 +347,7 @@ struct Trainer::Impl {
         window_loss = 0;
       }
     }
+    read_steps();
     const double train_seconds = SecondsSince(train_start) - validation_seconds;
     const double wait_seconds = loader.wait_seconds();
     // BatchNorm running statistics: averaged over ranks before validation and the checkpoint.

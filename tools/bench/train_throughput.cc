@@ -51,6 +51,7 @@
 #include "asvcpp/train/onednn_cache.h"
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/sgd.h"
+#include "asvcpp/train/step_readings.h"
 
 namespace {
 
@@ -219,6 +220,16 @@ int RunWorker(const BenchOptions& o) {
     optimizer.ZeroGrad();
     const auto parameters = optimizer.parameters();
     double last_loss = 0;
+    asv::train::StepReadings readings;
+    const auto read_steps = [&] {
+      for (const auto& r : readings.Read()) {
+        last_loss = r.loss;
+        if (!std::isfinite(last_loss)) {
+          throw asv::StageError(
+              fmt::format("training diverged: loss is {}; timing it would measure NaN arithmetic", last_loss));
+        }
+      }
+    };
     std::size_t next_batch = 0;
     auto step = [&]() {
       const auto& features = host_features[next_batch];
@@ -235,15 +246,12 @@ int RunWorker(const BenchOptions& o) {
       reducer->ReduceGradients(parameters);
       optimizer.Step();
       optimizer.ZeroGrad();
-      last_loss = loss.item<double>();
-      if (!std::isfinite(last_loss)) {
-        throw asv::StageError(
-            fmt::format("training diverged: loss is {}; timing it would measure NaN arithmetic", last_loss));
-      }
-      (void)logits.argmax(1).eq(labels).sum().item<double>();  // the trainer's accuracy count
+      // The trainer's loss and accuracy readings, read every few steps as it does.
+      if (readings.Add(loss, logits.argmax(1).eq(labels).sum())) read_steps();
     };
 
     for (int i = 0; i < o.warmup; ++i) step();
+    read_steps();
     Json repeats = Json::array();
     std::vector<double> rates;
     for (int r = 0; r < o.repeats; ++r) {
@@ -255,6 +263,7 @@ int RunWorker(const BenchOptions& o) {
       const auto start = Clock::now();
       const double cpu_start = ProcessCpuSeconds();
       for (int i = 0; i < o.steps; ++i) step();
+      read_steps();  // the last readings, inside the timed steps
       Synchronize(device);
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
       const double cpu_seconds = ProcessCpuSeconds() - cpu_start;

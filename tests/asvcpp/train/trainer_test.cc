@@ -83,6 +83,23 @@ TEST(TrainerTest, TrainingReducesLossAndReachesHighAccuracy) {
   stdfs::remove_all(dir);
 }
 
+// Losses are read every few steps (StepReadings), but a divergence still names the minibatch
+// whose loss was not finite: with a learning rate of 1e30 the first step is finite and the
+// second is not, and the trainer reads both only at its progress line after batch 4.
+TEST(TrainerTest, DivergenceNamesTheFirstMinibatchWithANonFiniteLoss) {
+  auto options = SmallOptions({});
+  options.network.initial_learning_rate = 1e30;
+  ASSERT_EQ(options.network.print_interval, 4);
+  Trainer trainer(options, testing::MakeSyntheticData({}));
+  try {
+    trainer.Train();
+    FAIL() << "training with a learning rate of 1e30 did not diverge";
+  } catch (const StageError& e) {
+    EXPECT_NE(std::string(e.what()).find("training diverged: epoch 1, batch 2: loss is "), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(TrainerTest, ResumeIsExact) {
   const auto straight_dir = TempFolder("straight");
   const auto split_dir = TempFolder("split");

@@ -21,8 +21,9 @@ asvcpp epoch.N.pt with strict=True). The step is asv_bench_train's: a random min
 they repeat), forward, cross-entropy, backward, SGD (asvcpp train/sgd.h = torch.optim.SGD:
 two groups as ASVtorch's get_weight_decay_param_groups, names containing 'batchnorm' without
 weight decay, the others 0.001; lr 0.1, momentum 0), zero_grad (set_to_none), and the two
-.item() reads of loss and accuracy the trainer does every step. Warm-up steps, then `repeats`
-timed runs of `steps` steps; frames/s = batch x frames x steps / seconds; frames_per_cpu_s the
+.item() reads of loss and accuracy of every step, as ASVtorch's training loop does (asvcpp's
+trainer reads them every 16 steps). Warm-up steps, then `repeats` timed runs of `steps` steps;
+frames/s = batch x frames x steps / seconds; frames_per_cpu_s the
 same over the process's CPU time (time.process_time, as asv_bench_train's rank0_cpu_seconds).
 
 --frames-major runs the frame layers in the memory layout asvcpp uses on the CPU (conv2d of
