@@ -6,8 +6,8 @@
 // (loss.item() per minibatch), the CPU cannot queue the next step's kernels while the device
 // works, and the device idles while it queues them. Trainer::TrainEpoch and asv_bench_train add
 // each step's readings here and read them every kReadInterval steps (and at each progress line
-// and the end of the epoch): one synchronisation per 16 steps, the same values, in the same
-// order. On the CPU a read costs nothing either way.
+// and the end of the epoch), validation likewise per batch: one synchronisation per 16 steps, the
+// same values, in the same order. On the CPU a read costs nothing either way.
 #pragma once
 
 #include <cstddef>

@@ -172,15 +172,22 @@ struct Trainer::Impl {
         },
         options.dataloader_workers, prefetch());
     double loss_sum = 0, correct = 0, count = 0;
+    StepReadings readings;  // read every few batches, as in training (step_readings.h)
+    const auto read_batches = [&] {
+      for (const auto& batch : readings.Read()) {
+        loss_sum += batch.loss;
+        correct += batch.correct;
+      }
+    };
     while (auto hb = loader.Next()) {
       auto logits = net->forward(Features(*hb, device));
       auto labels = Labels(*hb, device);
-      loss_sum += torch::nn::functional::cross_entropy(
-                      logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                      .item<double>();
-      correct += logits.argmax(1).eq(labels).sum().item<double>();
+      const auto loss = torch::nn::functional::cross_entropy(
+          logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
+      if (readings.Add(loss, logits.argmax(1).eq(labels).sum())) read_batches();
       count += static_cast<double>(hb->batch);
     }
+    read_batches();
     return {loss_sum, correct, count};
   }
 
