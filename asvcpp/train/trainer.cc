@@ -19,6 +19,7 @@
 #include "asvcpp/train/onednn_cache.h"
 #include "asvcpp/train/epoch_sampler.h"
 #include "asvcpp/train/gradient_reducer.h"
+#include "asvcpp/train/host_to_device.h"
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/rng.h"
 #include "asvcpp/train/sgd.h"
@@ -36,12 +37,11 @@ double SecondsSince(Clock::time_point start) {
 
 torch::Tensor Features(HostBatch& hb, const torch::Device& device) {
   auto x = torch::from_blob(hb.features.data(), {hb.batch, hb.feat_dim, hb.frames}, torch::kFloat32);
-  return device.is_cpu() ? x : x.to(device);
+  return HostToDevice(x, device);  // on a GPU: pinned, asynchronous (host_to_device.h)
 }
 
 torch::Tensor Labels(const HostBatch& hb, const torch::Device& device) {
-  auto y = torch::tensor(hb.labels, torch::kInt64);
-  return device.is_cpu() ? y : y.to(device);
+  return HostToDevice(torch::tensor(hb.labels, torch::kInt64), device);
 }
 
 }  // namespace

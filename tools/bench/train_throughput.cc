@@ -47,6 +47,7 @@
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/settings/settings.h"
 #include "asvcpp/train/gradient_reducer.h"
+#include "asvcpp/train/host_to_device.h"
 #include "asvcpp/train/cpu_allocator.h"
 #include "asvcpp/train/onednn_cache.h"
 #include "asvcpp/train/precision.h"
@@ -233,12 +234,12 @@ int RunWorker(const BenchOptions& o) {
     std::size_t next_batch = 0;
     auto step = [&]() {
       const auto& features = host_features[next_batch];
-      auto labels = device.is_cpu() ? host_labels[next_batch] : host_labels[next_batch].to(device);
+      auto labels = asv::train::HostToDevice(host_labels[next_batch], device);  // as the trainer copies
       next_batch = (next_batch + 1) % host_features.size();
       torch::Tensor logits, loss;
       {
         const asv::train::AutocastGuard autocast(precision, device_name);
-        logits = net->forward(device.is_cpu() ? features : features.to(device));
+        logits = net->forward(asv::train::HostToDevice(features, device));
         loss = torch::nn::functional::cross_entropy(logits, labels);
       }
       reducer->BeginBackward(true);
