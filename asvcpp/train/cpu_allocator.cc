@@ -2,6 +2,10 @@
 
 #include <sys/mman.h>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -284,7 +288,18 @@ CachingCpuAllocatorScope::~CachingCpuAllocatorScope() { CachingCpuAllocator::Get
 
 CpuAllocatorPhase::CpuAllocatorPhase() : token_(CachingCpuAllocator::Get().BeginPhase()) {}
 
-CpuAllocatorPhase::~CpuAllocatorPhase() { CachingCpuAllocator::Get().EndPhase(token_); }
+CpuAllocatorPhase::~CpuAllocatorPhase() {
+  CachingCpuAllocator::Get().EndPhase(token_);
+  TrimMallocHeap();
+}
+
+bool TrimMallocHeap() {
+#if defined(__GLIBC__)
+  return ::malloc_trim(0) != 0;
+#else
+  return false;
+#endif
+}
 
 CpuAllocatorStats GetCpuAllocatorStats() { return CachingCpuAllocator::Get().Stats(); }
 

@@ -1,10 +1,15 @@
 // The caching CPU allocator (cpu_allocator.h): size classes, installation and restoration of
 // LibTorch's CPU allocator, reuse of freed blocks, best fit within 2x, the bound on cached bytes
-// (least recently used blocks first) and its phases, tensors that outlive the scope, and raw
-// allocations.
+// (least recently used blocks first) and its phases, tensors that outlive the scope, raw
+// allocations, and the malloc heap given back when a phase ends.
 #include "asvcpp/train/cpu_allocator.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
 #include <vector>
 
 #include <c10/core/CPUAllocator.h>
@@ -248,6 +253,42 @@ TEST(CpuAllocatorTest, RawAllocationsOfBothSizesComeBack) {
   allocator->raw_deallocate(large);
   EXPECT_EQ(GetCpuAllocatorStats().cached_bytes, 2 * kMiB);
   ReleaseCachedCpuMemory();
+}
+
+// Resident memory of this process in bytes (/proc/self/statm, second field, in pages).
+std::size_t ResidentBytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t size_pages = 0;
+  std::size_t resident_pages = 0;
+  statm >> size_pages >> resident_pages;
+  return resident_pages * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+}
+
+TEST(CpuAllocatorTest, APhaseGivesTheHeapsFreedPagesBackWhenItEnds) {
+#if !defined(__GLIBC__)
+  GTEST_SKIP() << "TrimMallocHeap needs glibc's malloc_trim";
+#endif
+  TrimMallocHeap();  // whatever earlier tests left
+  // 2,048 blocks of 64 KiB (below glibc's mmap threshold: they come from the heap, as a phase's
+  // feature matrices do), written; then every other one freed: 64 MiB of free chunks, each between
+  // two blocks still alive, which free() cannot give back (not at the top of the heap).
+  constexpr std::size_t kBlock = std::size_t{64} << 10;
+  std::vector<char*> blocks;
+  for (int i = 0; i < 2048; ++i) {
+    blocks.push_back(static_cast<char*>(std::malloc(kBlock)));
+    ASSERT_NE(blocks.back(), nullptr);
+    std::memset(blocks.back(), i & 0xff, kBlock);
+  }
+  for (std::size_t i = 0; i < blocks.size(); i += 2) std::free(blocks[i]);
+  const std::size_t freed_but_resident = ResidentBytes();
+  { const CpuAllocatorPhase phase; }  // no caching scope: only the trim
+  const std::size_t after_phase = ResidentBytes();
+  // Each free chunk gives back its whole pages: 15 of the 16 of a 64 KiB block or more.
+  EXPECT_GT(freed_but_resident, after_phase + 56 * kMiB) << freed_but_resident << " -> " << after_phase;
+  for (std::size_t i = 1; i < blocks.size(); i += 2) {
+    EXPECT_EQ(blocks[i][kBlock - 1], static_cast<char>(i & 0xff));  // the blocks alive are intact
+    std::free(blocks[i]);
+  }
 }
 
 TEST(CpuAllocatorTest, TrainingArithmeticIsUnchanged) {
