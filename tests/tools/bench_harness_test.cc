@@ -1,7 +1,8 @@
 // The benchmark harness (tools/bench/run_benchmarks.py) in quick mode without peers: every case
 // runs end to end and reports a positive asvcpp figure (rows marked any_sign, such as an RSS
-// growth, just a number), so the harness cannot rot unnoticed. Case 6 (asvrun's memory on the
-// --small demo corpus) needs espeak-ng and ffmpeg and is left out without them.
+// growth, just a number; case 6 also splits stage 5's RSS by kind of mapping), so the harness
+// cannot rot unnoticed. Case 6 (asvrun's memory on the --small demo corpus) needs espeak-ng and
+// ffmpeg and is left out without them.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -50,6 +51,15 @@ TEST(BenchHarness, QuickModeReportsEveryCase) {
       EXPECT_GT(row["asvcpp"]["median"].get<double>(), 0.0) << name;
     }
     cases.insert(row["case"].get<std::string>().substr(0, 1));
+    if (row["name"].get<std::string>().rfind("RSS growth", 0) == 0) {
+      // Stage 5's RSS split by kind of mapping (/proc/PID/smaps): the libraries and glibc's heap
+      // are resident in any LibTorch process.
+      const auto& by_kind = row["details"]["epochs"].back()["rss_by_kind_mb"];
+      ASSERT_TRUE(by_kind.is_object()) << row["details"]["epochs"].dump();
+      EXPECT_GT(by_kind["files"].get<double>(), 10.0) << by_kind.dump();
+      EXPECT_GT(by_kind["heap"].get<double>(), 1.0) << by_kind.dump();
+      EXPECT_EQ(by_kind.size(), 5u) << by_kind.dump();
+    }
   }
   EXPECT_EQ(cases, expected);
   EXPECT_TRUE(fs::exists(out / "results.md"));

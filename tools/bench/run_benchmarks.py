@@ -525,19 +525,61 @@ def process_tree_rss_kb(root):
     return total
 
 
-def run_sampled(cmd, cwd, log_path, interval=0.2):
-    """Runs cmd, sampling its process tree's RSS every `interval` s. Returns (exit status,
-    ru_maxrss of the child in kB (os.wait4), [(unix time, tree RSS kB)], wall seconds)."""
+RSS_KINDS = ("heap", "anonymous", "jit", "files", "other")
+
+
+def rss_by_kind_kb(pid):
+    """RSS (kB) of one process split by the kind of mapping, from /proc/PID/smaps: "heap" (glibc's
+    main heap, [heap]), "anonymous" (anonymous read-write mappings: asvcpp's caching allocator,
+    large malloc chunks, thread stacks and arenas), "jit" (anonymous executable mappings: oneDNN's
+    generated kernels), "files" (libraries and other mapped files), "other" ([stack], [vdso], ...).
+    None when the process is gone."""
+    kinds = dict.fromkeys(RSS_KINDS, 0)
+    kind = None
+    try:
+        with open(f"/proc/{pid}/smaps") as f:
+            for line in f:
+                if line.startswith("Rss:"):
+                    kinds[kind] += int(line.split()[1])
+                elif not line[0].isupper():  # a mapping's header: "start-end perms offset dev inode [path]"
+                    fields = line.split(maxsplit=5)
+                    path = fields[5].strip() if len(fields) > 5 else ""
+                    if path == "[heap]":
+                        kind = "heap"
+                    elif path.startswith("/"):
+                        kind = "files"
+                    elif path and not path.startswith("[anon"):
+                        kind = "other"
+                    else:
+                        kind = "jit" if "x" in fields[1] else "anonymous"
+    except (OSError, ValueError, IndexError, KeyError):
+        return None
+    return kinds
+
+
+def run_sampled(cmd, cwd, log_path, interval=0.2, kinds_interval=None):
+    """Runs cmd, sampling its process tree's RSS every `interval` s, and with `kinds_interval` (s)
+    also the RSS of cmd's own process by kind of mapping (rss_by_kind_kb; reading smaps costs a few
+    ms, hence the longer interval). Returns (exit status, ru_maxrss of the child in kB (os.wait4),
+    [(unix time, tree RSS kB)], wall seconds, [(unix time, {kind: kB})])."""
     log(" ".join(cmd))
     samples = []
+    kind_samples = []
     start = time.time()
     with open(log_path, "w") as logf:
         proc = subprocess.Popen(cmd, cwd=cwd, stdout=logf, stderr=subprocess.STDOUT)
         done = threading.Event()
 
         def sample():
+            next_kinds = time.time() + (kinds_interval or 0)  # not before cmd has started
             while not done.is_set():
-                samples.append((time.time(), process_tree_rss_kb(proc.pid)))
+                now = time.time()
+                samples.append((now, process_tree_rss_kb(proc.pid)))
+                if kinds_interval is not None and now >= next_kinds:
+                    kinds = rss_by_kind_kb(proc.pid)
+                    if kinds is not None:
+                        kind_samples.append((now, kinds))
+                    next_kinds = now + kinds_interval
                 done.wait(interval)
 
         sampler = threading.Thread(target=sample, daemon=True)
@@ -546,7 +588,7 @@ def run_sampled(cmd, cwd, log_path, interval=0.2):
         done.set()
         sampler.join()
         proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, usage.ru_maxrss, samples, time.time() - start
+    return proc.returncode, usage.ru_maxrss, samples, time.time() - start, kind_samples
 
 
 def db_time(text):
@@ -590,20 +632,23 @@ def case_memory(args, tmp, venv):
                  "network.validation_utterances=2", "network.epochs_per_train_call=1", "network.print_interval=5",
                  "backend.scoring=cosine", "computing.network_dataloader_workers=1"]
     db_path = os.path.join(work, "out", "experiments.db")
+    kinds_interval = 0.2 if args.quick else 2.0  # stage 5's RSS by kind of mapping (s)
     stages = {}
     for stage in [0, 1, 5, 7, 9]:
         cmd = [asvrun, "voxceleb/xvector", "demo"]
         for s in sets + [f"recipe.start_stage={stage}", f"recipe.end_stage={stage}"]:
             cmd += ["--set", s]
         log_path = os.path.join(work, f"stage{stage}.log")
-        status, maxrss_kb, samples, wall = run_sampled(cmd, work, log_path)
+        status, maxrss_kb, samples, wall, kind_samples = run_sampled(cmd, work, log_path,
+                                                                    kinds_interval=kinds_interval if stage == 5
+                                                                    else None)
         if status != 0:
             with open(log_path) as f:
                 raise RuntimeError(f"asvrun stage {stage} exited with {status}: {f.read()[-1500:]}")
         peak_kb = max([maxrss_kb] + [kb for _, kb in samples])
         stages[stage] = {"peak_rss_mb": peak_kb / 1024, "ru_maxrss_mb": maxrss_kb / 1024,
                          "sampled_peak_mb": max([kb for _, kb in samples] or [0]) / 1024, "seconds": wall,
-                         "samples": samples, "log": log_path}
+                         "samples": samples, "kind_samples": kind_samples, "log": log_path}
 
     # Stage 5: RSS over each epoch (the samples after the previous epoch's row was recorded, up to
     # this epoch's row): the median, i.e. the training steps' steady state (validation and the
@@ -617,16 +662,22 @@ def case_memory(args, tmp, venv):
     if len(epochs) < 2:
         raise RuntimeError(f"stage 5 trained {len(epochs)} epoch(s): RSS growth needs at least 2")
     samples5 = stages[5]["samples"]
+    kinds5 = stages[5]["kind_samples"]
     epoch_rss = []
     previous = float("-inf")
     for epoch, seconds, fps, recorded, wait in epochs:
         t = db_time(recorded)
         window = [kb for ts, kb in samples5 if previous < ts <= t]
+        kind_window = [kinds for ts, kinds in kinds5 if previous < ts <= t]
         previous = t
         if not window:  # an epoch shorter than the sampling interval (quick mode): the last sample
             window = [kb for ts, kb in samples5 if ts <= t][-1:] or [0]
+        if not kind_window:
+            kind_window = [kinds for ts, kinds in kinds5 if ts <= t][-1:]
         epoch_rss.append({"epoch": epoch, "seconds": seconds, "frames_per_s": fps, "recorded_time": recorded,
                           "rss_mb": statistics.median(window) / 1024, "peak_rss_mb": max(window) / 1024,
+                          "rss_by_kind_mb": {k: statistics.median(kinds[k] for kinds in kind_window) / 1024
+                                             for k in RSS_KINDS} if kind_window else None,
                           "data_wait_percent": wait})
     waits = {e["epoch"]: e["data_wait_percent"] for e in epoch_rss if e["data_wait_percent"] is not None}
     if not waits:
@@ -649,10 +700,16 @@ def case_memory(args, tmp, venv):
         rows.append(row("6 memory", f"peak RSS, stage {stage} ({what})", "MB", single(s["peak_rss_mb"]), {}, note))
     trend = ", ".join(f"{e['rss_mb']:.0f}" for e in epoch_rss)
     peaks = ", ".join(f"{e['peak_rss_mb']:.0f}" for e in epoch_rss)
+    by_kind = ""
+    if first["rss_by_kind_mb"] and last["rss_by_kind_mb"]:
+        by_kind = (f"; by kind of mapping (asvrun's process, smaps every {kinds_interval:g} s, median of each epoch), "
+                   f"epoch {first['epoch']} -> {last['epoch']}: " +
+                   ", ".join(f"{k} {first['rss_by_kind_mb'][k]:.0f} -> {last['rss_by_kind_mb'][k]:.0f}"
+                             for k in RSS_KINDS) + " MB")
     growth_row = row("6 memory", f"RSS growth, epoch {first['epoch']} -> {last['epoch']} (stage 5, median over "
                      "each epoch)", "MB", single(growth), {},
                      f"target: no growth; median RSS of each epoch: {trend} MB; peak of each epoch (validation, "
-                     f"evaluations): {peaks} MB")
+                     f"evaluations): {peaks} MB{by_kind}")
     growth_row["any_sign"] = True
     rows.append(growth_row)
     w = list(waits.values())
@@ -662,7 +719,8 @@ def case_memory(args, tmp, venv):
     wait_row["any_sign"] = True
     rows.append(wait_row)
     for r in rows:
-        r["details"] = {"stages": {k: {x: y for x, y in v.items() if x != "samples"} for k, v in stages.items()},
+        r["details"] = {"stages": {k: {x: y for x, y in v.items() if x not in ("samples", "kind_samples")}
+                                   for k, v in stages.items()},
                         "epochs": epoch_rss,
                         "rss_trace_stage5": [(round(ts - samples5[0][0], 2), kb) for ts, kb in samples5]
                         if samples5 and r is growth_row else None}
