@@ -109,7 +109,7 @@ std::size_t ReleaseCachedCpuMemory();
 /// madvise per chunk given back (8 ms to give back 63 MB in 2,048 free chunks, 1.7 ms for the
 /// same walk with nothing to give back); pages given back cost a page fault when used again.
 /// Returns true if memory was released; false, doing nothing, where the C library is not glibc.
-/// Thread-safe (glibc locks each arena in turn).
+/// Never throws. Thread-safe (glibc locks each arena in turn).
 bool TrimMallocHeap();
 
 /// Requests of at least this many bytes are cached; smaller ones go to LibTorch's default

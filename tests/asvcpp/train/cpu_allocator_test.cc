@@ -270,7 +270,7 @@ TEST(CpuAllocatorTest, APhaseGivesTheHeapsFreedPagesBackWhenItEnds) {
 #endif
   TrimMallocHeap();  // whatever earlier tests left
   // 2,048 blocks of 64 KiB (below glibc's mmap threshold: they come from the heap, as a phase's
-  // feature matrices do), written; then every other one freed: 64 MiB of free chunks, each between
+  // allocations under the threshold do), written; then every other one freed: 64 MiB of free chunks, each between
   // two blocks still alive, which free() cannot give back (not at the top of the heap).
   constexpr std::size_t kBlock = std::size_t{64} << 10;
   std::vector<char*> blocks;
