@@ -103,6 +103,13 @@ void CheckWavNotTruncated(const stdfs::path& path, std::uintmax_t file_size) {
   }
 }
 
+// Cuts `audio` to options.max_samples (when set).
+void TruncateTo(const DecodeOptions& options, Audio& audio) {
+  if (options.max_samples > 0 && audio.samples.size() > options.max_samples) {
+    audio.samples.resize(options.max_samples);
+  }
+}
+
 // Reads every frame of an open libsndfile handle, picks/mixes channels, scales to the int16
 // range and resamples.
 Audio ReadAll(SNDFILE* file, const SF_INFO& info, const std::string& what,
@@ -117,9 +124,18 @@ Audio ReadAll(SNDFILE* file, const SF_INFO& info, const std::string& what,
     mono.reserve(static_cast<std::size_t>(info.frames));
   }
   std::vector<float> buffer(static_cast<std::size_t>(kChunkFrames) * channels);
+  // Source frames to read when options.max_samples bounds the output (-1: all).
+  sf_count_t limit = -1;
+  if (options.max_samples > 0) {
+    const double needed = static_cast<double>(options.max_samples) * info.samplerate / options.sample_rate;
+    const double margin = info.samplerate == options.sample_rate ? 0.0 : 0.05 * info.samplerate;
+    limit = static_cast<sf_count_t>(std::ceil(needed + margin));
+  }
   sf_count_t total = 0;
   for (;;) {
-    const sf_count_t got = sf_readf_float(file, buffer.data(), kChunkFrames);
+    const sf_count_t want = limit < 0 ? kChunkFrames : std::min(kChunkFrames, limit - total);
+    if (want <= 0) break;
+    const sf_count_t got = sf_readf_float(file, buffer.data(), want);
     if (got <= 0) break;
     total += got;
     for (sf_count_t f = 0; f < got; ++f) {
@@ -137,7 +153,7 @@ Audio ReadAll(SNDFILE* file, const SF_INFO& info, const std::string& what,
     throw DataError(fmt::format("{}: corrupt audio data after {} frames: {}", what, total,
                                 sf_strerror(file)));
   }
-  if (info.frames > 0 && info.frames != SF_COUNT_MAX && total < info.frames) {
+  if (limit < 0 && info.frames > 0 && info.frames != SF_COUNT_MAX && total < info.frames) {
     throw DataError(fmt::format("{}: truncated or corrupt audio: {} frames announced, {} decoded",
                                 what, info.frames, total));
   }
@@ -153,6 +169,7 @@ Audio ReadAll(SNDFILE* file, const SF_INFO& info, const std::string& what,
   } else {
     audio.samples = std::move(mono);
   }
+  TruncateTo(options, audio);
   return audio;
 }
 
@@ -271,7 +288,9 @@ Audio DecodeConcat(const stdfs::path& list, const DecodeOptions& options) {
     all.source_channels = std::max(all.source_channels, part.source_channels);
     all.resampled = all.resampled || part.resampled;
     all.samples.insert(all.samples.end(), part.samples.begin(), part.samples.end());
+    if (options.max_samples > 0 && all.samples.size() >= options.max_samples) break;
   }
+  TruncateTo(options, all);
   return all;
 }
 

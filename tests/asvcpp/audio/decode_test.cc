@@ -122,6 +122,35 @@ TEST(DecodeTest, ResamplesToTheRequestedRate) {
   reporter.LogSummary();
 }
 
+TEST(DecodeTest, MaxSamplesReadsOnlyTheStartOfTheSource) {
+  TempDir dir("prefix");
+  const std::vector<short> pcm = Sine(48000, 300.0, 16000);
+  ASSERT_TRUE(WriteShorts(dir / "a.wav", pcm, 1, 16000));
+  DecodeOptions options;
+  options.max_samples = 1000;
+  const Audio head = DecodeFile(dir / "a.wav", options);
+  EXPECT_EQ(head.samples, ToFloat(std::vector<short>(pcm.begin(), pcm.begin() + 1000)));
+  // A bound beyond the end gives the whole file.
+  options.max_samples = 100000;
+  EXPECT_EQ(DecodeFile(dir / "a.wav", options).samples, ToFloat(pcm));
+  // A concatenation list stops at the bound too, part-way through its second file.
+  {
+    std::ofstream(dir / "list.txt") << "file 'a.wav'\nfile 'a.wav'\n";
+  }
+  options.max_samples = 50000;
+  const Audio joined = DecodeConcat(dir / "list.txt", options);
+  ASSERT_EQ(joined.samples.size(), 50000u);
+  EXPECT_EQ(joined.samples[48000 + 5], static_cast<float>(pcm[5]));
+  // With resampling: the same samples as the start of the whole file resampled, but for the
+  // resampler's edge at the cut (the last 50 ms are not compared).
+  ASSERT_TRUE(WriteShorts(dir / "a8k.wav", Sine(16000, 440.0, 8000), 1, 8000));
+  const Audio whole = DecodeFile(dir / "a8k.wav");
+  options.max_samples = 8000;
+  const Audio part = DecodeFile(dir / "a8k.wav", options);
+  ASSERT_EQ(part.samples.size(), 8000u);
+  for (std::size_t i = 0; i < 7200; i += 37) EXPECT_NEAR(part.samples[i], whole.samples[i], 1.0) << i;
+}
+
 TEST(DecodeTest, WriteWavRoundsAndClips) {
   TempDir dir("write");
   WriteWav(dir / "sub" / "w.wav", {0.4f, -0.6f, 40000.0f, -40000.0f, 123.0f}, 8000);
