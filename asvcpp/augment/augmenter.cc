@@ -1,0 +1,137 @@
+#include "asvcpp/augment/augmenter.h"
+
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+#include "asvcpp/audio/decode.h"
+#include "asvcpp/augment/reverberate.h"
+#include "asvcpp/data/random.h"
+
+namespace asv::augment {
+namespace {
+
+// Uniform double in [0, 1) from 53 bits of the generator (the same on every platform).
+double UniformUnit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+
+template <typename T>
+const T& Pick(const std::vector<T>& items, std::mt19937_64& rng) {
+  return items[static_cast<std::size_t>(data::UniformIndex(rng, items.size()))];
+}
+
+std::string Db(double snr) { return fmt::format("{:g}dB", snr); }
+
+}  // namespace
+
+std::string_view KindName(Kind kind) {
+  switch (kind) {
+    case Kind::kReverb:
+      return "reverb";
+    case Kind::kNoise:
+      return "noise";
+    case Kind::kMusic:
+      return "music";
+    case Kind::kBabble:
+      return "babble";
+  }
+  return "?";
+}
+
+Augmenter::Augmenter(MusanSets musan, std::vector<RirSet> rir_sets, int sample_rate, AugmentationOptions options)
+    : musan_(std::move(musan)), rir_sets_(std::move(rir_sets)), sample_rate_(sample_rate), options_(std::move(options)) {
+  if (sample_rate_ <= 0) throw std::invalid_argument("Augmenter: sample rate must be positive");
+  if (musan_.music.empty() || musan_.speech.empty() || musan_.noise.empty()) {
+    throw std::invalid_argument("Augmenter: a MUSAN set is empty");
+  }
+  if (rir_sets_.empty()) throw std::invalid_argument("Augmenter: no RIR set");
+  for (const RirSet& set : rir_sets_) {
+    if (set.rirs.empty()) throw std::invalid_argument("Augmenter: RIR set " + set.name + " is empty");
+    if (!(set.probability > 0.0)) throw std::invalid_argument("Augmenter: RIR set " + set.name + " has no probability");
+  }
+  const auto& o = options_;
+  if (o.noise_snrs_db.empty() || o.music_snrs_db.empty() || o.babble_snrs_db.empty() || o.music_counts.empty() ||
+      o.babble_counts.empty()) {
+    throw std::invalid_argument("Augmenter: empty SNR or count list");
+  }
+}
+
+std::vector<float> Augmenter::Load(const std::filesystem::path& path, std::size_t max_samples) const {
+  audio::DecodeOptions decode;
+  decode.sample_rate = sample_rate_;
+  decode.max_samples = max_samples;
+  return audio::DecodeFile(path, decode).samples;
+}
+
+Augmented Augmenter::Apply(Kind kind, const std::vector<float>& clean, std::mt19937_64& rng) const {
+  if (clean.empty()) throw std::invalid_argument("Augmenter::Apply: empty signal");
+  switch (kind) {
+    case Kind::kReverb:
+      return Reverb(clean, rng);
+    case Kind::kNoise:
+      return Foreground(clean, rng);
+    case Kind::kMusic:
+    case Kind::kBabble:
+      return Background(kind, clean, rng);
+  }
+  throw std::invalid_argument("Augmenter::Apply: unknown kind");
+}
+
+Augmented Augmenter::Reverb(const std::vector<float>& clean, std::mt19937_64& rng) const {
+  double total = 0.0;
+  for (const RirSet& set : rir_sets_) total += set.probability;
+  const double u = UniformUnit(rng) * total;
+  const RirSet* set = &rir_sets_.back();
+  double cumulative = 0.0;
+  for (const RirSet& s : rir_sets_) {
+    cumulative += s.probability;
+    if (u < cumulative) {
+      set = &s;
+      break;
+    }
+  }
+  const Rir& rir = Pick(set->rirs, rng);
+  const std::vector<float> h = Load(rir.path, 0);
+  return {Reverberate(clean, &h, {}, sample_rate_), fmt::format("reverb {} {}", set->name, rir.id)};
+}
+
+Augmented Augmenter::Foreground(const std::vector<float>& clean, std::mt19937_64& rng) const {
+  std::vector<std::vector<float>> noises;
+  std::vector<AdditiveSignal> additive;
+  std::string description = "noise";
+  const double duration = static_cast<double>(clean.size()) / sample_rate_;
+  noises.reserve(64);
+  for (double t = 0.0; t < duration;) {
+    const Recording& noise = Pick(musan_.noise, rng);
+    const double snr = Pick(options_.noise_snrs_db, rng);
+    // Read whole even when it runs past the end: its power is that of the whole recording, as
+    // augment_data_dir.py passes the noise file unchanged to wav-reverberate.
+    std::vector<float> samples = Load(noise.path, 0);
+    const double seconds = static_cast<double>(samples.size()) / sample_rate_;
+    if (noises.size() == noises.capacity()) break;  // keeps the pointers below valid; 64 noises
+    noises.push_back(std::move(samples));
+    additive.push_back({&noises.back(), snr, t});
+    description += fmt::format(" {}@{}+{:g}s", noise.id, Db(snr), t);
+    t += seconds + options_.noise_interval_seconds;
+  }
+  return {Reverberate(clean, nullptr, additive, sample_rate_), std::move(description)};
+}
+
+Augmented Augmenter::Background(Kind kind, const std::vector<float>& clean, std::mt19937_64& rng) const {
+  const bool music = kind == Kind::kMusic;
+  const std::vector<Recording>& set = music ? musan_.music : musan_.speech;
+  const int count = Pick(music ? options_.music_counts : options_.babble_counts, rng);
+  const std::vector<double>& snrs = music ? options_.music_snrs_db : options_.babble_snrs_db;
+  std::vector<std::vector<float>> noises(static_cast<std::size_t>(std::max(count, 0)));
+  std::vector<AdditiveSignal> additive;
+  std::string description(KindName(kind));
+  for (auto& samples : noises) {
+    const Recording& noise = Pick(set, rng);
+    const double snr = Pick(snrs, rng);
+    samples = RepeatToLength(Load(noise.path, clean.size()), clean.size());
+    additive.push_back({&samples, snr, 0.0});
+    description += fmt::format(" {}@{}", noise.id, Db(snr));
+  }
+  return {Reverberate(clean, nullptr, additive, sample_rate_), std::move(description)};
+}
+
+}  // namespace asv::augment
