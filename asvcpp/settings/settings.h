@@ -29,6 +29,7 @@ struct PathSettings {
   std::string kaldi_recipe_folder = "/path/to/your/kaldi/egs/xxx/vx/";
   std::string kaldi_mfcc_conf_file = "path/to/mfcc/conf/file";
   std::string musan_folder = "/path/to/musan/";
+  std::string rirs_folder;  // asvcpp's own (ASVtorch downloads RIRS_NOISES into the Kaldi folder)
   OrderedDict<std::string> datasets = {{"example_dataset_name", "/example/input_dataset/folder/"}};
   std::string output_folder = "/all/the/system/outputs/go/here/";
   std::string feature_and_list_folder = "kaldi";
@@ -36,12 +37,16 @@ struct PathSettings {
 
   template <class V>
   void Register(V& v) {
-    v("kaldi_recipe_folder", kaldi_recipe_folder, "Kaldi recipe folder ASVtorch ran its shell steps in")
-        .NoEffect("asvcpp needs no Kaldi checkout; features, VAD and augmentation are built in");
+    v("kaldi_recipe_folder", kaldi_recipe_folder,
+      "Kaldi recipe folder ASVtorch ran its shell steps in (asvcpp needs no Kaldi checkout); stage 2 looks for "
+      "RIRS_NOISES in it, where ASVtorch unpacks that archive, unless paths.rirs_folder is set");
     v("kaldi_mfcc_conf_file", kaldi_mfcc_conf_file,
       "Kaldi-style MFCC options file (--name=value lines); asvrun sets it to the recipe's configs/mfcc.conf "
       "before applying the configs, as ASVtorch's run.py does");
-    v("musan_folder", musan_folder, "Root of the MUSAN corpus (augmentation)");
+    v("musan_folder", musan_folder, "Root of the MUSAN corpus (augmentation; https://www.openslr.org/17/)");
+    v("rirs_folder", rirs_folder,
+      "The unpacked RIRS_NOISES folder of https://www.openslr.org/28/ (simulated room impulse responses, "
+      "augmentation); empty: <kaldi_recipe_folder>/RIRS_NOISES");
     v("datasets", datasets, "Dataset name -> root folder of the raw corpus");
     v("output_folder", output_folder, "Root folder of all outputs");
     v("feature_and_list_folder", feature_and_list_folder,

@@ -55,8 +55,9 @@ struct RecipeSettings {
       "Datasets prepared by stage 0 (voxceleb1, voxceleb2); None: all");
     v("feature_extraction_datasets", feature_extraction_datasets, "Datasets whose features stage 1 computes");
     v("augmentation_datasets", augmentation_datasets,
-      "Stage 2: dataset -> total size factor of clean + augmented data (5: all four augmented copies)")
-        .Min(1);
+      "Stage 2: dataset -> total size factor of clean + augmented data (5: all four augmented copies); makes "
+      "<dataset>_aug_subset and <dataset>_combined")
+        .Range(1, 5);
     v("selected_epoch", selected_epoch,
       "Network epoch used by stage 7; None: the last of the contiguous epoch.1..N checkpoints")
         .Min(1);
@@ -73,7 +74,7 @@ struct RecipeSettings {
     v("trial_lists", trial_lists, "Trial lists scored by stage 9: display name -> file in the trial dataset");
     v("training_trial_lists", training_trial_lists,
       "Display names (keys of trial_lists) scored after each train call to drive early stopping");
-    v("seed", seed, "Seed of the random PLDA speaker subset used during training");
+    v("seed", seed, "Seed of the random PLDA speaker subset used during training and of stage 2's draws");
   }
 
   void Validate(settings::Validator& v) const {

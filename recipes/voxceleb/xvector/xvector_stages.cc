@@ -5,6 +5,7 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/recipe/run_context.h"
+#include "recipes/voxceleb/xvector/stage_augment.h"
 #include "recipes/voxceleb/xvector/stage_embeddings.h"
 #include "recipes/voxceleb/xvector/stage_features.h"
 #include "recipes/voxceleb/xvector/stage_prepare.h"
@@ -24,13 +25,8 @@ void XvectorStages::RunStage(const recipe::StageInfo& stage, recipe::RunContext&
       RunFeatureStage(*settings, context);
       return;
     case 2:
-      if (settings->recipe().augmentation_datasets.empty()) {
-        ASV_LOG(Info, "stage 2: recipe.augmentation_datasets is empty: no augmentation");
-        return;
-      }
-      throw StageError(
-          "stage 2 (augmentation) of voxceleb/xvector is not available in this version of asvcpp; "
-          "leave recipe.augmentation_datasets empty and train on the clean data (recipe.training_datasets)");
+      RunAugmentationStage(*settings, context);
+      return;
     case 5:
       RunTraining(context);
       return;

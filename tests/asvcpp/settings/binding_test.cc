@@ -427,8 +427,7 @@ TEST(SettingsNoEffect, WarnsOnlyForNonDefaultValuesFromConfigs) {
   Diagnostics diags;
   parser::ResolvedConfig init;
   testing::AddResolved(init,
-                       MakeAssignment("init_config", 3, "paths.kaldi_recipe_folder = '/opt/kaldi/egs/voxceleb/v2'",
-                                      Value::String("/opt/kaldi/egs/voxceleb/v2")),
+                       MakeAssignment("init_config", 3, "computing.ubm_training_workers = 4", Value::Int(4)),
                        Provenance::Source::kInitConfig);
   testing::AddResolved(init, MakeAssignment("init_config", 4, "features.log_feats = True", Value::Bool(true)),
                        Provenance::Source::kInitConfig);
@@ -439,9 +438,9 @@ TEST(SettingsNoEffect, WarnsOnlyForNonDefaultValuesFromConfigs) {
   ASSERT_EQ(diags.all().size(), 2u) << diags.Render();
   EXPECT_FALSE(diags.has_errors());
   EXPECT_EQ(diags.all()[0].Render(),
-            "init_config:3:1: warning: paths.kaldi_recipe_folder has no effect in asvcpp: asvcpp needs no Kaldi "
-            "checkout; features, VAD and augmentation are built in\n"
-            " 3 | paths.kaldi_recipe_folder = '/opt/kaldi/egs/voxceleb/v2'\n"
+            "init_config:3:1: warning: computing.ubm_training_workers has no effect in asvcpp: only ASVtorch's "
+            "i-vector recipes read it; asvcpp has no i-vector pipeline\n"
+            " 3 | computing.ubm_training_workers = 4\n"
             "   | ^\n");
   EXPECT_EQ(diags.all()[1].Render(),
             "--set computing.world_size=2: warning: computing.world_size has no effect in asvcpp: set by asvrun at "
@@ -461,7 +460,7 @@ TEST(SettingsNoEffect, MarkedFieldsAreTheDocumentedOnes) {
     }
   }
   EXPECT_EQ(marked, (std::vector<std::string>{
-                        "paths.kaldi_recipe_folder", "computing.ubm_training_workers",
+                        "computing.ubm_training_workers",
                         "computing.posterior_extraction_dataloader_workers", "computing.ivector_dataloader_workers",
                         "computing.local_process_rank", "computing.local_gpu_id", "computing.world_size",
                         "network.attention_layer_size", "features.sampling_rate", "features.frame_shift",

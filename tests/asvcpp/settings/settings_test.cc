@@ -34,14 +34,14 @@ TEST(SettingsDefaults, GroupsAndFieldCountsMatchReference) {
   // (processing, scoring, score_norm, p_target); diarization empty; recipe 6 ASVtorch fields + 9
   // asvcpp fields.
   const std::vector<std::pair<std::string, std::size_t>> expected = {
-      {"paths", 7},   {"computing", 11}, {"network", 46}, {"posterior_extraction", 3}, {"ivector", 13},
+      {"paths", 8},   {"computing", 11}, {"network", 46}, {"posterior_extraction", 3}, {"ivector", 13},
       {"features", 11}, {"backend", 9},  {"diarization", 0}, {"recipe", 15}};
   ASSERT_EQ(x.tree.groups().size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(x.tree.groups()[i].name, expected[i].first);
     EXPECT_EQ(x.tree.groups()[i].fields.size(), expected[i].second) << expected[i].first;
   }
-  EXPECT_EQ(x.tree.Keys().size(), 115u);
+  EXPECT_EQ(x.tree.Keys().size(), 116u);
   EXPECT_EQ(x.tree.Keys().front(), "paths.kaldi_recipe_folder");
   EXPECT_EQ(x.tree.Keys().back(), "recipe.seed");
 }

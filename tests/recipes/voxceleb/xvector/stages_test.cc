@@ -6,14 +6,17 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include "asvcpp/audio/decode.h"
+#include "asvcpp/augment/reverberate.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/data/data_dir.h"
@@ -494,6 +497,187 @@ TEST(VoxcelebXvectorStagesTest, VoxCeleb2AndConcatenatedVideos) {
       single.utt2num_frames.at("id00012-vid1-00001") + single.utt2num_frames.at("id00012-vid1-00002");
   EXPECT_NEAR(static_cast<double>(cat.utt2num_frames.at("id00012-vid1")), static_cast<double>(parts), 1.0);
   for (const auto& [utt, n] : single.utt2num_frames) EXPECT_NEAR(static_cast<double>(n), 100.0, 5.0) << utt;
+}
+
+
+// A tiny MUSAN (two recordings per set) and RIRS_NOISES (one RIR per room set: a direct path
+// and a decaying tail) for stage 2.
+void MakeNoiseCorpora(const stdfs::path& musan, const stdfs::path& rirs) {
+  std::mt19937 rng(5);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  for (int i = 0; i < 2; ++i) {
+    std::vector<float> noise(static_cast<std::size_t>(4000 + 3000 * i));
+    for (float& v : noise) v = 800.0f * normal(rng);
+    audio::WriteWav(musan / "noise/free-sound" / fmt::format("noise-free-sound-000{}.wav", i), noise, 16000);
+    std::vector<float> music(12000);
+    for (std::size_t t = 0; t < music.size(); ++t) {
+      music[t] = static_cast<float>(3000.0 * std::sin(2 * M_PI * (440.0 + 110.0 * i) * t / 16000.0));
+    }
+    audio::WriteWav(musan / "music/fma" / fmt::format("music-fma-000{}.wav", i), music, 16000);
+    audio::WriteWav(musan / "speech/librivox" / fmt::format("speech-librivox-000{}.wav", i),
+                    SpeechLike(2.5, 16000, 40 + static_cast<unsigned>(i)), 16000);
+  }
+  for (const auto& [room, decay] : {std::pair<std::string, double>{"smallroom", 0.01}, {"mediumroom", 0.03}}) {
+    std::vector<float> rir(3200, 0.0f);
+    for (std::size_t t = 40; t < rir.size(); ++t) {
+      rir[t] = static_cast<float>(6000.0 * normal(rng) * std::exp(-static_cast<double>(t) / (decay * 16000.0)));
+    }
+    rir[24] = 30000.0f;
+    audio::WriteWav(rirs / "simulated_rirs" / room / "Room001/Room001-00001.wav", rir, 16000);
+    fs::WriteFileAtomic(rirs / "simulated_rirs" / room / "rir_list",
+                        fmt::format("--rir-id {0}-Room001-00001 --room-id {0}-Room001 "
+                                    "RIRS_NOISES/simulated_rirs/{0}/Room001/Room001-00001.wav\n",
+                                    room));
+  }
+}
+
+TEST(VoxcelebXvectorStagesTest, AugmentationMakesCopiesAndTheCombinedDataset) {
+  TempDir dir("augment");
+  MakeVox1(dir / "vox1");
+  MakeNoiseCorpora(dir / "musan", dir / "RIRS_NOISES");
+  Experiment s = MakeExperiment(dir);
+  s.settings->common().paths.musan_folder = (dir / "musan").string();
+  s.settings->common().paths.kaldi_recipe_folder = dir.path().string();  // RIRS_NOISES found there
+  s.settings->recipe().end_stage = 2;
+  s.settings->recipe().augmentation_datasets = {{"voxceleb1", 3}};
+  const std::int64_t run_id = RunStages(s);
+
+  const stdfs::path root = s.output / "datasets";
+  const data::DataDir clean = data::DataDir::Load(root / "voxceleb1/lists");
+  const data::DataDir aug = data::DataDir::Load(root / "voxceleb1_aug_subset/lists");
+  const data::DataDir combined = data::DataDir::Load(root / "voxceleb1_combined/lists");
+  ASSERT_EQ(clean.utt2spk.size(), 9u);
+  // 9 x (3 - 1) copies drawn from the 36, each of a clean utterance, with its speaker and VAD.
+  ASSERT_EQ(aug.utt2spk.size(), 18u);
+  EXPECT_EQ(aug.feats_scp.size(), 18u);
+  EXPECT_TRUE(aug.wav_scp.empty());
+  std::map<std::string, int> kinds;
+  for (const auto& [id, spk] : aug.utt2spk) {
+    const std::size_t dash = id.rfind('-');
+    const std::string utt = id.substr(0, dash), kind = id.substr(dash + 1);
+    ++kinds[kind];
+    ASSERT_TRUE(clean.utt2spk.count(utt)) << id;
+    EXPECT_EQ(spk, clean.utt2spk.at(utt));
+    EXPECT_EQ(aug.vad_scp.at(id), clean.vad_scp.at(utt));
+    EXPECT_EQ(aug.utt2num_frames.at(id), clean.utt2num_frames.at(utt));
+  }
+  EXPECT_EQ(Keys(kinds), (std::vector<std::string>{"babble", "music", "noise", "reverb"})) << kinds.size();
+  EXPECT_EQ(combined.utt2spk.size(), 27u);
+  EXPECT_EQ(combined.feats_scp.size(), 27u);
+  EXPECT_EQ(combined.vad_scp.size(), 27u);
+  for (const auto& [utt, rx] : clean.feats_scp) EXPECT_EQ(combined.feats_scp.at(utt), rx);
+  for (const auto& [id, rx] : aug.feats_scp) EXPECT_EQ(combined.feats_scp.at(id), rx);
+
+  // Each stored copy is the MFCC of the clean audio mixed as its `augmentation` line says:
+  // recomputed here from the same files with the library's wav-reverberate.
+  const data::Table descriptions =
+      data::ReadTable(root / "voxceleb1_aug_subset/lists/augmentation", data::ValueFormat::kRestOfLine);
+  ASSERT_EQ(Keys(descriptions), Keys(aug.utt2spk));
+  const features::Mfcc mfcc(features::ReadKaldiConfig<features::MfccOptions>(s.mfcc_conf.string()));
+  int checked = 0;
+  for (features::TableReader reader("scp:" + (root / "voxceleb1_aug_subset/lists/feats.scp").string());
+       reader.Next();) {
+    const std::string& id = reader.key();
+    const std::string utt = id.substr(0, id.rfind('-'));
+    const Matrix stored = reader.value().ToMatrix();
+    const Matrix clean_feats = features::ReadKaldiMatrix(clean.feats_scp.at(utt));
+    ASSERT_EQ(stored.rows(), clean_feats.rows());
+    EXPECT_FALSE(stored == clean_feats) << id;
+    const std::string& what = descriptions.at(id);
+    const std::vector<float> speech = audio::Decode(clean.wav_scp.at(utt), {16000}).samples;
+    std::vector<float> mixed;
+    std::vector<std::vector<float>> noises;
+    std::vector<augment::AdditiveSignal> additive;
+    noises.reserve(16);
+    std::smatch m;
+    if (std::regex_match(what, m, std::regex(R"(reverb (smallroom|mediumroom) \1-Room001-00001)"))) {
+      const auto rir = audio::DecodeFile(dir / "RIRS_NOISES/simulated_rirs" / m[1].str() / "Room001/Room001-00001.wav")
+                           .samples;
+      mixed = augment::Reverberate(speech, &rir, {}, 16000);
+    } else if (what.rfind("music ", 0) == 0 || what.rfind("babble ", 0) == 0) {
+      const bool music = what[0] == 'm';
+      const std::regex item(R"( ((music-fma|speech-librivox)-000[01])@([0-9]+)dB)");
+      for (auto it = std::sregex_iterator(what.begin(), what.end(), item); it != std::sregex_iterator(); ++it) {
+        const stdfs::path file =
+            dir / "musan" / (music ? "music/fma" : "speech/librivox") / ((*it)[1].str() + ".wav");
+        noises.push_back(augment::RepeatToLength(audio::DecodeFile(file).samples, speech.size()));
+        additive.push_back({&noises.back(), std::stod((*it)[3]), 0.0});
+      }
+      if (music) {
+        EXPECT_EQ(additive.size(), 1u) << what;
+      } else {
+        EXPECT_GE(additive.size(), 3u) << what;
+        EXPECT_LE(additive.size(), 7u) << what;
+      }
+      mixed = augment::Reverberate(speech, nullptr, additive, 16000);
+    } else {
+      const std::regex item(R"( (noise-free-sound-000[01])@([0-9]+)dB\+([0-9.]+)s)");
+      for (auto it = std::sregex_iterator(what.begin(), what.end(), item); it != std::sregex_iterator(); ++it) {
+        noises.push_back(audio::DecodeFile(dir / "musan/noise/free-sound" / ((*it)[1].str() + ".wav")).samples);
+        additive.push_back({&noises.back(), std::stod((*it)[2]), std::stod((*it)[3])});
+      }
+      ASSERT_FALSE(additive.empty()) << what;
+      mixed = augment::Reverberate(speech, nullptr, additive, 16000);
+    }
+    const Matrix expected = mfcc.Compute(mixed.data(), static_cast<std::int64_t>(mixed.size()), DitherSeed(id));
+    EXPECT_EQ(stored, features::CompressedMatrix::Compress(expected).Decompress()) << id << ": " << what;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 18);
+
+  db::Database database(db::Database::DefaultPath(s.output));
+  const auto stages = database.Stages(run_id);
+  ASSERT_EQ(stages.size(), 3u);
+  EXPECT_EQ(stages[2].status, db::RunStatus::kFinished);
+
+  // Stage 2 again, with one thread: the same files.
+  const std::string ark = fs::ReadFile(root / "voxceleb1_aug_subset/features/mfcc.ark");
+  const std::string lines = fs::ReadFile(root / "voxceleb1_aug_subset/lists/augmentation");
+  s.settings->recipe().start_stage = 2;
+  s.settings->common().computing.feature_extraction_workers = 1;
+  RunStages(s);
+  EXPECT_EQ(fs::ReadFile(root / "voxceleb1_aug_subset/features/mfcc.ark"), ark);
+  EXPECT_EQ(fs::ReadFile(root / "voxceleb1_aug_subset/lists/augmentation"), lines);
+
+  // Factor 5: all four copies of every utterance; factor 1: the combined data is the clean data.
+  s.settings->recipe().augmentation_datasets = {{"voxceleb1", 5}};
+  RunStages(s);
+  EXPECT_EQ(data::DataDir::Load(root / "voxceleb1_aug_subset/lists").utt2spk.size(), 36u);
+  EXPECT_EQ(data::DataDir::Load(root / "voxceleb1_combined/lists").utt2spk.size(), 45u);
+  s.settings->recipe().augmentation_datasets = {{"voxceleb1", 1}};
+  RunStages(s);
+  EXPECT_FALSE(stdfs::exists(root / "voxceleb1_aug_subset/lists/feats.scp"));
+  const data::DataDir only_clean = data::DataDir::Load(root / "voxceleb1_combined/lists");
+  EXPECT_EQ(only_clean.feats_scp, clean.feats_scp);
+  EXPECT_EQ(only_clean.utt2spk, clean.utt2spk);
+}
+
+TEST(VoxcelebXvectorStagesTest, AugmentationNamesWhatIsMissing) {
+  TempDir dir("augment_missing");
+  MakeVox1(dir / "vox1");
+  MakeNoiseCorpora(dir / "musan", dir / "rirs");
+  Experiment s = MakeExperiment(dir);
+  RunStages(s);  // stages 0 and 1
+  s.settings->recipe().start_stage = 2;
+  s.settings->recipe().end_stage = 2;
+  s.settings->recipe().augmentation_datasets = {{"voxceleb1", 2}};
+  s.settings->common().paths.musan_folder = (dir / "musan").string();
+  s.settings->common().paths.kaldi_recipe_folder = (dir / "kaldi").string();
+  EXPECT_TRUE(Contains(ErrorOf<DataError>([&] { RunStages(s); }),
+                       (dir / "kaldi/RIRS_NOISES/simulated_rirs/smallroom/rir_list").string() +
+                           ": missing; paths.rirs_folder must be the unpacked RIRS_NOISES folder"));
+  s.settings->common().paths.rirs_folder = (dir / "rirs").string();
+  s.settings->common().paths.musan_folder = (dir / "nomusan").string();
+  EXPECT_TRUE(Contains(ErrorOf<DataError>([&] { RunStages(s); }), "paths.musan_folder is not a folder"));
+  s.settings->common().paths.musan_folder = (dir / "musan").string();
+  s.settings->recipe().augmentation_datasets = {{"voxceleb2", 2}};
+  EXPECT_TRUE(Contains(ErrorOf<DataError>([&] { RunStages(s); }), "voxceleb2/lists"));
+  EXPECT_FALSE(stdfs::exists(s.output / "datasets/voxceleb2_combined"));
+  // Features are required: stage 1 not run for the dataset.
+  stdfs::remove(s.output / "datasets/voxceleb1/lists/feats.scp");
+  s.settings->recipe().augmentation_datasets = {{"voxceleb1", 2}};
+  EXPECT_TRUE(Contains(ErrorOf<DataError>([&] { RunStages(s); }),
+                       "feats.scp is missing or empty; stage 2 augments datasets that have their features"));
 }
 
 }  // namespace
