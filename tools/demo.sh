@@ -6,6 +6,7 @@
 #
 #   tools/demo.sh                   # everything
 #   tools/demo.sh demo_larger       # another config (see run_configs/voxceleb/xvector/run_configs)
+#   tools/demo.sh demo_aug          # after demo: augmentation (stage 2), then training on clean + augmented data
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"

@@ -15,9 +15,15 @@ Layout (what asvcpp's VoxCeleb preparation reads):
     <out>/voxceleb1/wav/id1NNNN/<video>/00001.wav     held-out test speakers (16-bit PCM WAV)
     <out>/voxceleb1/veri_test.txt                     official format: "1 spk/vid/00001.wav spk/vid/00002.wav"
     <out>/voxceleb2/dev/aac/id0NNNN/<video>/00001.m4a training speakers (AAC in MP4 via ffmpeg)
-Training and test speakers are disjoint.
+    <out>/musan/{noise,music,speech}/demo/*.wav       a tiny synthetic MUSAN for stage 2 (augmentation):
+                                                      coloured noises, chords, babble of other voices
+    <out>/RIRS_NOISES/simulated_rirs/{smallroom,mediumroom}/rir_list and RoomNNN/RoomNNN-NNNNN.wav
+                                                      synthetic room impulse responses (direct path
+                                                      and an exponentially decaying tail), OpenSLR 28's layout
+Training and test speakers are disjoint; the babble voices are neither.
 
-Idempotent: the arguments are recorded in <out>/.demo_corpus.json, written last. Re-running with
+Idempotent: the arguments are recorded in <out>/.demo_corpus.json (and <out>/.noise_corpora.json
+for musan/ and RIRS_NOISES/, made after the speech), written last. Re-running with
 the same arguments returns at once; an interrupted run (marker <out>/.demo_corpus.partial.json)
 is completed, keeping the files already written (each file is written under a temporary name and
 renamed, so a file that exists is complete); different arguments regenerate the corpus.
@@ -31,25 +37,31 @@ import argparse
 import concurrent.futures
 import hashlib
 import json
+import math
 import os
 import random
 import shutil
 import subprocess
 import sys
+import struct
 import threading
 import time
+import wave
 
 GENERATOR_VERSION = 1
 SAMPLE_RATE = 16000
 MIN_SECONDS = 2.0
 MAX_SECONDS = 8.0
 MARKER = ".demo_corpus.json"
+NOISE_MARKER = ".noise_corpora.json"
+NOISE_GENERATOR_VERSION = 1
 PARTIAL_MARKER = ".demo_corpus.partial.json"
 
 ACCENTS = ["en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-gb-x-gbclan",
            "en-gb-x-gbcwmd", "en-us-nyc"]
 VARIANTS = ["m1", "m2", "m3", "m4", "m5", "m6", "m7", "m8", "f1", "f2", "f3", "f4", "f5",
             "klatt", "klatt2", "klatt3"]
+BABBLE_VARIANTS = ["croak", "grandpa", "klatt4", "steph", "michel", "shelby", "travis", "victor"]
 
 NAMES = ["Anna", "Peter", "Maria", "John", "Laura", "David", "Sarah", "Michael", "Emma", "Thomas",
          "Olivia", "James", "Sophie", "Daniel", "Grace", "Henry", "Alice", "Oscar", "Clara", "Felix"]
@@ -298,6 +310,136 @@ def write_atomic(path, text):
     os.replace(tmp, path)
 
 
+
+# ----------------------------------------------------------------------------------------------
+# Noise corpora for augmentation (stage 2): MUSAN's and RIRS_NOISES's layouts, synthetic content
+
+def write_wav(path, samples):
+    """16-bit mono WAV at SAMPLE_RATE from floats in the int16 range (clipped), atomically."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}.wav"
+    clipped = [max(-32768, min(32767, int(round(v)))) for v in samples]
+    with wave.open(tmp, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(SAMPLE_RATE)
+        w.writeframes(struct.pack(f"<{len(clipped)}h", *clipped))
+    os.replace(tmp, path)
+
+
+def coloured_noise(r, seconds, colour):
+    """White, pink-ish (one-pole low-passed) or brown-ish noise with slow level changes."""
+    n = int(seconds * SAMPLE_RATE)
+    pole = {"white": 0.0, "pink": 0.9, "brown": 0.99}[colour]
+    level, y, out = r.uniform(1500, 4000), 0.0, []
+    for i in range(n):
+        if i % 1600 == 0:
+            level *= r.uniform(0.8, 1.25)
+        y = pole * y + (1.0 - pole) * r.gauss(0.0, 1.0)
+        out.append(level * y / max(1.0 - pole, 0.05))
+    return out
+
+
+def chords(r, seconds):
+    """A sequence of half-second to one-second chords of three notes with two harmonics each."""
+    out = []
+    while len(out) < seconds * SAMPLE_RATE:
+        root = 110.0 * 2 ** (r.randrange(0, 24) / 12.0)
+        notes = [root, root * 2 ** (4 / 12.0), root * 2 ** (7 / 12.0)]
+        n = int(r.uniform(0.5, 1.0) * SAMPLE_RATE)
+        for i in range(n):
+            t = i / SAMPLE_RATE
+            env = min(1.0, 20 * t) * (1.0 - 0.5 * i / n)
+            out.append(env * sum(2000.0 * math.sin(2 * math.pi * f * t) +
+                                 600.0 * math.sin(4 * math.pi * f * t) for f in notes))
+    return out[: int(seconds * SAMPLE_RATE)]
+
+
+def room_impulse_response(r, rt60):
+    """Direct path after a short delay, then a decaying Gaussian tail reaching -60 dB at rt60 s."""
+    delay = r.randrange(16, 160)
+    n = int((rt60 + 0.05) * SAMPLE_RATE)
+    decay = 6.9078 / (rt60 * SAMPLE_RATE)  # ln(1000): amplitude -60 dB after rt60
+    h = [0.0] * n
+    h[delay] = 30000.0
+    for i in range(delay + 8, n):
+        h[i] = 9000.0 * r.gauss(0.0, 1.0) * math.exp(-decay * (i - delay))
+    return h
+
+
+def babble_speech(r, voice, path, scratch):
+    """espeak-ng reading several sentences in `voice`, resampled to SAMPLE_RATE by ffmpeg."""
+    text = " ".join(sentence(r) for _ in range(6))
+    raw = os.path.join(scratch, os.path.basename(path) + ".espeak.wav")
+    speech = subprocess.run(["espeak-ng", "-v", voice, "-s", str(r.randrange(140, 190)), "-w", raw, text],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, check=False)
+    if speech.returncode != 0:
+        raise RuntimeError(f"espeak-ng -v {voice}: {speech.stderr.decode(errors='replace').strip()}")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    tmp = f"{path}.tmp{os.getpid()}.wav"
+    result = subprocess.run(["ffmpeg", "-nostdin", "-v", "error", "-y", "-i", raw, "-ac", "1", "-ar",
+                             str(SAMPLE_RATE), "-c:a", "pcm_s16le", "-fflags", "+bitexact", "-flags:a", "+bitexact",
+                             "-map_metadata", "-1", tmp], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"ffmpeg failed for {path}: {result.stderr.decode(errors='replace').strip()}")
+    os.replace(tmp, path)
+
+
+def make_noise_corpora(args, out):
+    """<out>/musan and <out>/RIRS_NOISES (see the module comment); idempotent through NOISE_MARKER.
+    Returns 0, or 2 when the folders exist but were not made by this tool."""
+    settings = {"version": NOISE_GENERATOR_VERSION, "seed": args.seed, "small": args.small}
+    marker = os.path.join(out, NOISE_MARKER)
+    done = read_json(marker)
+    if done and done.get("settings") == settings and not args.force:
+        return 0
+    folders = [os.path.join(out, d) for d in ("musan", "RIRS_NOISES")]
+    if done is None and any(os.path.exists(d) for d in folders) and not os.path.exists(marker + ".partial"):
+        log(f"{out} holds musan/ or RIRS_NOISES/ folders not made by this tool; refusing to overwrite them")
+        return 2
+    write_atomic(marker + ".partial", "{}\n")
+    for d in folders:
+        shutil.rmtree(d, ignore_errors=True)
+    start = time.time()
+    counts = (3, 2, 3, 2, 2) if args.small else (10, 6, 8, 5, 4)
+    n_noise, n_music, n_speech, n_rooms, n_rirs = counts
+    musan = os.path.join(out, "musan")
+    for i in range(n_noise):
+        r = rng_for(args.seed, "musan-noise", i)
+        colour = ("white", "pink", "brown")[i % 3]
+        write_wav(os.path.join(musan, "noise", "demo", f"noise-demo-{i:04d}.wav"),
+                  coloured_noise(r, r.uniform(1.0, 4.0), colour))
+    for i in range(n_music):
+        r = rng_for(args.seed, "musan-music", i)
+        write_wav(os.path.join(musan, "music", "demo", f"music-demo-{i:04d}.wav"), chords(r, r.uniform(6.0, 12.0)))
+    scratch = os.path.join(out, ".scratch-noise")
+    os.makedirs(scratch, exist_ok=True)
+    for i in range(n_speech):
+        r = rng_for(args.seed, "musan-speech", i)
+        # Variants no training or test speaker uses (VARIANTS): other people talking.
+        voice = f"{ACCENTS[i % len(ACCENTS)]}+{BABBLE_VARIANTS[i % len(BABBLE_VARIANTS)]}"
+        babble_speech(r, voice, os.path.join(musan, "speech", "demo", f"speech-demo-{i:04d}.wav"), scratch)
+    shutil.rmtree(scratch, ignore_errors=True)
+    rirs = os.path.join(out, "RIRS_NOISES", "simulated_rirs")
+    for room_set, (rt_low, rt_high) in (("smallroom", (0.15, 0.35)), ("mediumroom", (0.35, 0.7))):
+        lines = []
+        for room in range(1, n_rooms + 1):
+            r = rng_for(args.seed, room_set, room)
+            rt60 = r.uniform(rt_low, rt_high)
+            for k in range(1, n_rirs + 1):
+                name = f"Room{room:03d}-{k:05d}"
+                write_wav(os.path.join(rirs, room_set, f"Room{room:03d}", name + ".wav"),
+                          room_impulse_response(r, rt60))
+                lines.append(f"--rir-id {room_set}-{name} --room-id {room_set}-Room{room:03d} "
+                             f"RIRS_NOISES/simulated_rirs/{room_set}/Room{room:03d}/{name}.wav\n")
+        write_atomic(os.path.join(rirs, room_set, "rir_list"), "".join(lines))
+    write_atomic(marker, json.dumps({"settings": settings}, indent=1) + "\n")
+    os.remove(marker + ".partial")
+    log(f"noise corpora in {time.time() - start:.1f} s: MUSAN {n_noise} noises, {n_music} music, "
+        f"{n_speech} speech; RIRS_NOISES 2 x {n_rooms * n_rirs} room impulse responses")
+    return 0
+
 # ----------------------------------------------------------------------------------------------
 
 def parse_args(argv):
@@ -351,8 +493,8 @@ def main(argv):
     if done and done.get("settings") == settings and not args.force:
         s = done["summary"]
         log(f"{out} is up to date ({s['speakers']} speakers, {s['utterances']} utterances, "
-            f"{s['hours']:.2f} h); nothing to do")
-        return 0
+            f"{s['hours']:.2f} h)")
+        return make_noise_corpora(args, out)
 
     missing = [tool for tool in ("espeak-ng", "ffmpeg") if shutil.which(tool) is None]
     if missing:
@@ -441,7 +583,7 @@ def main(argv):
     log(f"done in {summary['seconds_to_generate']} s: {summary['speakers']} speakers, "
         f"{summary['utterances']} utterances ({summary['training_utterances']} m4a, "
         f"{summary['test_utterances']} wav), {summary['hours']:.2f} h, {len(trials)} trials")
-    return 0
+    return make_noise_corpora(args, out)
 
 
 if __name__ == "__main__":

@@ -95,11 +95,14 @@ Augmented Augmenter::Reverb(const std::vector<float>& clean, std::mt19937_64& rn
 }
 
 Augmented Augmenter::Foreground(const std::vector<float>& clean, std::mt19937_64& rng) const {
-  std::vector<std::vector<float>> noises;
-  std::vector<AdditiveSignal> additive;
+  struct Placed {
+    std::vector<float> samples;
+    double snr;
+    double start;
+  };
+  std::vector<Placed> placed;
   std::string description = "noise";
   const double duration = static_cast<double>(clean.size()) / sample_rate_;
-  noises.reserve(64);
   for (double t = 0.0; t < duration;) {
     const Recording& noise = Pick(musan_.noise, rng);
     const double snr = Pick(options_.noise_snrs_db, rng);
@@ -107,12 +110,12 @@ Augmented Augmenter::Foreground(const std::vector<float>& clean, std::mt19937_64
     // augment_data_dir.py passes the noise file unchanged to wav-reverberate.
     std::vector<float> samples = Load(noise.path, 0);
     const double seconds = static_cast<double>(samples.size()) / sample_rate_;
-    if (noises.size() == noises.capacity()) break;  // keeps the pointers below valid; 64 noises
-    noises.push_back(std::move(samples));
-    additive.push_back({&noises.back(), snr, t});
-    description += fmt::format(" {}@{}+{:g}s", noise.id, Db(snr), t);
+    description += fmt::format(" {}@{}+{}s", noise.id, Db(snr), t);
+    placed.push_back({std::move(samples), snr, t});
     t += seconds + options_.noise_interval_seconds;
   }
+  std::vector<AdditiveSignal> additive;
+  for (const Placed& p : placed) additive.push_back({&p.samples, p.snr, p.start});
   return {Reverberate(clean, nullptr, additive, sample_rate_), std::move(description)};
 }
 

@@ -1,6 +1,7 @@
 // voxceleb/xvector end to end on a tiny synthetic corpus (tools/make_demo_corpus.py --small:
-// espeak-ng voices, VoxCeleb1 and VoxCeleb2 layouts): asvrun runs stages 0-9 with a tiny network
-// and the experiment database holds the run, its stages, epochs and results. Skipped when
+// espeak-ng voices, VoxCeleb1 and VoxCeleb2 layouts, synthetic MUSAN and RIRS_NOISES): asvrun
+// runs stages 0-9 with a tiny network trained on clean + augmented data, and the experiment
+// database holds the run, its stages, epochs and results. Skipped when
 // espeak-ng or ffmpeg is missing.
 #include <gtest/gtest.h>
 
@@ -30,7 +31,8 @@ recipe.start_stage = 0
 recipe.end_stage = 9
 recipe.preparation_datasets = ['voxceleb1', 'voxceleb2']
 recipe.feature_extraction_datasets = ['voxceleb1', 'voxceleb2_cat']
-recipe.training_datasets = ['voxceleb2_cat']
+recipe.augmentation_datasets = {'voxceleb2_cat': 2}
+recipe.training_datasets = ['voxceleb2_cat_combined']
 recipe.plda_datasets = ['voxceleb2_cat']
 recipe.trial_lists = {'tiny_trials': 'veri_test.txt'}
 recipe.training_trial_lists = ['tiny_trials']
@@ -53,6 +55,13 @@ computing.network_dataloader_workers = 1
 computing.feature_extraction_workers = 2
 )";
 
+constexpr const char* kInitConfig =
+    "paths.output_folder = 'out'\n"
+    "paths.feature_and_list_folder = 'datasets'\n"
+    "paths.datasets = {'voxceleb1': 'corpus/voxceleb1', 'voxceleb2': 'corpus/voxceleb2'}\n"
+    "paths.musan_folder = 'corpus/musan'\n"
+    "paths.rirs_folder = 'corpus/RIRS_NOISES'\n";
+
 TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
   if (!testing::HaveTool("espeak-ng") || !testing::HaveTool("ffmpeg") || !testing::HaveTool("python3")) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
@@ -62,10 +71,7 @@ TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
       {"python3", std::string(ASV_SOURCE_DIR) + "/tools/make_demo_corpus.py", "--small", "--out", "corpus"}, dir.path());
   ASSERT_EQ(corpus.status, 0) << corpus.err;
   dir.Write("configs/run_configs", kConfigs);
-  dir.Write("configs/init_config",
-            "paths.output_folder = 'out'\n"
-            "paths.feature_and_list_folder = 'datasets'\n"
-            "paths.datasets = {'voxceleb1': 'corpus/voxceleb1', 'voxceleb2': 'corpus/voxceleb2'}\n");
+  dir.Write("configs/init_config", kInitConfig);
   fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/voxceleb/xvector/mfcc.conf", dir / "configs/mfcc.conf");
 
   const auto run = testing::RunCommand({ASV_ASVRUN, "voxceleb/xvector", "tiny", "--run-configs", "configs/run_configs"},
@@ -83,6 +89,12 @@ TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
     EXPECT_EQ(stage.status, db::RunStatus::kFinished) << stage.name;
   }
   EXPECT_EQ(numbers, (std::vector<int>{0, 1, 2, 5, 7, 9}));
+  // Stage 2: one augmented copy per training utterance; training read the combined data.
+  const std::size_t clean = CountLines(dir / "out/datasets/voxceleb2_cat/lists/utt2spk");
+  ASSERT_GT(clean, 0u);
+  EXPECT_EQ(CountLines(dir / "out/datasets/voxceleb2_cat_aug_subset/lists/feats.scp"), clean);
+  EXPECT_EQ(CountLines(dir / "out/datasets/voxceleb2_cat_combined/lists/utt2spk"), 2 * clean);
+  EXPECT_EQ(CountLines(dir / "out/datasets/voxceleb2_cat_combined/lists/feats.scp"), 2 * clean);
   const auto epochs = database.Epochs(runs[0].id);
   ASSERT_EQ(epochs.size(), 2u);
   EXPECT_GT(epochs[0].record.frames_per_second, 0);
@@ -139,9 +151,7 @@ TEST(RecipeE2eTest, InterruptedTrainingIsRecordedAndResumes) {
   configs += "\n# Trains far longer than the test waits\nlong < tiny\npaths.system_folder = 'long_system'\n"
              "recipe.end_stage = 5\nnetwork.max_epochs = 1000\nnetwork.epochs_per_train_call = 100000\n";
   dir.Write("configs/run_configs", configs);
-  dir.Write("configs/init_config",
-            "paths.output_folder = 'out'\n"
-            "paths.datasets = {'voxceleb1': 'corpus/voxceleb1', 'voxceleb2': 'corpus/voxceleb2'}\n");
+  dir.Write("configs/init_config", kInitConfig);
   fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/voxceleb/xvector/mfcc.conf", dir / "configs/mfcc.conf");
 
   const std::string asvrun = testing::ShellQuote(ASV_ASVRUN);

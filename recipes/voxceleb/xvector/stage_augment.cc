@@ -49,19 +49,6 @@ struct Computed {
   std::optional<std::string> skip_reason;
 };
 
-void RemoveIfExists(const stdfs::path& path) {
-  std::error_code ec;
-  stdfs::remove(path, ec);
-  if (ec) throw DataError(fmt::format("{}: cannot remove stale output: {}", path.string(), ec.message()));
-}
-
-std::string OneLine(std::string text) {
-  for (char& c : text) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  }
-  return text;
-}
-
 // The generator of one copy: recipe.seed and the copy's id (FNV-1a, as the dither seed).
 std::mt19937_64 CopyGenerator(std::uint64_t seed, const std::string& id) {
   return std::mt19937_64(DitherSeed(id) ^ (seed * 0x9E3779B97F4A7C15ull));
@@ -128,15 +115,14 @@ AugmentationReport AugmentDataset(const std::string& dataset, int factor, const 
   for (const stdfs::path& folder : {report.aug_list_folder, report.combined_list_folder}) {
     for (std::string_view name : {data::kFeatsScp, data::kVadScp, data::kUtt2NumFrames, data::kUtt2Spk,
                                   data::kSpk2Utt, data::kWavScp, kAugmentation}) {
-      RemoveIfExists(folder / name);
+      RemoveStaleOutput(folder / name);
     }
   }
-  stdfs::create_directories(report.aug_list_folder);
-  stdfs::create_directories(aug_features);
-
   data::DataDir aug;
   data::Table descriptions;
   if (!copies.empty()) {
+    stdfs::create_directories(report.aug_list_folder);
+    stdfs::create_directories(aug_features);
     const stdfs::path mfcc_ark = aug_features / "mfcc.ark";
     const stdfs::path feats_scp = report.aug_list_folder / data::kFeatsScp;
     features::TableWriter writer(fmt::format("ark,scp:{},{}", mfcc_ark.string(), feats_scp.string()));
@@ -147,11 +133,7 @@ AugmentationReport AugmentDataset(const std::string& dataset, int factor, const 
     const int threads = std::max(1, options.threads);
     ASV_LOG(Info, "{}: {} augmented copies of {} utterances (factor {}) with {} thread{}", dataset, copies.size(),
             utterances.size(), factor, threads, threads == 1 ? "" : "s");
-    base::ProgressOptions progress_options;
-    progress_options.unit = "utt";
-    progress_options.mode = options.progress;
-    progress_options.amount_rate_suffix = "x real time";
-    base::Progress progress(aug_name, static_cast<std::int64_t>(copies.size()), progress_options);
+    base::Progress progress(aug_name, static_cast<std::int64_t>(copies.size()), UtteranceProgress(options.progress));
 
     auto produce = [&](std::size_t i) {
       const Copy& copy = copies[i];

@@ -40,13 +40,6 @@ std::string Count(std::size_t n) {
   return base::Progress::FormatCount(static_cast<std::int64_t>(n));
 }
 
-// Reasons end up as one line of skipped_utterances.
-std::string OneLine(std::string text) {
-  for (char& c : text) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  }
-  return text;
-}
 
 void CheckWspecifierPath(const stdfs::path& path) {
   if (path.string().find(',') != std::string::npos) {
@@ -57,13 +50,28 @@ void CheckWspecifierPath(const stdfs::path& path) {
   }
 }
 
-void RemoveIfExists(const stdfs::path& path) {
+}  // namespace
+
+std::string OneLine(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
+  }
+  return text;
+}
+
+void RemoveStaleOutput(const stdfs::path& path) {
   std::error_code ec;
   stdfs::remove(path, ec);
   if (ec) throw DataError(fmt::format("{}: cannot remove stale output: {}", path.string(), ec.message()));
 }
 
-}  // namespace
+base::ProgressOptions UtteranceProgress(base::ProgressMode mode) {
+  base::ProgressOptions options;
+  options.unit = "utt";
+  options.mode = mode;
+  options.amount_rate_suffix = "x real time";
+  return options;
+}
 
 std::uint64_t DitherSeed(std::string_view utterance_id) {
   std::uint64_t hash = 14695981039346656037ull;  // FNV-1a 64 offset basis
@@ -119,7 +127,7 @@ FeatureExtractionReport ExtractDatasetFeatures(const std::string& dataset, const
 
   // From here on the old outputs are gone: a failure leaves the dataset visibly without features.
   for (std::string_view name : {data::kFeatsScp, data::kVadScp, data::kUtt2NumFrames, kSkippedUtterances}) {
-    RemoveIfExists(lists / name);
+    RemoveStaleOutput(lists / name);
   }
   stdfs::create_directories(report.feature_folder);
   features::TableWriter mfcc_writer(fmt::format("ark,scp:{},{}", mfcc_ark.string(), feats_scp.string()));
@@ -133,11 +141,7 @@ FeatureExtractionReport ExtractDatasetFeatures(const std::string& dataset, const
   ASV_LOG(Info, "{}: computing MFCCs and VAD of {} utterances with {} thread{}", dataset, Count(utterances.size()),
           threads, threads == 1 ? "" : "s");
   audio::ResampleReporter resample_reporter(dataset);
-  base::ProgressOptions progress_options;
-  progress_options.unit = "utt";
-  progress_options.mode = options.progress;
-  progress_options.amount_rate_suffix = "x real time";
-  base::Progress progress(dataset, static_cast<std::int64_t>(utterances.size()), progress_options);
+  base::Progress progress(dataset, static_cast<std::int64_t>(utterances.size()), UtteranceProgress(options.progress));
 
   auto produce = [&](std::size_t i) {
     const std::string& utt = utterances[i]->first;

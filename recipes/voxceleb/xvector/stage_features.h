@@ -92,6 +92,16 @@ struct FeatureExtractionReport {
   std::string Summary() const;
 };
 
+/// Helpers that stage 1 and stage 2 (stage_augment.h) share.
+/// `text` with newlines and tabs replaced by spaces (one line of a list such as skipped_utterances).
+std::string OneLine(std::string text);
+/// Removes `path` if it exists (an output of an earlier run). Throws DataError naming it when it
+/// cannot be removed.
+void RemoveStaleOutput(const std::filesystem::path& path);
+/// Progress of a pass over utterances: counted in "utt", the amount in seconds of audio shown as
+/// "x real time".
+base::ProgressOptions UtteranceProgress(base::ProgressMode mode);
+
 /// Computes the features of dataset `dataset` under `dataset_root`
 /// (<output_folder>/<feature_and_list_folder>) as described in the header comment. Audio is
 /// decoded (and resampled if needed) to options.mfcc.frame_opts.samp_freq.
