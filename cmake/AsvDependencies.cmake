@@ -8,6 +8,9 @@ find_package(CLI11 REQUIRED)
 find_package(nlohmann_json REQUIRED)
 pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)
 pkg_check_modules(SOXR REQUIRED IMPORTED_TARGET soxr)
+# FFmpeg's libraries decode m4a/AAC and other formats libsndfile lacks, in process (Debian:
+# libavformat-dev libavcodec-dev; FFmpeg 4.4 or later).
+pkg_check_modules(LIBAV REQUIRED IMPORTED_TARGET libavformat libavcodec libavutil)
 if(ASV_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <memory>
 
+#include "asvcpp/audio/decode_libav.h"
 #include "asvcpp/audio/resample.h"
 #include "asvcpp/audio/subprocess.h"
 #include "asvcpp/base/error.h"
@@ -27,7 +28,7 @@ namespace stdfs = std::filesystem;
 constexpr float kInt16Scale = 32768.0f;
 constexpr sf_count_t kChunkFrames = 65536;
 
-constexpr std::array<std::string_view, 9> kFfmpegExtensions = {
+constexpr std::array<std::string_view, 9> kLibavExtensions = {
     ".m4a", ".aac", ".mp4", ".m4b", ".webm", ".mkv", ".wma", ".3gp", ".amr"};
 
 struct SndfileCloser {
@@ -35,7 +36,7 @@ struct SndfileCloser {
 };
 using SndfilePtr = std::unique_ptr<SNDFILE, SndfileCloser>;
 
-// libsndfile virtual I/O over a byte buffer (decoded pipe / ffmpeg output).
+// libsndfile virtual I/O over a byte buffer (a decoded pipe's output).
 struct MemoryFile {
   const std::string* bytes;
   sf_count_t pos = 0;
@@ -110,6 +111,34 @@ void TruncateTo(const DecodeOptions& options, Audio& audio) {
   }
 }
 
+}  // namespace
+
+std::int64_t SourceFramesNeeded(const DecodeOptions& options, int source_rate) {
+  if (options.max_samples == 0) return -1;
+  const double needed = static_cast<double>(options.max_samples) * source_rate / options.sample_rate;
+  const double margin = source_rate == options.sample_rate ? 0.0 : 0.05 * source_rate;
+  return static_cast<std::int64_t>(std::ceil(needed + margin));
+}
+
+Audio FinishAudio(std::vector<float> mono, int source_rate, int source_channels, const std::string& what,
+                  const DecodeOptions& options) {
+  if (mono.empty()) throw DataError(fmt::format("{}: contains no audio samples", what));
+  Audio audio;
+  audio.source_sample_rate = source_rate;
+  audio.source_channels = source_channels;
+  audio.sample_rate = options.sample_rate;
+  if (source_rate != options.sample_rate) {
+    audio.samples = Resample(mono, source_rate, options.sample_rate);
+    audio.resampled = true;
+  } else {
+    audio.samples = std::move(mono);
+  }
+  TruncateTo(options, audio);
+  return audio;
+}
+
+namespace {
+
 // Reads every frame of an open libsndfile handle, picks/mixes channels, scales to the int16
 // range and resamples.
 Audio ReadAll(SNDFILE* file, const SF_INFO& info, const std::string& what,
@@ -124,13 +153,7 @@ Audio ReadAll(SNDFILE* file, const SF_INFO& info, const std::string& what,
     mono.reserve(static_cast<std::size_t>(info.frames));
   }
   std::vector<float> buffer(static_cast<std::size_t>(kChunkFrames) * channels);
-  // Source frames to read when options.max_samples bounds the output (-1: all).
-  sf_count_t limit = -1;
-  if (options.max_samples > 0) {
-    const double needed = static_cast<double>(options.max_samples) * info.samplerate / options.sample_rate;
-    const double margin = info.samplerate == options.sample_rate ? 0.0 : 0.05 * info.samplerate;
-    limit = static_cast<sf_count_t>(std::ceil(needed + margin));
-  }
+  const sf_count_t limit = SourceFramesNeeded(options, info.samplerate);
   sf_count_t total = 0;
   for (;;) {
     const sf_count_t want = limit < 0 ? kChunkFrames : std::min(kChunkFrames, limit - total);
@@ -157,20 +180,7 @@ Audio ReadAll(SNDFILE* file, const SF_INFO& info, const std::string& what,
     throw DataError(fmt::format("{}: truncated or corrupt audio: {} frames announced, {} decoded",
                                 what, info.frames, total));
   }
-  if (mono.empty()) throw DataError(fmt::format("{}: contains no audio samples", what));
-
-  Audio audio;
-  audio.source_sample_rate = info.samplerate;
-  audio.source_channels = info.channels;
-  audio.sample_rate = options.sample_rate;
-  if (info.samplerate != options.sample_rate) {
-    audio.samples = Resample(mono, info.samplerate, options.sample_rate);
-    audio.resampled = true;
-  } else {
-    audio.samples = std::move(mono);
-  }
-  TruncateTo(options, audio);
-  return audio;
+  return FinishAudio(std::move(mono), info.samplerate, info.channels, what, options);
 }
 
 void CheckOptions(const DecodeOptions& options) {
@@ -178,33 +188,6 @@ void CheckOptions(const DecodeOptions& options) {
     throw std::invalid_argument(
         fmt::format("DecodeOptions::sample_rate must be positive, got {}", options.sample_rate));
   }
-}
-
-Audio DecodeWithFfmpeg(const stdfs::path& path, const DecodeOptions& options,
-                       const std::string& sndfile_error) {
-  ProcessResult result;
-  try {
-    result = RunProcess({options.ffmpeg, "-nostdin", "-v", "error", "-i", path.string(), "-map",
-                         "0:a:0", "-f", "wav", "-c:a", "pcm_s16le", "-"});
-  } catch (const DataError& e) {
-    if (!sndfile_error.empty()) {
-      throw DataError(fmt::format("{}: unsupported audio format (libsndfile: {}; {})",
-                                  path.string(), sndfile_error, e.what()));
-    }
-    throw DataError(fmt::format("{}: cannot decode without ffmpeg ({}); install the Debian "
-                                "package ffmpeg",
-                                path.string(), e.what()));
-  }
-  if (!result.ok()) {
-    throw DataError(fmt::format("{}: {}ffmpeg failed: {}", path.string(),
-                                sndfile_error.empty() ? "" : "unsupported by libsndfile (" +
-                                                                 sndfile_error + ") and ",
-                                result.Describe()));
-  }
-  if (result.output.empty()) {
-    throw DataError(fmt::format("{}: ffmpeg decoded no audio", path.string()));
-  }
-  return DecodeMemory(result.output, path.string() + " (decoded by ffmpeg)", options);
 }
 
 }  // namespace
@@ -240,8 +223,8 @@ Audio DecodeFile(const stdfs::path& path, const DecodeOptions& options) {
   }
 
   const std::string ext = LowerExtension(path);
-  if (std::find(kFfmpegExtensions.begin(), kFfmpegExtensions.end(), ext) != kFfmpegExtensions.end()) {
-    return DecodeWithFfmpeg(path, options, "");
+  if (std::find(kLibavExtensions.begin(), kLibavExtensions.end(), ext) != kLibavExtensions.end()) {
+    return DecodeWithLibav(path, options, "");
   }
   if (ext == ".wav") CheckWavNotTruncated(path, size);
 
@@ -251,7 +234,7 @@ Audio DecodeFile(const stdfs::path& path, const DecodeOptions& options) {
     const int code = sf_error(nullptr);
     const std::string message = sf_strerror(nullptr);
     if (code == SF_ERR_UNRECOGNISED_FORMAT) {
-      return DecodeWithFfmpeg(path, options, message);
+      return DecodeWithLibav(path, options, message);
     }
     throw DataError(fmt::format("{}: unreadable audio file: {}", path.string(), message));
   }

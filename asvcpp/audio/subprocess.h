@@ -1,4 +1,4 @@
-// Child processes whose standard output is captured: ffmpeg decoding and Kaldi wav.scp pipes.
+// Child processes whose standard output is captured: Kaldi wav.scp pipes (and the tests' ffmpeg runs).
 //
 // Started with posix_spawn (no fork of a large, multi-threaded process image), pipes created
 // close-on-exec so that concurrent calls from several threads never leak each other's pipe ends

@@ -7,7 +7,7 @@
 //     and concatenation order do not depend on the filesystem.
 //   * Trial lists are not downloaded (the official URLs are gone): the six official lists are
 //     taken from the corpus folder when present and converted WITHOUT dropping the first line.
-//   * voxceleb2 wav.scp values are plain .m4a paths (asvcpp's decoder runs ffmpeg itself), not
+//   * voxceleb2 wav.scp values are plain .m4a paths (asvcpp decodes them with FFmpeg's libraries), not
 //     `ffmpeg ... |` pipes; voxceleb2_cat values are `cat:<list>` (audio/audio_source.h) whose
 //     audio is the exact concatenation of the decoded files instead of an ADTS stream copy.
 #pragma once

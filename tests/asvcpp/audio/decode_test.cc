@@ -262,7 +262,15 @@ class FfmpegDecodeTest : public ::testing::Test {
   }
 };
 
-TEST_F(FfmpegDecodeTest, M4aDecodesThroughFfmpeg) {
+// What the ffmpeg program gives for `file` (-map 0:a:0 -f wav -c:a pcm_s16le), read as WAV.
+Audio FfmpegProgram(const std::filesystem::path& file, const DecodeOptions& options = {}) {
+  const ProcessResult r = RunProcess({"ffmpeg", "-nostdin", "-v", "error", "-i", file.string(), "-map", "0:a:0", "-f",
+                                      "wav", "-c:a", "pcm_s16le", "-"});
+  EXPECT_TRUE(r.ok()) << r.Describe();
+  return DecodeMemory(r.output, file.string(), options);
+}
+
+TEST_F(FfmpegDecodeTest, M4aDecodesInProcessToTheSamplesOfTheFfmpegProgram) {
   TempDir dir("m4a");
   const std::vector<short> pcm = Sine(24000, 440.0, 16000, 8000.0);  // 1.5 s
   ASSERT_TRUE(WriteShorts(dir / "a.wav", pcm, 1, 16000));
@@ -274,14 +282,40 @@ TEST_F(FfmpegDecodeTest, M4aDecodesThroughFfmpeg) {
   double energy = 0.0;
   for (const float s : audio.samples) energy += double{s} * s;
   EXPECT_NEAR(std::sqrt(energy / audio.samples.size()), 8000.0 / std::sqrt(2.0), 400.0);
+  // Sample for sample what stage 1 got when it ran the ffmpeg program per file.
+  EXPECT_EQ(audio.samples, FfmpegProgram(dir / "a.m4a").samples);
 
   DecodeOptions eight_k;
   eight_k.sample_rate = 8000;
   const Audio down = DecodeFile(dir / "a.m4a", eight_k);
   EXPECT_TRUE(down.resampled);
-  EXPECT_NEAR(static_cast<double>(down.samples.size()), 12000.0, 512.0);
+  EXPECT_EQ(down.samples, FfmpegProgram(dir / "a.m4a", eight_k).samples);
 
-  // A file libsndfile does not know (extension hides the format) falls back to ffmpeg.
+  // Only the start when max_samples bounds it.
+  DecodeOptions head;
+  head.max_samples = 5000;
+  EXPECT_EQ(DecodeFile(dir / "a.m4a", head).samples,
+            std::vector<float>(audio.samples.begin(), audio.samples.begin() + 5000));
+
+  // Two channels: channel 0, or the mean, as from the program's WAV.
+  std::vector<short> stereo;
+  const std::vector<short> right = Sine(24000, 1000.0, 16000, 3000.0);
+  for (std::size_t i = 0; i < pcm.size(); ++i) {
+    stereo.push_back(pcm[i]);
+    stereo.push_back(right[i]);
+  }
+  ASSERT_TRUE(WriteShorts(dir / "s.wav", stereo, 2, 16000));
+  MakeM4a(dir / "s.wav", dir / "s.m4a");
+  const Audio first = DecodeFile(dir / "s.m4a");
+  EXPECT_EQ(first.source_channels, 2);
+  EXPECT_EQ(first.samples, FfmpegProgram(dir / "s.m4a").samples);
+  DecodeOptions mix;
+  mix.channels = ChannelPolicy::kMix;
+  const Audio mean = DecodeFile(dir / "s.m4a", mix);
+  EXPECT_EQ(mean.samples, FfmpegProgram(dir / "s.m4a", mix).samples);
+  EXPECT_NE(mean.samples, first.samples);
+
+  // A file libsndfile does not know (extension hides the format) falls back to libav.
   std::filesystem::copy_file(dir / "a.m4a", dir / "a.unknown");
   EXPECT_EQ(DecodeFile(dir / "a.unknown").samples, audio.samples);
 
@@ -290,16 +324,29 @@ TEST_F(FfmpegDecodeTest, M4aDecodesThroughFfmpeg) {
   EXPECT_EQ(DecodeConcat(dir / "l.txt").samples.size(), 2 * audio.samples.size());
 }
 
-TEST_F(FfmpegDecodeTest, FfmpegErrorsAreDataErrors) {
+TEST_F(FfmpegDecodeTest, LibavErrorsAreDataErrorsNamingTheFile) {
   TempDir dir("m4a_bad");
   fs::WriteFileAtomic(dir / "bad.m4a", std::string(5000, 'z'));
-  EXPECT_TRUE(Contains(ErrorOf([&] { DecodeFile(dir / "bad.m4a"); }), "bad.m4a: ffmpeg failed: exit status"));
+  EXPECT_TRUE(Contains(ErrorOf([&] { DecodeFile(dir / "bad.m4a"); }), "bad.m4a: unreadable audio file"));
+  // libsndfile's reason is kept for a file neither library reads.
+  fs::WriteFileAtomic(dir / "bad.xyz", std::string(5000, 'z'));
+  const std::string both = ErrorOf([&] { DecodeFile(dir / "bad.xyz"); });
+  EXPECT_TRUE(Contains(both, "bad.xyz: unreadable audio file")) << both;
+  EXPECT_TRUE(Contains(both, "(libsndfile: ")) << both;
 
+  // An MP4 with a video stream only.
+  const ProcessResult video = RunProcess({"ffmpeg", "-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+                                          "testsrc=duration=0.2:size=64x48:rate=10", "-c:v", "mpeg4",
+                                          (dir / "video.mp4").string()});
+  ASSERT_TRUE(video.ok()) << video.Describe();
+  EXPECT_TRUE(Contains(ErrorOf([&] { DecodeFile(dir / "video.mp4"); }), "video.mp4: no audio stream"));
+
+  // The first half of an m4a (its index, written last, is gone).
   ASSERT_TRUE(WriteShorts(dir / "a.wav", Sine(16000, 440.0, 16000), 1, 16000));
   MakeM4a(dir / "a.wav", dir / "a.m4a");
-  DecodeOptions no_ffmpeg;
-  no_ffmpeg.ffmpeg = "asv-no-such-ffmpeg";
-  EXPECT_TRUE(Contains(ErrorOf([&] { DecodeFile(dir / "a.m4a", no_ffmpeg); }), "install the Debian package ffmpeg"));
+  const std::string whole = fs::ReadFile(dir / "a.m4a");
+  fs::WriteFileAtomic(dir / "half.m4a", whole.substr(0, whole.size() / 2));
+  EXPECT_TRUE(Contains(ErrorOf([&] { DecodeFile(dir / "half.m4a"); }), "half.m4a: "));
 }
 
 TEST_F(FfmpegDecodeTest, ParallelDecodingMatchesSequential) {

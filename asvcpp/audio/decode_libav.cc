@@ -1,0 +1,179 @@
+#include "asvcpp/audio/decode_libav.h"
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <mutex>
+#include <new>
+
+#include <fmt/format.h>
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/avutil.h>
+#include <libavutil/log.h>
+#include <libavutil/samplefmt.h>
+}
+
+#include "asvcpp/base/error.h"
+
+namespace asv::audio {
+namespace {
+
+std::string AvError(int code) {
+  char text[AV_ERROR_MAX_STRING_SIZE] = {0};
+  av_strerror(code, text, sizeof(text));
+  return text;
+}
+
+struct FormatCloser {
+  void operator()(AVFormatContext* f) const { avformat_close_input(&f); }
+};
+struct CodecFreer {
+  void operator()(AVCodecContext* c) const { avcodec_free_context(&c); }
+};
+struct PacketFreer {
+  void operator()(AVPacket* p) const { av_packet_free(&p); }
+};
+struct FrameFreer {
+  void operator()(AVFrame* f) const { av_frame_free(&f); }
+};
+
+int ChannelsOf(const AVCodecContext* ctx) {
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(57, 24, 100)
+  return ctx->ch_layout.nb_channels;
+#else
+  return ctx->channels;
+#endif
+}
+
+// Sample `i` of channel `c` of a decoded frame as the int16 value libswresample's conversion to
+// AV_SAMPLE_FMT_S16 gives (libswresample/audioconvert.c, no dithering).
+int Int16Sample(const AVFrame* frame, AVSampleFormat format, int channels, int c, int i) {
+  const bool planar = av_sample_fmt_is_planar(format) != 0;
+  const uint8_t* base = planar ? frame->extended_data[c] : frame->extended_data[0];
+  const int index = planar ? i : i * channels + c;
+  switch (av_get_packed_sample_fmt(format)) {
+    case AV_SAMPLE_FMT_U8:
+      return (static_cast<int>(base[index]) - 0x80) * 256;
+    case AV_SAMPLE_FMT_S16:
+      return reinterpret_cast<const int16_t*>(base)[index];
+    case AV_SAMPLE_FMT_S32:
+      return reinterpret_cast<const int32_t*>(base)[index] >> 16;
+    case AV_SAMPLE_FMT_S64:
+      return static_cast<int>(reinterpret_cast<const int64_t*>(base)[index] >> 48);
+    case AV_SAMPLE_FMT_FLT: {
+      const long v = lrintf(reinterpret_cast<const float*>(base)[index] * 32768.0f);
+      return static_cast<int>(std::clamp(v, -32768L, 32767L));
+    }
+    case AV_SAMPLE_FMT_DBL: {
+      const long v = lrint(reinterpret_cast<const double*>(base)[index] * 32768.0);
+      return static_cast<int>(std::clamp(v, -32768L, 32767L));
+    }
+    default:
+      break;
+  }
+  return 0;
+}
+
+}  // namespace
+
+Audio DecodeWithLibav(const std::filesystem::path& path, const DecodeOptions& options,
+                      const std::string& sndfile_error) {
+  // FFmpeg's own log lines would interleave with asvrun's; every error reaches the caller as a
+  // DataError instead.
+  static std::once_flag quiet;
+  std::call_once(quiet, [] { av_log_set_level(AV_LOG_QUIET); });
+  const std::string what = path.string();
+  const std::string also = sndfile_error.empty() ? "" : fmt::format(" (libsndfile: {})", sndfile_error);
+  AVFormatContext* raw_format = nullptr;
+  if (const int rc = avformat_open_input(&raw_format, what.c_str(), nullptr, nullptr); rc < 0) {
+    throw DataError(fmt::format("{}: unreadable audio file: {}{}", what, AvError(rc), also));
+  }
+  std::unique_ptr<AVFormatContext, FormatCloser> format(raw_format);
+  if (const int rc = avformat_find_stream_info(format.get(), nullptr); rc < 0) {
+    throw DataError(fmt::format("{}: unreadable audio file: {}{}", what, AvError(rc), also));
+  }
+  int stream = -1;  // the first audio stream, as ffmpeg's -map 0:a:0
+  for (unsigned i = 0; i < format->nb_streams; ++i) {
+    if (format->streams[i]->codecpar->codec_type == AVMEDIA_TYPE_AUDIO) {
+      stream = static_cast<int>(i);
+      break;
+    }
+  }
+  if (stream < 0) throw DataError(fmt::format("{}: no audio stream{}", what, also));
+  const AVCodecParameters* parameters = format->streams[stream]->codecpar;
+  const AVCodec* codec = avcodec_find_decoder(parameters->codec_id);
+  if (codec == nullptr) {
+    throw DataError(fmt::format("{}: no decoder for its audio codec ({})", what, avcodec_get_name(parameters->codec_id)));
+  }
+  std::unique_ptr<AVCodecContext, CodecFreer> decoder(avcodec_alloc_context3(codec));
+  if (!decoder) throw std::bad_alloc();
+  if (const int rc = avcodec_parameters_to_context(decoder.get(), parameters); rc < 0) {
+    throw DataError(fmt::format("{}: {}", what, AvError(rc)));
+  }
+  decoder->thread_count = 1;  // utterances are decoded in parallel, each on one thread
+  if (const int rc = avcodec_open2(decoder.get(), codec, nullptr); rc < 0) {
+    throw DataError(fmt::format("{}: cannot open the {} decoder: {}", what, codec->name, AvError(rc)));
+  }
+  const int channels = ChannelsOf(decoder.get());
+  const int rate = decoder->sample_rate;
+  if (channels <= 0 || rate <= 0) {
+    throw DataError(fmt::format("{}: invalid audio stream ({} channels, {} Hz)", what, channels, rate));
+  }
+  const std::int64_t limit = SourceFramesNeeded(options, rate);
+
+  std::vector<float> mono;
+  std::unique_ptr<AVPacket, PacketFreer> packet(av_packet_alloc());
+  std::unique_ptr<AVFrame, FrameFreer> frame(av_frame_alloc());
+  if (!packet || !frame) throw std::bad_alloc();
+  const bool mix = options.channels == ChannelPolicy::kMix && channels > 1;
+  // Receives every frame the decoder has ready; false once it has no more (needs input or ended).
+  auto drain = [&]() {
+    for (;;) {
+      const int rc = avcodec_receive_frame(decoder.get(), frame.get());
+      if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return;
+      if (rc < 0) {
+        throw DataError(fmt::format("{}: corrupt audio data after {} samples: {}", what, mono.size(), AvError(rc)));
+      }
+      const auto sample_format = static_cast<AVSampleFormat>(frame->format);
+      for (int i = 0; i < frame->nb_samples; ++i) {
+        // As a WAV of int16 samples read back by libsndfile: x / 32768 per channel, then channel
+        // 0 or the mean, times 32768 (ReadAll in decode.cc).
+        float value = static_cast<float>(Int16Sample(frame.get(), sample_format, channels, 0, i)) / 32768.0f;
+        if (mix) {
+          float sum = 0.0f;
+          for (int c = 0; c < channels; ++c) {
+            sum += static_cast<float>(Int16Sample(frame.get(), sample_format, channels, c, i)) / 32768.0f;
+          }
+          value = sum / static_cast<float>(channels);
+        }
+        mono.push_back(value * 32768.0f);
+      }
+      av_frame_unref(frame.get());
+    }
+  };
+  int rc = 0;
+  while ((limit < 0 || static_cast<std::int64_t>(mono.size()) < limit) &&
+         (rc = av_read_frame(format.get(), packet.get())) >= 0) {
+    if (packet->stream_index == stream) {
+      const int sent = avcodec_send_packet(decoder.get(), packet.get());
+      av_packet_unref(packet.get());
+      if (sent < 0 && sent != AVERROR(EAGAIN)) {
+        throw DataError(fmt::format("{}: corrupt audio data after {} samples: {}", what, mono.size(), AvError(sent)));
+      }
+      drain();
+    } else {
+      av_packet_unref(packet.get());
+    }
+  }
+  if (rc < 0 && rc != AVERROR_EOF) {
+    throw DataError(fmt::format("{}: read error after {} samples: {}", what, mono.size(), AvError(rc)));
+  }
+  avcodec_send_packet(decoder.get(), nullptr);  // flush the decoder's delayed frames
+  drain();
+  return FinishAudio(std::move(mono), rate, channels, what, options);
+}
+
+}  // namespace asv::audio
