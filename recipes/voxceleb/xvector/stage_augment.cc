@@ -197,6 +197,7 @@ AugmentationReport AugmentDataset(const std::string& dataset, int factor, const 
     writer.Close();  // feats.scp last: its presence means the aug_subset is complete
     aug.feats_scp = data::ReadTable(feats_scp, data::ValueFormat::kSingleToken);
   } else {
+    RemoveStaleOutput(aug_features / "mfcc.ark");
     ASV_LOG(Info, "{}: factor 1: no augmented copies; {} is the clean data", dataset, combined_name);
   }
 

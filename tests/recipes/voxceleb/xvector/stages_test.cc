@@ -647,6 +647,7 @@ TEST(VoxcelebXvectorStagesTest, AugmentationMakesCopiesAndTheCombinedDataset) {
   s.settings->recipe().augmentation_datasets = {{"voxceleb1", 1}};
   RunStages(s);
   EXPECT_FALSE(stdfs::exists(root / "voxceleb1_aug_subset/lists/feats.scp"));
+  EXPECT_FALSE(stdfs::exists(root / "voxceleb1_aug_subset/features/mfcc.ark"));
   const data::DataDir only_clean = data::DataDir::Load(root / "voxceleb1_combined/lists");
   EXPECT_EQ(only_clean.feats_scp, clean.feats_scp);
   EXPECT_EQ(only_clean.utt2spk, clean.utt2spk);
