@@ -54,7 +54,7 @@ MIN_SECONDS = 2.0
 MAX_SECONDS = 8.0
 MARKER = ".demo_corpus.json"
 NOISE_MARKER = ".noise_corpora.json"
-NOISE_GENERATOR_VERSION = 1
+NOISE_GENERATOR_VERSION = 2
 PARTIAL_MARKER = ".demo_corpus.partial.json"
 
 ACCENTS = ["en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-gb-x-gbclan",
@@ -356,14 +356,15 @@ def chords(r, seconds):
 
 
 def room_impulse_response(r, rt60):
-    """Direct path after a short delay, then a decaying Gaussian tail reaching -60 dB at rt60 s."""
+    """Direct path after a short delay, then a decaying Gaussian tail reaching -60 dB at rt60 s,
+    kept below the direct path (which wav-reverberate finds as the largest sample)."""
     delay = r.randrange(16, 160)
     n = int((rt60 + 0.05) * SAMPLE_RATE)
     decay = 6.9078 / (rt60 * SAMPLE_RATE)  # ln(1000): amplitude -60 dB after rt60
     h = [0.0] * n
     h[delay] = 30000.0
     for i in range(delay + 8, n):
-        h[i] = 9000.0 * r.gauss(0.0, 1.0) * math.exp(-decay * (i - delay))
+        h[i] = max(-20000.0, min(20000.0, 9000.0 * r.gauss(0.0, 1.0) * math.exp(-decay * (i - delay))))
     return h
 
 
@@ -395,10 +396,19 @@ def make_noise_corpora(args, out):
     if done and done.get("settings") == settings and not args.force:
         return 0
     folders = [os.path.join(out, d) for d in ("musan", "RIRS_NOISES")]
-    if done is None and any(os.path.exists(d) for d in folders) and not os.path.exists(marker + ".partial"):
+    partial = marker + ".partial"
+    if done is None and any(os.path.exists(d) for d in folders) and not os.path.exists(partial):
         log(f"{out} holds musan/ or RIRS_NOISES/ folders not made by this tool; refusing to overwrite them")
         return 2
-    write_atomic(marker + ".partial", "{}\n")
+    missing = [tool for tool in ("espeak-ng", "ffmpeg") if shutil.which(tool) is None]
+    if missing:
+        log(f"missing tools: {', '.join(missing)} (Debian packages espeak-ng and ffmpeg)")
+        return 2
+    # The partial marker first, then the old marker goes: an interrupted run is redone, never
+    # taken for a complete one.
+    write_atomic(partial, "{}\n")
+    if os.path.exists(marker):
+        os.remove(marker)
     for d in folders:
         shutil.rmtree(d, ignore_errors=True)
     start = time.time()
@@ -435,7 +445,7 @@ def make_noise_corpora(args, out):
                              f"RIRS_NOISES/simulated_rirs/{room_set}/Room{room:03d}/{name}.wav\n")
         write_atomic(os.path.join(rirs, room_set, "rir_list"), "".join(lines))
     write_atomic(marker, json.dumps({"settings": settings}, indent=1) + "\n")
-    os.remove(marker + ".partial")
+    os.remove(partial)
     log(f"noise corpora in {time.time() - start:.1f} s: MUSAN {n_noise} noises, {n_music} music, "
         f"{n_speech} speech; RIRS_NOISES 2 x {n_rooms * n_rirs} room impulse responses")
     return 0

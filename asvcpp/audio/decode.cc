@@ -148,12 +148,12 @@ Audio ReadAll(SNDFILE* file, const SF_INFO& info, const std::string& what,
                                 info.channels, info.samplerate));
   }
   const auto channels = static_cast<std::size_t>(info.channels);
+  const sf_count_t limit = SourceFramesNeeded(options, info.samplerate);
   std::vector<float> mono;
   if (info.frames > 0 && info.frames < (sf_count_t{1} << 34)) {
-    mono.reserve(static_cast<std::size_t>(info.frames));
+    mono.reserve(static_cast<std::size_t>(limit < 0 ? info.frames : std::min(info.frames, limit)));
   }
   std::vector<float> buffer(static_cast<std::size_t>(kChunkFrames) * channels);
-  const sf_count_t limit = SourceFramesNeeded(options, info.samplerate);
   sf_count_t total = 0;
   for (;;) {
     const sf_count_t want = limit < 0 ? kChunkFrames : std::min(kChunkFrames, limit - total);

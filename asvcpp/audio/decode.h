@@ -52,10 +52,10 @@ enum class ChannelPolicy {
 struct DecodeOptions {
   int sample_rate = 16000;                         ///< Requested output rate in Hz (> 0).
   ChannelPolicy channels = ChannelPolicy::kFirst;  ///< Multi-channel to mono.
-  /// At most this many output samples (0: all). A file libsndfile reads is read only as far as
-  /// needed (plus 50 ms for the resampler's filter when the rates differ), so a few seconds of
-  /// a long noise recording cost a few seconds of reading; other sources are decoded whole and
-  /// cut. Reading stops early without the truncation check of the unread rest.
+  /// At most this many output samples (0: all). Files are read only as far as needed (plus 50 ms
+  /// for the resampler's filter when the rates differ), so a few seconds of a long noise
+  /// recording cost a few seconds of reading; pipes are decoded whole and cut. Reading stops
+  /// early without the truncation check of the unread rest.
   std::size_t max_samples = 0;
 };
 

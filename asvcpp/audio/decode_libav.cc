@@ -17,6 +17,7 @@ extern "C" {
 }
 
 #include "asvcpp/base/error.h"
+#include "asvcpp/base/log.h"
 
 namespace asv::audio {
 namespace {
@@ -40,16 +41,31 @@ struct FrameFreer {
   void operator()(AVFrame* f) const { av_frame_free(&f); }
 };
 
-int ChannelsOf(const AVCodecContext* ctx) {
+int ChannelsOf(const AVFrame* frame) {
 #if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(57, 24, 100)
-  return ctx->ch_layout.nb_channels;
+  return frame->ch_layout.nb_channels;
 #else
-  return ctx->channels;
+  return frame->channels;
 #endif
 }
 
+bool SupportedFormat(AVSampleFormat format) {
+  switch (av_get_packed_sample_fmt(format)) {
+    case AV_SAMPLE_FMT_U8:
+    case AV_SAMPLE_FMT_S16:
+    case AV_SAMPLE_FMT_S32:
+    case AV_SAMPLE_FMT_S64:
+    case AV_SAMPLE_FMT_FLT:
+    case AV_SAMPLE_FMT_DBL:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Sample `i` of channel `c` of a decoded frame as the int16 value libswresample's conversion to
-// AV_SAMPLE_FMT_S16 gives (libswresample/audioconvert.c, no dithering).
+// AV_SAMPLE_FMT_S16 gives (libswresample/audioconvert.c, no dithering). `format` is one that
+// SupportedFormat accepts.
 int Int16Sample(const AVFrame* frame, AVSampleFormat format, int channels, int c, int i) {
   const bool planar = av_sample_fmt_is_planar(format) != 0;
   const uint8_t* base = planar ? frame->extended_data[c] : frame->extended_data[0];
@@ -114,30 +130,52 @@ Audio DecodeWithLibav(const std::filesystem::path& path, const DecodeOptions& op
     throw DataError(fmt::format("{}: {}", what, AvError(rc)));
   }
   decoder->thread_count = 1;  // utterances are decoded in parallel, each on one thread
+  decoder->pkt_timebase = format->streams[stream]->time_base;  // as the ffmpeg program sets it
   if (const int rc = avcodec_open2(decoder.get(), codec, nullptr); rc < 0) {
     throw DataError(fmt::format("{}: cannot open the {} decoder: {}", what, codec->name, AvError(rc)));
   }
-  const int channels = ChannelsOf(decoder.get());
-  const int rate = decoder->sample_rate;
-  if (channels <= 0 || rate <= 0) {
-    throw DataError(fmt::format("{}: invalid audio stream ({} channels, {} Hz)", what, channels, rate));
-  }
-  const std::int64_t limit = SourceFramesNeeded(options, rate);
 
+  // Channels and rate come from the decoded frames (an HE-AAC stream's frames may have another
+  // rate than its container says); they must not change within the file.
+  int channels = 0, rate = 0;
+  std::int64_t limit = -1;  // source frames needed for options.max_samples, once the rate is known
+  std::size_t corrupt_packets = 0;
   std::vector<float> mono;
   std::unique_ptr<AVPacket, PacketFreer> packet(av_packet_alloc());
   std::unique_ptr<AVFrame, FrameFreer> frame(av_frame_alloc());
   if (!packet || !frame) throw std::bad_alloc();
-  const bool mix = options.channels == ChannelPolicy::kMix && channels > 1;
-  // Receives every frame the decoder has ready; false once it has no more (needs input or ended).
+  auto enough = [&] { return limit >= 0 && static_cast<std::int64_t>(mono.size()) >= limit; };
+  // Takes every frame the decoder has ready.
   auto drain = [&]() {
     for (;;) {
       const int rc = avcodec_receive_frame(decoder.get(), frame.get());
       if (rc == AVERROR(EAGAIN) || rc == AVERROR_EOF) return;
+      if (rc == AVERROR_INVALIDDATA) {  // the ffmpeg program drops such a frame and goes on
+        ++corrupt_packets;
+        continue;
+      }
       if (rc < 0) {
         throw DataError(fmt::format("{}: corrupt audio data after {} samples: {}", what, mono.size(), AvError(rc)));
       }
       const auto sample_format = static_cast<AVSampleFormat>(frame->format);
+      if (!SupportedFormat(sample_format)) {
+        throw DataError(fmt::format("{}: unsupported decoded sample format {}", what,
+                                    av_get_sample_fmt_name(sample_format) ? av_get_sample_fmt_name(sample_format)
+                                                                          : "?"));
+      }
+      const int frame_channels = ChannelsOf(frame.get());
+      if (channels == 0) {
+        channels = frame_channels;
+        rate = frame->sample_rate;
+        if (channels <= 0 || rate <= 0) {
+          throw DataError(fmt::format("{}: invalid audio stream ({} channels, {} Hz)", what, channels, rate));
+        }
+        limit = SourceFramesNeeded(options, rate);
+      } else if (frame_channels != channels || frame->sample_rate != rate) {
+        throw DataError(fmt::format("{}: the audio changes from {} channels at {} Hz to {} at {} Hz part-way", what,
+                                    channels, rate, frame_channels, frame->sample_rate));
+      }
+      const bool mix = options.channels == ChannelPolicy::kMix && channels > 1;
       for (int i = 0; i < frame->nb_samples; ++i) {
         // As a WAV of int16 samples read back by libsndfile: x / 32768 per channel, then channel
         // 0 or the mean, times 32768 (ReadAll in decode.cc).
@@ -154,25 +192,38 @@ Audio DecodeWithLibav(const std::filesystem::path& path, const DecodeOptions& op
       av_frame_unref(frame.get());
     }
   };
-  int rc = 0;
-  while ((limit < 0 || static_cast<std::int64_t>(mono.size()) < limit) &&
-         (rc = av_read_frame(format.get(), packet.get())) >= 0) {
-    if (packet->stream_index == stream) {
-      const int sent = avcodec_send_packet(decoder.get(), packet.get());
-      av_packet_unref(packet.get());
-      if (sent < 0 && sent != AVERROR(EAGAIN)) {
-        throw DataError(fmt::format("{}: corrupt audio data after {} samples: {}", what, mono.size(), AvError(sent)));
+  // Sends one packet (nullptr: end of stream), taking the decoder's output when it is full.
+  auto send = [&](const AVPacket* p) {
+    for (int attempt = 0;; ++attempt) {
+      const int rc = avcodec_send_packet(decoder.get(), p);
+      if (rc == AVERROR(EAGAIN) && attempt == 0) {
+        drain();
+        continue;
+      }
+      if (rc == AVERROR_INVALIDDATA) {
+        ++corrupt_packets;
+      } else if (rc < 0 && rc != AVERROR_EOF) {
+        throw DataError(fmt::format("{}: corrupt audio data after {} samples: {}", what, mono.size(), AvError(rc)));
       }
       drain();
-    } else {
-      av_packet_unref(packet.get());
+      return;
     }
+  };
+  int rc = 0;
+  while (!enough() && (rc = av_read_frame(format.get(), packet.get())) >= 0) {
+    if (packet->stream_index == stream) send(packet.get());
+    av_packet_unref(packet.get());
   }
-  if (rc < 0 && rc != AVERROR_EOF) {
-    throw DataError(fmt::format("{}: read error after {} samples: {}", what, mono.size(), AvError(rc)));
+  if (!enough()) {
+    if (rc < 0 && rc != AVERROR_EOF) {
+      throw DataError(fmt::format("{}: read error after {} samples: {}", what, mono.size(), AvError(rc)));
+    }
+    send(nullptr);  // flush the decoder's delayed frames
   }
-  avcodec_send_packet(decoder.get(), nullptr);  // flush the decoder's delayed frames
-  drain();
+  if (corrupt_packets > 0) {
+    ASV_LOG(Warning, "{}: {} corrupt audio packet{} skipped, as the ffmpeg program skips them", what,
+            corrupt_packets, corrupt_packets == 1 ? "" : "s");
+  }
   return FinishAudio(std::move(mono), rate, channels, what, options);
 }
 

@@ -53,6 +53,12 @@ Augmenter::Augmenter(MusanSets musan, std::vector<RirSet> rir_sets, int sample_r
       o.babble_counts.empty()) {
     throw std::invalid_argument("Augmenter: empty SNR or count list");
   }
+  if (!(o.noise_interval_seconds >= 0.0)) throw std::invalid_argument("Augmenter: negative noise interval");
+  for (const std::vector<int>* counts : {&o.music_counts, &o.babble_counts}) {
+    for (const int c : *counts) {
+      if (c < 1) throw std::invalid_argument("Augmenter: a count of background recordings below 1");
+    }
+  }
 }
 
 std::vector<float> Augmenter::Load(const std::filesystem::path& path, std::size_t max_samples) const {
@@ -64,16 +70,22 @@ std::vector<float> Augmenter::Load(const std::filesystem::path& path, std::size_
 
 Augmented Augmenter::Apply(Kind kind, const std::vector<float>& clean, std::mt19937_64& rng) const {
   if (clean.empty()) throw std::invalid_argument("Augmenter::Apply: empty signal");
+  Augmented out;
   switch (kind) {
     case Kind::kReverb:
-      return Reverb(clean, rng);
+      out = Reverb(clean, rng);
+      break;
     case Kind::kNoise:
-      return Foreground(clean, rng);
+      out = Foreground(clean, rng);
+      break;
     case Kind::kMusic:
     case Kind::kBabble:
-      return Background(kind, clean, rng);
+      out = Background(kind, clean, rng);
+      break;
   }
-  throw std::invalid_argument("Augmenter::Apply: unknown kind");
+  // As wav-reverberate writes it and the MFCC extraction reads it: a 16-bit WAV.
+  QuantizeToInt16(out.samples);
+  return out;
 }
 
 Augmented Augmenter::Reverb(const std::vector<float>& clean, std::mt19937_64& rng) const {
@@ -124,7 +136,7 @@ Augmented Augmenter::Background(Kind kind, const std::vector<float>& clean, std:
   const std::vector<Recording>& set = music ? musan_.music : musan_.speech;
   const int count = Pick(music ? options_.music_counts : options_.babble_counts, rng);
   const std::vector<double>& snrs = music ? options_.music_snrs_db : options_.babble_snrs_db;
-  std::vector<std::vector<float>> noises(static_cast<std::size_t>(std::max(count, 0)));
+  std::vector<std::vector<float>> noises(static_cast<std::size_t>(count));
   std::vector<AdditiveSignal> additive;
   std::string description(KindName(kind));
   for (auto& samples : noises) {

@@ -32,7 +32,9 @@ struct AugmentationOptions {
 
 /// An augmented copy and what went into it.
 struct Augmented {
-  std::vector<float> samples;  ///< As many samples as the clean input.
+  /// As many samples as the clean input, as wav-reverberate writes them to a 16-bit WAV
+  /// (QuantizeToInt16: truncated toward zero, clipped).
+  std::vector<float> samples;
   /// One line, e.g. "reverb smallroom Room001-00001" or
   /// "babble speech-librivox-0001@17dB speech-us-gov-0042@13dB ..." (noise: id@SNR+start s).
   std::string description;
@@ -44,7 +46,7 @@ class Augmenter {
  public:
   /// `sample_rate` (Hz) of the speech; noises and RIRs are decoded and resampled to it.
   /// Throws std::invalid_argument for an empty RIR or MUSAN set, a non-positive probability or
-  /// sample rate, or empty SNR / count lists.
+  /// sample rate, empty SNR / count lists, a count below 1 or a negative noise interval.
   Augmenter(MusanSets musan, std::vector<RirSet> rir_sets, int sample_rate, AugmentationOptions options = {});
 
   /// The copy of kind `kind` of `clean` (mono, int16 value range, at the sample rate), with the

@@ -25,17 +25,35 @@ std::size_t PeakIndex(const std::vector<float>& x) {
 
 std::vector<float> Convolve(const std::vector<float>& signal, const std::vector<float>& filter) {
   if (signal.empty() || filter.empty()) throw std::invalid_argument("Convolve: empty signal or filter");
-  const std::int64_t out_length = static_cast<std::int64_t>(signal.size() + filter.size() - 1);
-  std::int64_t n = 1;
-  while (n < out_length) n <<= 1;
-  const auto to_double = [](const std::vector<float>& v) {
-    return torch::from_blob(const_cast<float*>(v.data()), {static_cast<std::int64_t>(v.size())}, torch::kFloat32)
-        .to(torch::kFloat64);
+  const auto n = static_cast<std::int64_t>(signal.size());
+  const auto l = static_cast<std::int64_t>(filter.size());
+  const std::int64_t out_length = n + l - 1;
+  std::int64_t fft = 1;
+  while (fft < 4 * l) fft <<= 1;
+  const std::int64_t block = fft - l + 1;
+  const auto as_double = [](const std::vector<float>& v, std::int64_t begin, std::int64_t count) {
+    return torch::from_blob(const_cast<float*>(v.data()) + begin, {count}, torch::kFloat32).to(torch::kFloat64);
   };
-  const torch::Tensor spectrum =
-      torch::fft::rfft(to_double(signal), n) * torch::fft::rfft(to_double(filter), n);
-  const torch::Tensor y = torch::fft::irfft(spectrum, n).slice(0, 0, out_length).to(torch::kFloat32).contiguous();
+  const torch::Tensor h = torch::fft::rfft(as_double(filter, 0, l), fft);
+  torch::Tensor out = torch::zeros({out_length}, torch::kFloat64);
+  for (std::int64_t begin = 0; begin < n; begin += block) {
+    const std::int64_t count = std::min(block, n - begin);
+    const torch::Tensor y = torch::fft::irfft(torch::fft::rfft(as_double(signal, begin, count), fft) * h, fft);
+    const std::int64_t used = std::min(count + l - 1, out_length - begin);
+    out.slice(0, begin, begin + used).add_(y.slice(0, 0, used));
+  }
+  const torch::Tensor y = out.to(torch::kFloat32).contiguous();
   return {y.data_ptr<float>(), y.data_ptr<float>() + out_length};
+}
+
+std::size_t QuantizeToInt16(std::vector<float>& samples) {
+  std::size_t clipped = 0;
+  for (float& v : samples) {
+    const float t = std::trunc(v);
+    if (t < -32768.0f || t > 32767.0f) ++clipped;
+    v = std::clamp(t, -32768.0f, 32767.0f);
+  }
+  return clipped;
 }
 
 std::vector<float> RepeatToLength(const std::vector<float>& signal, std::size_t length) {

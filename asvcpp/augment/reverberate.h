@@ -10,15 +10,21 @@
 namespace asv::augment {
 
 /// y[n] = sum_k filter[k] signal[n - k] for n = 0 .. signal.size() + filter.size() - 2 (the full
-/// linear convolution), computed with one real FFT of the next power of two in double precision
-/// (LibTorch's torch::fft). Kaldi's FFTbasedBlockConvolveSignal computes the same sum block by
-/// block. Throws std::invalid_argument when either input is empty.
+/// linear convolution), by overlap-add as Kaldi's FFTbasedBlockConvolveSignal: real FFTs of
+/// F = the power of two >= 4 filter.size(), signal blocks of F - filter.size() + 1 samples, in
+/// double precision (LibTorch's torch::fft), so memory stays O(F) however long the signal.
+/// Throws std::invalid_argument when either input is empty.
 std::vector<float> Convolve(const std::vector<float>& signal, const std::vector<float>& filter);
 
 /// `signal` tiled (repeated from its start) or cut to `length` samples: wav-reverberate
 /// --duration for a signal without RIR or additive signals. Throws std::invalid_argument when
 /// `signal` is empty and `length` > 0.
 std::vector<float> RepeatToLength(const std::vector<float>& signal, std::size_t length);
+
+/// `samples` as a 16-bit WAV file holds them, which is how wav-reverberate hands its output to
+/// the feature extraction (Kaldi's WaveData::Write): each value truncated toward zero and
+/// clipped to [-32768, 32767]. Returns the number of samples that were clipped.
+std::size_t QuantizeToInt16(std::vector<float>& samples);
 
 /// One additive signal of wav-reverberate (--additive-signals, --snrs, --start-times).
 struct AdditiveSignal {

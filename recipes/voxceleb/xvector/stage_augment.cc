@@ -211,7 +211,11 @@ AugmentationReport AugmentDataset(const std::string& dataset, int factor, const 
   combined.feats_scp.insert(aug.feats_scp.begin(), aug.feats_scp.end());
   combined.vad_scp.insert(aug.vad_scp.begin(), aug.vad_scp.end());
   combined.utt2num_frames.insert(aug.utt2num_frames.begin(), aug.utt2num_frames.end());
+  // feats.scp last: its presence means the combined lists are complete.
+  data::Table combined_feats = std::move(combined.feats_scp);
+  combined.feats_scp.clear();
   combined.Save(report.combined_list_folder);
+  data::WriteTable(report.combined_list_folder / data::kFeatsScp, combined_feats);
 
   report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report;

@@ -28,7 +28,7 @@
 // Determinism: each copy draws from a generator seeded by recipe.seed and its id, so reruns give
 // the same files whatever the thread count. Atomicity: stale aug_subset and combined lists are
 // removed first; aug_subset's feats.scp is renamed into place after its other lists, and the
-// combined lists are written after it.
+// combined lists are written after it, their feats.scp last.
 #pragma once
 
 #include <cstdint>

@@ -37,6 +37,26 @@ TEST(ConvolveTest, EqualsTheDirectSum) {
   EXPECT_THROW(Convolve({}, h), std::invalid_argument);
 }
 
+TEST(QuantizeToInt16Test, TruncatesTowardZeroAndClipsAsKaldiWritesAWav) {
+  std::vector<float> x = {1.7f, -1.7f, 0.4f, -0.4f, 32767.9f, 40000.0f, -32768.5f, -40000.0f, 12.0f};
+  EXPECT_EQ(QuantizeToInt16(x), 2u);
+  EXPECT_EQ(x, (std::vector<float>{1, -1, 0, 0, 32767, 32767, -32768, -32768, 12}));
+}
+
+TEST(ConvolveTest, BlocksOfAShortFilterAddUpOverALongSignal) {
+  // Filter of 5 taps: FFTs of 32, blocks of 28 samples; 3,000 samples make 108 blocks.
+  const auto x = Random(3000, 21), h = Random(5, 22, 0.5);
+  const auto y = Convolve(x, h);
+  ASSERT_EQ(y.size(), 3004u);
+  for (std::size_t n = 0; n < y.size(); ++n) {
+    double direct = 0.0;
+    for (std::size_t k = 0; k < h.size(); ++k) {
+      if (n >= k && n - k < x.size()) direct += static_cast<double>(h[k]) * x[n - k];
+    }
+    ASSERT_NEAR(y[n], direct, 1e-3) << n;
+  }
+}
+
 TEST(RepeatToLengthTest, TilesFromTheStartAndCuts) {
   EXPECT_EQ(RepeatToLength({1, 2, 3}, 8), (std::vector<float>{1, 2, 3, 1, 2, 3, 1, 2}));
   EXPECT_EQ(RepeatToLength({1, 2, 3}, 2), (std::vector<float>{1, 2}));

@@ -2,6 +2,7 @@
 // tiny VoxCeleb-style corpora written by the tests (1-2 s of synthetic "speech": tone bursts
 // separated by near-silence, so the VAD sees both classes).
 #include <cmath>
+#include <deque>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -586,9 +587,8 @@ TEST(VoxcelebXvectorStagesTest, AugmentationMakesCopiesAndTheCombinedDataset) {
     const std::string& what = descriptions.at(id);
     const std::vector<float> speech = audio::Decode(clean.wav_scp.at(utt), {16000}).samples;
     std::vector<float> mixed;
-    std::vector<std::vector<float>> noises;
+    std::deque<std::vector<float>> noises;  // stable addresses for AdditiveSignal
     std::vector<augment::AdditiveSignal> additive;
-    noises.reserve(16);
     std::smatch m;
     if (std::regex_match(what, m, std::regex(R"(reverb (smallroom|mediumroom) \1-Room001-00001)"))) {
       const auto rir = audio::DecodeFile(dir / "RIRS_NOISES/simulated_rirs" / m[1].str() / "Room001/Room001-00001.wav")
@@ -619,6 +619,7 @@ TEST(VoxcelebXvectorStagesTest, AugmentationMakesCopiesAndTheCombinedDataset) {
       ASSERT_FALSE(additive.empty()) << what;
       mixed = augment::Reverberate(speech, nullptr, additive, 16000);
     }
+    augment::QuantizeToInt16(mixed);  // wav-reverberate's output is a 16-bit WAV
     const Matrix expected = mfcc.Compute(mixed.data(), static_cast<std::int64_t>(mixed.size()), DitherSeed(id));
     EXPECT_EQ(stored, features::CompressedMatrix::Compress(expected).Decompress()) << id << ": " << what;
     ++checked;
