@@ -66,11 +66,11 @@ bool SupportedFormat(AVSampleFormat format) {
 // Sample `i` of channel `c` of a decoded frame as the int16 value libswresample's conversion to
 // AV_SAMPLE_FMT_S16 gives (libswresample/audioconvert.c, no dithering). `format` is one that
 // SupportedFormat accepts.
-int Int16Sample(const AVFrame* frame, AVSampleFormat format, int channels, int c, int i) {
-  const bool planar = av_sample_fmt_is_planar(format) != 0;
+// `packed` is the frame's format without its planar flag, looked up once per frame.
+int Int16Sample(const AVFrame* frame, AVSampleFormat packed, bool planar, int channels, int c, int i) {
   const uint8_t* base = planar ? frame->extended_data[c] : frame->extended_data[0];
   const int index = planar ? i : i * channels + c;
-  switch (av_get_packed_sample_fmt(format)) {
+  switch (packed) {
     case AV_SAMPLE_FMT_U8:
       return (static_cast<int>(base[index]) - 0x80) * 256;
     case AV_SAMPLE_FMT_S16:
@@ -176,14 +176,16 @@ Audio DecodeWithLibav(const std::filesystem::path& path, const DecodeOptions& op
                                     channels, rate, frame_channels, frame->sample_rate));
       }
       const bool mix = options.channels == ChannelPolicy::kMix && channels > 1;
+      const AVSampleFormat packed = av_get_packed_sample_fmt(sample_format);
+      const bool planar = av_sample_fmt_is_planar(sample_format) != 0;
       for (int i = 0; i < frame->nb_samples; ++i) {
         // As a WAV of int16 samples read back by libsndfile: x / 32768 per channel, then channel
         // 0 or the mean, times 32768 (ReadAll in decode.cc).
-        float value = static_cast<float>(Int16Sample(frame.get(), sample_format, channels, 0, i)) / 32768.0f;
+        float value = static_cast<float>(Int16Sample(frame.get(), packed, planar, channels, 0, i)) / 32768.0f;
         if (mix) {
           float sum = 0.0f;
           for (int c = 0; c < channels; ++c) {
-            sum += static_cast<float>(Int16Sample(frame.get(), sample_format, channels, c, i)) / 32768.0f;
+            sum += static_cast<float>(Int16Sample(frame.get(), packed, planar, channels, c, i)) / 32768.0f;
           }
           value = sum / static_cast<float>(channels);
         }

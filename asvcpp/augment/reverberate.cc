@@ -61,7 +61,8 @@ std::vector<float> RepeatToLength(const std::vector<float>& signal, std::size_t 
   std::vector<float> out(length);
   for (std::size_t pos = 0; pos < length; pos += signal.size()) {
     const std::size_t n = std::min(signal.size(), length - pos);
-    std::copy(signal.begin(), signal.begin() + static_cast<std::ptrdiff_t>(n), out.begin() + static_cast<std::ptrdiff_t>(pos));
+    std::copy(signal.begin(), signal.begin() + static_cast<std::ptrdiff_t>(n),
+              out.begin() + static_cast<std::ptrdiff_t>(pos));
   }
   return out;
 }
@@ -81,15 +82,19 @@ std::vector<float> Reverberate(const std::vector<float>& input, const std::vecto
     std::transform(rir->begin(), rir->end(), h.begin(), [](float v) { return v / 32768.0f; });
     shift = PeakIndex(h);
     // Early reverberation: 1 ms before the peak to 50 ms after (wav-reverberate.cc,
-    // ComputeEarlyReverbEnergy; the indices truncated to whole samples as there).
-    const auto peak = static_cast<std::int64_t>(shift);
-    const std::int64_t early_begin = peak - static_cast<std::int64_t>(0.001 * sample_rate);
-    const std::int64_t early_end = peak + static_cast<std::int64_t>(0.05 * sample_rate);
-    const auto begin = static_cast<std::size_t>(std::max<std::int64_t>(0, early_begin));
-    const auto end = static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(h.size()), early_end));
-    const std::vector<float> early(h.begin() + static_cast<std::ptrdiff_t>(begin), h.begin() + static_cast<std::ptrdiff_t>(end));
-    const std::vector<float> early_reverb = Convolve(input, early);
-    signal_power = MeanSquare(early_reverb, 0, early_reverb.size());
+    // ComputeEarlyReverbEnergy; the indices truncated to whole samples as there). Only additive
+    // signals use its power, so without them the second convolution is skipped.
+    if (!additive.empty()) {
+      const auto peak = static_cast<std::int64_t>(shift);
+      const std::int64_t early_begin = peak - static_cast<std::int64_t>(0.001 * sample_rate);
+      const std::int64_t early_end = peak + static_cast<std::int64_t>(0.05 * sample_rate);
+      const auto begin = static_cast<std::size_t>(std::max<std::int64_t>(0, early_begin));
+      const auto end = static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(h.size()), early_end));
+      const std::vector<float> early(h.begin() + static_cast<std::ptrdiff_t>(begin),
+                                     h.begin() + static_cast<std::ptrdiff_t>(end));
+      const std::vector<float> early_reverb = Convolve(input, early);
+      signal_power = MeanSquare(early_reverb, 0, early_reverb.size());
+    }
     signal = Convolve(input, h);
   }
   for (const AdditiveSignal& a : additive) {
