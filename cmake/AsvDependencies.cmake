@@ -9,8 +9,23 @@ find_package(nlohmann_json REQUIRED)
 pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)
 pkg_check_modules(SOXR REQUIRED IMPORTED_TARGET soxr)
 # FFmpeg's libraries decode m4a/AAC and other formats libsndfile lacks, in process (Debian:
-# libavformat-dev libavcodec-dev; FFmpeg 4.4 or later).
-pkg_check_modules(LIBAV REQUIRED IMPORTED_TARGET libavformat libavcodec libavutil)
+# libavformat-dev libavcodec-dev libavutil-dev; FFmpeg 4.4 or later). ASV_WITH_LIBAV: ON requires
+# them, OFF builds without them, AUTO (default) uses them when found. Without them, reading an
+# m4a (or any file only FFmpeg reads) is an error that names the file and the missing support.
+set(ASV_WITH_LIBAV AUTO CACHE STRING "Decode m4a etc. with FFmpeg's libraries: ON, OFF or AUTO")
+set_property(CACHE ASV_WITH_LIBAV PROPERTY STRINGS ON OFF AUTO)
+if(ASV_WITH_LIBAV STREQUAL "ON")
+  pkg_check_modules(LIBAV REQUIRED IMPORTED_TARGET libavformat libavcodec libavutil)
+elseif(ASV_WITH_LIBAV STREQUAL "AUTO")
+  pkg_check_modules(LIBAV IMPORTED_TARGET libavformat libavcodec libavutil)
+elseif(NOT ASV_WITH_LIBAV STREQUAL "OFF")
+  message(FATAL_ERROR "ASV_WITH_LIBAV must be ON, OFF or AUTO, not '${ASV_WITH_LIBAV}'")
+endif()
+if(LIBAV_FOUND AND NOT ASV_WITH_LIBAV STREQUAL "OFF")
+  set(ASV_HAVE_LIBAV ON)
+else()
+  set(ASV_HAVE_LIBAV OFF)
+endif()
 if(ASV_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -9,6 +9,6 @@ cd "$root"
 tools/setup.sh
 build="${ASV_BUILD_DIR:-build}"
 jobs="${ASV_JOBS:-2}"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DASV_WERROR=ON >/dev/null
+cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DASV_WERROR=ON -DASV_WITH_LIBAV=ON >/dev/null
 cmake --build "$build" -j"$jobs"
 ctest --test-dir "$build" --output-on-failure -j"$jobs" "$@"

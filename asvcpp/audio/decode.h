@@ -79,6 +79,10 @@ Audio Decode(std::string_view wav_scp_value, const DecodeOptions& options = {});
 /// Decodes a parsed source (dispatches to DecodeFile, DecodePipe or DecodeConcat).
 Audio Decode(const AudioSource& source, const DecodeOptions& options = {});
 
+/// True when this build decodes m4a and the other formats libsndfile lacks with FFmpeg's
+/// libraries in process; false when it was built without them (those files then throw).
+bool HaveLibavDecoding();
+
 /// Decodes an audio file through libsndfile or ffmpeg (see the header comment).
 Audio DecodeFile(const std::filesystem::path& path, const DecodeOptions& options = {});
 

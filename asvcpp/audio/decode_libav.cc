@@ -1,5 +1,7 @@
 #include "asvcpp/audio/decode_libav.h"
 
+#if ASV_HAVE_LIBAV
+
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -94,6 +96,8 @@ int Int16Sample(const AVFrame* frame, AVSampleFormat packed, bool planar, int ch
 }
 
 }  // namespace
+
+bool HaveLibavDecoding() { return true; }
 
 Audio DecodeWithLibav(const std::filesystem::path& path, const DecodeOptions& options,
                       const std::string& sndfile_error) {
@@ -230,3 +234,27 @@ Audio DecodeWithLibav(const std::filesystem::path& path, const DecodeOptions& op
 }
 
 }  // namespace asv::audio
+
+#else  // Built without FFmpeg's libraries (CMake: ASV_WITH_LIBAV=OFF, or AUTO and not found).
+
+#include <fmt/format.h>
+
+#include "asvcpp/base/error.h"
+
+namespace asv::audio {
+
+bool HaveLibavDecoding() { return false; }
+
+Audio DecodeWithLibav(const std::filesystem::path& path, const DecodeOptions& /*options*/,
+                      const std::string& sndfile_error) {
+  const std::string also = sndfile_error.empty() ? "" : fmt::format(" (libsndfile: {})", sndfile_error);
+  throw DataError(fmt::format(
+      "{}: cannot decode: this format needs FFmpeg's libraries (libavformat, libavcodec), and this "
+      "asvcpp was built without them{}; install libavformat-dev libavcodec-dev libavutil-dev and "
+      "rebuild (CMake finds them; -DASV_WITH_LIBAV=ON insists), or convert the audio to WAV or FLAC",
+      path.string(), also));
+}
+
+}  // namespace asv::audio
+
+#endif  // ASV_HAVE_LIBAV

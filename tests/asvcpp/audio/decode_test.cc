@@ -249,9 +249,23 @@ TEST(DecodeTest, ConcatListsJoinTheDecodedPartsInOrder) {
   EXPECT_TRUE(Contains(message, "part 2 of concatenation list")) << message;
 }
 
+// A build without FFmpeg's libraries refuses an m4a with an error naming the file, the missing
+// libraries and how to get them (the bytes are never looked at: the extension decides).
+TEST(DecodeFileTest, WithoutFfmpegLibrariesAnM4aIsAnErrorNamingFileAndMissingSupport) {
+  if (HaveLibavDecoding()) GTEST_SKIP() << "built with FFmpeg's libraries: m4a files decode";
+  TempDir dir("nolibav");
+  const std::filesystem::path m4a = dir / "id00012_a.m4a";
+  std::ofstream(m4a) << "not looked at";
+  const std::string message = ErrorOf([&] { DecodeFile(m4a); });
+  EXPECT_TRUE(Contains(message, m4a.string() + ": cannot decode")) << message;
+  EXPECT_TRUE(Contains(message, "built without them")) << message;
+  EXPECT_TRUE(Contains(message, "libavformat-dev")) << message;
+}
+
 class FfmpegDecodeTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (!HaveLibavDecoding()) GTEST_SKIP() << "built without FFmpeg's libraries (ASV_WITH_LIBAV)";
     if (!HaveProgram("ffmpeg")) GTEST_SKIP() << "ffmpeg not installed (Debian package ffmpeg)";
   }
   // Encodes `pcm` (16 kHz mono) to AAC in an .m4a container with ffmpeg.
