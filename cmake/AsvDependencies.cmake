@@ -109,6 +109,16 @@ endforeach()
 # list libtorch before libstdc++, so the dynamic linker would bind our std::filesystem calls to
 # that copy, which crashes (seen with remove_all). Make libstdc++ the first library every
 # binary needs, so its definitions win.
+# The shared libstdc++ is named by its full path: a GCC whose own library folder holds only
+# libstdc++.a (seen: a relocated GCC 13 under /opt/gcc) would otherwise resolve -lstdc++ to the
+# archive, and the executables' std::filesystem calls would bind to LibTorch's copy after all.
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
-  add_link_options("LINKER:--push-state,--no-as-needed" "-lstdc++" "LINKER:--pop-state")
+  execute_process(COMMAND ${CMAKE_CXX_COMPILER} -print-file-name=libstdc++.so.6
+                  OUTPUT_VARIABLE _asv_libstdcxx OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+  if(IS_ABSOLUTE "${_asv_libstdcxx}" AND EXISTS "${_asv_libstdcxx}")
+    get_filename_component(_asv_libstdcxx "${_asv_libstdcxx}" REALPATH)
+    add_link_options("LINKER:--push-state,--no-as-needed" "${_asv_libstdcxx}" "LINKER:--pop-state")
+  else()
+    add_link_options("LINKER:--push-state,--no-as-needed" "-lstdc++" "LINKER:--pop-state")
+  endif()
 endif()

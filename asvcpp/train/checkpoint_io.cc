@@ -5,6 +5,7 @@
 #include <set>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <fmt/format.h>
 #include <torch/serialize.h>
 
@@ -78,6 +79,7 @@ class Reader {
     const std::int64_t seed = Get(root_, "sampler_seed").toInt();
     std::memcpy(&m.sampler_seed, &seed, sizeof seed);
     if (Has(root_, "torch_cpu_rng_state")) m.torch_rng_state = Get(root_, "torch_cpu_rng_state").toTensor();
+    if (Has(root_, "torch_cuda_rng_state")) m.torch_cuda_rng_state = Get(root_, "torch_cuda_rng_state").toTensor();
     return m;
   }
 
@@ -133,6 +135,25 @@ void SetTorchRngState(const torch::Tensor& state) {
   gen.set_state(state);
 }
 
+namespace {
+at::Generator CudaGenerator(const torch::Device& device) {
+  TORCH_CHECK(device.is_cuda(), "not a CUDA device: ", device.str());
+  return at::globalContext().defaultGenerator(device);
+}
+}  // namespace
+
+torch::Tensor GetTorchCudaRngState(const torch::Device& device) {
+  auto gen = CudaGenerator(device);
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return gen.get_state();
+}
+
+void SetTorchCudaRngState(const torch::Device& device, const torch::Tensor& state) {
+  auto gen = CudaGenerator(device);
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(state);
+}
+
 void WriteCheckpoint(const std::filesystem::path& path, const CheckpointMeta& meta, const torch::nn::Module& model,
                      const Sgd* optimizer) {
   c10::Dict<std::string, torch::Tensor> model_state;
@@ -167,6 +188,9 @@ void WriteCheckpoint(const std::filesystem::path& path, const CheckpointMeta& me
   std::memcpy(&seed, &meta.sampler_seed, sizeof seed);
   Put(root, "sampler_seed", seed);
   if (meta.torch_rng_state.defined()) Put(root, "torch_cpu_rng_state", CpuCopy(meta.torch_rng_state));
+  if (meta.torch_cuda_rng_state.defined()) {
+    Put(root, "torch_cuda_rng_state", CpuCopy(meta.torch_cuda_rng_state));
+  }
 
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(root));
   fs::WriteFileAtomic(path, std::string(bytes.begin(), bytes.end()));

@@ -14,6 +14,8 @@
 //   'training_loss': float, 'consecutive_lr_updates': int   (LR-schedule state),
 //   'sampler_seed': int,                  (with the epoch, the whole sampler state: epoch_sampler.h)
 //   'torch_cpu_rng_state': uint8 tensor   (LibTorch's default CPU generator)
+//   'torch_cuda_rng_state': uint8 tensor  (only when trained on a GPU: the default CUDA generator
+//                                         of the training device, as torch.cuda.get_rng_state())
 // All tensors are stored on the CPU and load onto any device. Files are written atomically
 // (temporary file + rename).
 #pragma once
@@ -41,6 +43,9 @@ struct CheckpointMeta {
   LrScheduleState schedule;
   std::uint64_t sampler_seed = 0;
   torch::Tensor torch_rng_state;  ///< undefined: not stored / not restored
+  /// State of the training GPU's default CUDA generator; undefined when trained on the CPU (then
+  /// not stored) or not in the file. Restored only when resuming on a GPU.
+  torch::Tensor torch_cuda_rng_state;
 };
 
 /// Writes `model` (parameters and buffers), `optimizer` (may be null: no optimizer state) and
@@ -61,5 +66,13 @@ CheckpointMeta ReadCheckpoint(const std::filesystem::path& path, torch::nn::Modu
 /// State of LibTorch's default CPU generator, and its restoration.
 torch::Tensor GetTorchRngState();
 void SetTorchRngState(const torch::Tensor& state);
+
+/// State of the default CUDA generator of `device` (a CUDA device; index -1 is the current one),
+/// as torch.cuda.get_rng_state(device) returns it: a CPU uint8 tensor. Throws c10::Error when
+/// CUDA is not available.
+torch::Tensor GetTorchCudaRngState(const torch::Device& device);
+/// Restores a state from GetTorchCudaRngState into `device`'s default CUDA generator. Throws
+/// c10::Error when CUDA is not available or the state is not one of a CUDA generator.
+void SetTorchCudaRngState(const torch::Device& device, const torch::Tensor& state);
 
 }  // namespace asv::train

@@ -115,6 +115,7 @@ struct Trainer::Impl {
     m.schedule = schedule;
     m.sampler_seed = options.seed;
     m.torch_rng_state = GetTorchRngState();
+    if (device.is_cuda()) m.torch_cuda_rng_state = GetTorchCudaRngState(device);
     return m;
   }
 
@@ -137,6 +138,9 @@ struct Trainer::Impl {
     epoch = meta.epoch;
     schedule = meta.schedule;
     if (meta.torch_rng_state.defined()) SetTorchRngState(meta.torch_rng_state);
+    // A GPU checkpoint resumed on the CPU has no use for the CUDA state; a CPU checkpoint resumed
+    // on a GPU leaves the CUDA generator as seeded.
+    if (meta.torch_cuda_rng_state.defined() && device.is_cuda()) SetTorchCudaRngState(device, meta.torch_cuda_rng_state);
     reducer->SyncModel(*net);
   }
 

@@ -239,7 +239,10 @@ TEST(ResCnnLayerTest, MatchesFormula) {
   auto y = layer->fc_norm(torch::relu(layer->fc(x)));
   y = layer->cnn(y);
   auto expected = layer->cnn_norm(torch::relu(y + x));
-  EXPECT_TRUE(torch::allclose(layer(x), expected));
+  // The layer convolves frames-major (ConvolveFrames), the reference with Conv1d: other kernels,
+  // other summation orders (seen on a 16-core Xeon host with LibTorch 2.11: beyond allclose's default
+  // absolute 1e-8), so float32 rounding is allowed; a wrong formula is off by O(1).
+  EXPECT_TRUE(torch::allclose(layer(x), expected, 1e-4, 1e-5)) << (layer(x) - expected).abs().max();
   EXPECT_EQ(layer(x).sizes(), x.sizes());
 }
 
