@@ -141,6 +141,11 @@ def main():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--threads", type=int, default=torch.get_num_threads(), help="intra-op threads")
     p.add_argument("--device", default="cpu", help="cpu or cuda")
+    p.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                   help="bf16: forward pass and loss under torch.autocast(dtype=torch.bfloat16), as "
+                        "asv_bench_train --precision bf16 (float32 weights, gradients and optimizer)")
+    p.add_argument("--tf32", choices=["on", "off"], default="on",
+                   help="TF32 for float32 matmuls and convolutions on GPUs (asvcpp's computing.allow_tf32)")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--lr", type=float, default=0.1, help="network.initial_learning_rate")
     p.add_argument("--momentum", type=float, default=0.0, help="network.momentum")
@@ -163,6 +168,9 @@ def main():
     except RuntimeError:
         pass
     device = torch.device(a.device)
+    torch.backends.cuda.matmul.allow_tf32 = a.tf32 == "on"
+    torch.backends.cudnn.allow_tf32 = a.tf32 == "on"
+    autocast_dtype = torch.bfloat16 if a.precision == "bf16" else None
 
     torch.manual_seed(a.seed)
     net = StandardNet(a.feat_dim, a.frame_layer, a.stat_size, a.embedding, a.speakers).to(device)
@@ -190,8 +198,13 @@ def main():
         state["next"] = (i + 1) % pool
         x = features[i] if device.type == "cpu" else features[i].to(device)
         y = labels[i] if device.type == "cpu" else labels[i].to(device)
-        logits = net(x)
-        loss = F.cross_entropy(logits, y)
+        if autocast_dtype is None:
+            logits = net(x)
+            loss = F.cross_entropy(logits, y)
+        else:
+            with torch.autocast(device_type=device.type, dtype=autocast_dtype):
+                logits = net(x)
+                loss = F.cross_entropy(logits, y)
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
@@ -228,7 +241,7 @@ def main():
     result = {"peer": "PyTorch (Python) StandardNet training step", "torch": torch.__version__,
               "frames_major": a.frames_major,
               "threads": torch.get_num_threads(), "interop_threads": torch.get_num_interop_threads(),
-              "device": a.device, "parameters": parameters,
+              "device": a.device, "precision": a.precision, "tf32": a.tf32, "parameters": parameters,
               "workload": {"feat_dim": a.feat_dim, "frame_layer": a.frame_layer, "stat_size": a.stat_size,
                            "embedding": a.embedding, "speakers": a.speakers, "batch": a.batch, "frames": a.frames,
                            "warmup": a.warmup, "steps": a.steps, "repeats": a.repeats, "distinct_batches": pool},

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Prepares, on the development machine, what the GPU acceptance check (gpu_check.py) needs on a
+# bare GPU machine that has only PyTorch (CUDA, NCCL), CMake, ninja and nvcc, within 64 MiB:
+#   .devdeps/     the Debian build dependencies the GPU machine lacks, unpacked (apt-get download,
+#                 dpkg -x): PEGTL, fmt, SQLite, GoogleTest, CLI11, nlohmann-json, libsndfile, soxr,
+#                 the reference BLAS/LAPACK and pkgconf, with their runtime libraries (and the
+#                 pkg-config files of libsndfile's codecs, which pkgconf insists on). FFmpeg's
+#                 libraries are left out (several hundred MB with their codecs): the GPU build is
+#                 configured with -DASV_WITH_LIBAV=OFF.
+#   .gpu_check/   the tiny corpus of tools/make_demo_corpus.py --small after stages 0-2 of
+#                 voxceleb/xvector (config gc_data of tools/gpu_check/configs/run_configs): lists,
+#                 MFCCs, VAD, augmented copies; the audio itself is left out.
+# Both folders are git-ignored; send them along with the working tree. Needs the CPU build of
+# asvrun (tools/test.sh or tools/demo.sh build it into build/; ASV_BUILD_DIR chooses another
+# build folder, ASV_ASVRUN another asvrun).
+#
+#   tools/gpu_check/prepare.sh                  # both, then prints their sizes
+#   tools/gpu_check/prepare.sh --data [DEST]    # only the data, into DEST (default .gpu_check)
+#   tools/gpu_check/prepare.sh --bundle         # only .devdeps/
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+what=all
+data_dest="$root/.gpu_check"
+case "${1:-}" in
+  "") ;;
+  --data) what=data; [ -n "${2:-}" ] && data_dest=$(realpath -m "$2") ;;  # relative to the caller's folder
+  --bundle) what=bundle ;;
+  *) echo "usage: $0 [--data [DEST]|--bundle]" >&2; exit 2 ;;
+esac
+cd "$root"
+
+make_bundle() {
+  local dest=.devdeps
+  local pkgs=(
+    tao-pegtl-dev libfmt-dev libfmt9 libsqlite3-dev libsqlite3-0
+    libgtest-dev libgmock-dev libcli11-dev nlohmann-json3-dev
+    libsndfile1-dev libsndfile1 libflac12 libvorbis0a libvorbisenc2 libogg0 libopus0 libmpg123-0 libmp3lame0
+    libflac-dev libogg-dev libvorbis-dev libopus-dev libmpg123-dev
+    libsoxr-dev libsoxr0 libgomp1
+    liblapack-dev liblapack3 libblas-dev libblas3 libgfortran5 libquadmath0
+    pkgconf-bin libpkgconf3
+  )
+  rm -rf "$dest.tmp"
+  mkdir -p "$dest.tmp/debs" "$dest.tmp/root"
+  if [ -z "$(ls /var/lib/apt/lists 2>/dev/null | grep -v -e lock -e partial)" ]; then apt-get update -qq; fi
+  (cd "$dest.tmp/debs" && apt-get download -qq -o APT::Sandbox::User=root "${pkgs[@]}")
+  for f in "$dest.tmp"/debs/*.deb; do dpkg -x "$f" "$dest.tmp/root"; done
+  rm -rf "$dest.tmp/debs"
+  # Debian picks its BLAS/LAPACK through /etc/alternatives, which dpkg -x does not set up: link
+  # the reference libraries where the linker and the loader look.
+  local lib="$dest.tmp/root/usr/lib/x86_64-linux-gnu"
+  for impl in blas lapack; do
+    for so in "$lib/$impl"/lib$impl.so*; do
+      [ -e "$so" ] && ln -sf "$impl/$(basename "$so")" "$lib/$(basename "$so")"
+    done
+    rm -f "$lib/$impl"/*.a "$lib/lib${impl}_pic.a"
+  done
+  rm -f "$lib/libsqlite3.a"
+  rm -rf "$dest.tmp/root/usr/share/doc" "$dest.tmp/root/usr/share/man" "$dest.tmp/root/usr/share/lintian"
+  rm -rf "$dest"
+  mv "$dest.tmp" "$dest"
+}
+
+make_data() {
+  local asvrun="${ASV_ASVRUN:-$root/${ASV_BUILD_DIR:-build}/tools/asvrun/asvrun}"
+  [ -x "$asvrun" ] || { echo "prepare: $asvrun not found: build asvrun first (tools/test.sh)" >&2; exit 1; }
+  local scratch="$data_dest.tmp"
+  rm -rf "$scratch"
+  mkdir -p "$scratch"
+  python3 tools/make_demo_corpus.py --small --out "$scratch/corpus" >/dev/null
+  (cd "$scratch" && "$asvrun" voxceleb/xvector gc_data --init-config "$root/tools/gpu_check/configs/init_config" \
+     --run-configs "$root/tools/gpu_check/configs/run_configs" >prepare.log 2>&1) ||
+    { cat "$scratch/prepare.log" >&2; exit 1; }
+  # What stages 5-9 read: the lists and features (out/datasets); not the audio, the database, the
+  # run's own folder or the log.
+  rm -rf "$scratch/corpus" "$scratch/prepare.log" "$scratch/out/gc_data" "$scratch"/out/experiments.db*
+  [ -f "$scratch/out/datasets/voxceleb2_cat_combined/lists/feats.scp" ] ||
+    { echo "prepare: stages 0-2 left no voxceleb2_cat_combined features in $scratch/out/datasets" >&2; exit 1; }
+  # The lists name features by absolute path: gpu_check.py puts its work folder in for this.
+  find "$scratch/out/datasets" -name '*.scp' -exec sed -i "s|$scratch/|@GPU_CHECK_WORK@/|g" {} +
+  echo "tiny corpus of tools/make_demo_corpus.py --small after stages 0-2 (config gc_data), $(date -u +%FT%TZ)" \
+    > "$scratch/PREPARED"
+  rm -rf "$data_dest"
+  mv "$scratch" "$data_dest"
+}
+
+[ "$what" = data ] || make_bundle
+[ "$what" = bundle ] || make_data
+[ "$what" = bundle ] || du -sh "$data_dest" | sed 's/^/prepare: /'
+[ "$what" = data ] || du -sh .devdeps | sed 's/^/prepare: /'
