@@ -1,5 +1,5 @@
-// PEGTL grammar of the config language (see DESIGN.md section 2): one rule per line, every rule
-// used under must<> has its message in the error table at the end of this file.
+// PEGTL grammar of the config language (README.md, "The config language"): one rule per line,
+// every rule used under must<> has its message in the error table at the end of this file.
 //
 // The line structure (blank lines separating blocks, comment lines, headers versus assignments)
 // is driven line by line in parse.cc; each statement (a header, an assignment, a `--set` literal)

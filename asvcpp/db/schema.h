@@ -14,9 +14,11 @@
 //
 // Versions: 1 tables; 2 indexes for listings and foreign keys; 3 results.stage; 4 index
 // results(run_id, trial_list, eer, id DESC, stage) replacing results(run_id), which serves "best
-// EER per config" with one index seek per (run, trial list) (see Database::Results). Building
-// that index on an existing database reads every result once (a few seconds per million rows)
-// while holding the write lock; other writers wait for it (DatabaseOptions::retry_limit).
+// EER per config" with one index seek per (run, trial list) (see Database::Results); 5
+// epochs.data_wait_percent, the share of an epoch the training step waited for data (NULL for
+// epochs recorded before). Building the version-4 index on an existing database reads every
+// result once (a few seconds per million rows) while holding the write lock; other writers wait
+// for it (DatabaseOptions::retry_limit).
 #pragma once
 
 #include <string_view>

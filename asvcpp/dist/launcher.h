@@ -1,6 +1,6 @@
 // Starts the worker processes of a data-parallel job on this node and supervises them
-// (torchrun's semantics; reference/libtorch.md section 8): the first worker that exits non-zero or
-// is killed makes the launcher stop all others (SIGTERM, then SIGKILL after `grace`), and the
+// (torchrun's semantics): the first worker that exits non-zero or is killed makes the launcher
+// stop all others (SIGTERM, then SIGKILL after `grace`), and the
 // result names that rank. Workers get PR_SET_PDEATHSIG (SIGKILL), so they end when the launcher
 // is killed, and Terminate() forwards a signal (asvrun's SIGINT/SIGTERM watcher calls it). No
 // orphan processes remain after Wait() returns.

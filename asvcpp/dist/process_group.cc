@@ -1,4 +1,4 @@
-// Behaviour beyond process_group.h (reference/libtorch.md sections 1-2):
+// Behaviour beyond process_group.h:
 //  - Liveness: every watchdog also bumps heartbeat/<rank> each poll and watches rank + 1's; one
 //    that stands still for 60 polls (30 s by default) is reported as failed on its behalf, so a
 //    rank killed while the others wait in the store ends the job too.

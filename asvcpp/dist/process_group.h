@@ -1,5 +1,5 @@
-// The process group of a data-parallel job (DESIGN.md section 7; reference/libtorch.md sections
-// 1-2): a c10d TCPStore for rendezvous and coordination, ProcessGroupNCCL on CUDA and
+// The process group of a data-parallel job (README.md, "GPUs and data-parallel training"):
+// a c10d TCPStore for rendezvous and coordination, ProcessGroupNCCL on CUDA and
 // ProcessGroupGloo on the CPU, and the GradientReducer the trainer calls.
 //
 //   StoreServer server(0);                      // launcher: any free port, no collision possible

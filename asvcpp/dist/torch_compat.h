@@ -1,6 +1,7 @@
 // The one place where LibTorch version differences live (Debian 1.13 CPU vs the 2.x wheels with
 // CUDA). Every other file calls these wrappers instead of testing TORCH_VERSION_* itself.
-// See ../shared/reference/libtorch.md section 9 for the differences this header absorbs.
+// Each shim below names the LibTorch API that changed (PyTorch's c10d headers under
+// torch/csrc/distributed/c10d/, c10/core/Allocator.h) and the release that changed it.
 #pragma once
 
 #include <torch/version.h>
@@ -20,7 +21,7 @@ inline std::string TorchVersion() {
 
 }  // namespace asv::dist::compat
 
-// ---- c10d process groups (reference/libtorch.md sections 1.3-1.5 and 9) ----------------------
+// ---- c10d process groups (PyTorch torch/csrc/distributed/c10d/Backend.hpp, ProcessGroup.hpp) ---
 // Declarations only: the file that calls collectives includes the c10d headers itself.
 namespace c10d {
 class ProcessGroup;

@@ -1,7 +1,7 @@
 // Speaker-verification metrics: DET curve, equal error rate (EER) and minimum detection cost
 // (minDCF), computed exactly as ASVtorch does (asvtorch/src/evaluation/eval_metrics.py).
 //
-// Definitions (ASVtorch, section 9 of shared/reference/asvtorch.md):
+// Definitions (ASVtorch's eval_metrics.py):
 //  * All scores, targets first then non-targets, are sorted ascending with a stable sort, so tied
 //    scores are NOT merged and, within a tie, targets come before non-targets.
 //  * For k = 0..n (n = N_tar + N_non), with t_k = number of targets among the k lowest scores:

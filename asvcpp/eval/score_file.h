@@ -1,6 +1,7 @@
 // Trial lists and score files.
 //
-// Trial list (ASVtorch, shared/reference/asvtorch.md 3.6): one trial per line,
+// Trial list (ASVtorch's, as prepare_scoring in asvtorch/src/evaluation/scoring.py reads it):
+// one trial per line,
 //   <left_id> <right_id> <label> [ignored extra columns...]
 // whitespace separated; left = enrolment, right = test; ids may join several utterances with '&'.
 //

@@ -1,5 +1,5 @@
-// Clustering-based pooling of ASVtorch (ClusteringLayer in asvtorch/src/networks/modules.py;
-// reference/asvtorch.md section 5.1): NetVLAD with ghost clusters (Arandjelović et al. 2016,
+// Clustering-based pooling of ASVtorch (ClusteringLayer in asvtorch/src/networks/modules.py):
+// NetVLAD with ghost clusters (Arandjelović et al. 2016,
 // "NetVLAD: CNN architecture for weakly supervised place recognition"; ghost clusters from Zhong
 // et al. 2018, GhostVLAD) and learnable dictionary encoding (LDE; Cai et al. 2018, "Exploring the
 // encoding layer and loss function in end-to-end speaker and language recognition system").

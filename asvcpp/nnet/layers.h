@@ -1,6 +1,6 @@
-// Building blocks of ASVtorch's x-vector networks (ASVtorch asvtorch/src/networks/modules.py;
-// reference/asvtorch.md section 5.1), with ASVtorch's submodule names so that state-dict keys read
-// the same (`cnn.weight`, `batchnorm.running_mean`, `se.linear_relu_bn.linear.weight` ...).
+// Building blocks of ASVtorch's x-vector networks (ASVtorch asvtorch/src/networks/modules.py),
+// with ASVtorch's submodule names so that state-dict keys read the same (`cnn.weight`,
+// `batchnorm.running_mean`, `se.linear_relu_bn.linear.weight` ...).
 //
 // Tensor layout of every frame-level block: [batch, channels, frames]. The convolutions are
 // Conv1d with stride 1, dilation 1, kernel 2r+1 and padding r ("same" length), bias on, PyTorch's

@@ -1,6 +1,6 @@
 // ASVtorch's x-vector architectures (asvtorch/src/networks/architectures.py, StandardNetTemplate
-// and its four subclasses; reference/asvtorch.md section 5.2), after Snyder et al. 2018, "X-vectors:
-// robust DNN embeddings for speaker recognition", with ASVtorch's layer sizes and kernels:
+// and its four subclasses), after Snyder et al. 2018, "X-vectors: robust DNN embeddings for
+// speaker recognition", with ASVtorch's layer sizes and kernels:
 //
 //   architecture      frame layers (reach r -> kernel 2r+1; D = frame_layer_size, S = stat_size)
 //   StandardNet       Cnn(F→D,2) Cnn(D→D,2) Cnn(D→D,3) Cnn(D→D,0) Cnn(D→S,0)

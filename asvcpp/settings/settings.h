@@ -1,5 +1,5 @@
 // The standard settings groups, with ASVtorch's names, types and defaults
-// (ASVtorch asvtorch/src/settings/settings.py; reference/asvtorch.md section 1.2).
+// (ASVtorch asvtorch/src/settings/settings.py).
 //
 // Each group lists every field once in Register (help text, constraints). Deviations from
 // ASVtorch, all deliberate:

@@ -1,5 +1,6 @@
 // Checkpoint files of x-vector training: naming, discovery and ASVtorch's resume_epoch semantics
-// (reference/asvtorch.md sections 6.1 and 6.4). Reading and writing the contents: checkpoint_io.h.
+// (ASVtorch train_network in asvtorch/src/networks/network_training.py, and find_last_epoch).
+// Reading and writing the contents: checkpoint_io.h.
 #pragma once
 
 #include <filesystem>

@@ -3,17 +3,17 @@
 // Why: LibTorch's default CPU allocator is malloc. A training step of StandardNet allocates and
 // frees the same set of activation and gradient tensors (tens to hundreds of MB each) again and
 // again. glibc serves blocks above its mmap threshold (at most 32 MiB) with a fresh mmap every
-// time, so the kernel zero-fills every page of them on every step (~27 % of the CPU time of a
-// 1-thread step in the benchmark of issue 5), and keeps smaller freed blocks in its heap, where
-// varying clip lengths fragment it: resident memory grew from 0.86 to 1.8 GB over six demo
-// epochs. This allocator keeps freed blocks of >= 1 MiB and hands them out again (best fit
-// within 2x the request), allocating new ones with mmap in 2 MiB-aligned, transparent-huge-page
-// advised regions; smaller requests go to LibTorch's default allocator. The memory it keeps is
-// bounded: when a freed block makes the cached bytes exceed max(kMinCacheBytes, 2 x the peak of
-// the bytes in use), the blocks unused for longest are unmapped. (Serving each request from a
-// block within 2x means the blocks one step needs in turn fit in twice its peak; a bound of 1x
-// would unmap and map blocks again on every step.) The same idea as PyTorch's CUDA caching
-// allocator (c10/cuda/CUDACachingAllocator.cpp), without block splitting.
+// time, so the kernel zero-fills every page of them on every step, and keeps smaller freed blocks
+// in its heap, where varying clip lengths fragment it (measurements: tools/bench/README.md,
+// "Measurements behind the CPU memory bounds"). This allocator keeps freed blocks of >= 1 MiB and
+// hands them out again (best fit within 2x the request), allocating new ones with mmap in
+// 2 MiB-aligned, transparent-huge-page advised regions; smaller requests go to LibTorch's default
+// allocator. The memory it keeps is bounded: when a freed block makes the cached bytes exceed
+// max(kMinCacheBytes, 2 x the peak of the bytes in use), the blocks unused for longest are
+// unmapped. (Serving each request from a block within 2x means the blocks one step needs in turn
+// fit in twice its peak; a bound of 1x would unmap and map blocks again on every step.) The same
+// idea as PyTorch's CUDA caching allocator (c10/cuda/CUDACachingAllocator.cpp), without block
+// splitting.
 //
 //   {
 //     asv::train::CachingCpuAllocatorScope scope;  // GetCPUAllocator() is the caching one
@@ -24,10 +24,9 @@
 // installed while at least one scope is alive. Work with other shapes inside a scope (validation
 // and embedding extraction between training epochs) runs in a CpuAllocatorPhase: the training
 // steps' cached blocks are unmapped while it runs and mapped again, with the same sizes, when it
-// ends; the blocks mapped for the phase are unmapped then.
-// Without that, blocks cut for whole-utterance batches stayed cached through the next epoch
-// (issue 5, case 6: the demo training's RSS rose by 250 MB at the first validation and stayed).
-// Tensors that outlive every scope are freed by it directly (unmapped) when LibTorch releases them. Thread-safe (one mutex; LibTorch allocates a
+// ends; the blocks mapped for the phase are unmapped then, so that blocks cut for whole-utterance
+// batches do not stay cached through the next epoch. Tensors that outlive every scope are freed by
+// it directly (unmapped) when LibTorch releases them. Thread-safe (one mutex; LibTorch allocates a
 // few hundred large blocks per training step). A request the kernel cannot map even after the
 // cache is given back throws c10::Error, as LibTorch's own allocator does. No LibTorch in this
 // header.
@@ -78,8 +77,7 @@ class CachingCpuAllocatorScope {
 /// largest minibatch, fit every clip length; blocks cut for whatever lengths come first would
 /// not), and returns the cache's bound to the peak before the phase (or to the bytes now in use,
 /// if more). It then gives the malloc heap's free pages back (TrimMallocHeap): the phase's smaller
-/// allocations, freed below ones still alive, would stay resident (demo stage 5: glibc's main heap
-/// grew from ~78 to ~132 MB in the first in-training evaluation and stayed there). Phases nest.
+/// allocations, freed below ones still alive, would stay resident. Phases nest.
 /// Without a live CachingCpuAllocatorScope only the trim remains (no block is cached then).
 /// Never throws; when the kernel refuses a block at the end, the rest is left out.
 class CpuAllocatorPhase {
@@ -106,8 +104,7 @@ std::size_t ReleaseCachedCpuMemory();
 /// Gives the free memory of the C library's malloc heaps back to the kernel: glibc's
 /// malloc_trim(0), which releases the whole free pages anywhere in each arena (glibc >= 2.8), not
 /// only at its top, where free() alone shrinks a heap. Costs a walk over the free chunks and a
-/// madvise per chunk given back (8 ms to give back 63 MB in 2,048 free chunks, 1.7 ms for the
-/// same walk with nothing to give back); pages given back cost a page fault when used again.
+/// madvise per chunk given back (milliseconds); pages given back cost a page fault when used again.
 /// Returns true if memory was released; false, doing nothing, where the C library is not glibc.
 /// Never throws. Thread-safe (glibc locks each arena in turn).
 bool TrimMallocHeap();

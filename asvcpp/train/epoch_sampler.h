@@ -1,6 +1,6 @@
 // The training-clip sampler of one epoch (ASVtorch TrainingDataset.shuffle_and_rebatch in
-// asvtorch/src/networks/training_dataloader.py; reference/asvtorch.md section 6.2), as a pure,
-// deterministic function of (utterances, options, epoch).
+// asvtorch/src/networks/training_dataloader.py), as a pure, deterministic function of
+// (utterances, options, epoch).
 //
 //   1. Shuffle the utterance order; group utterances by speaker (speakers in order of first
 //      appearance in the shuffled list), each speaker with a FIFO queue of its utterances.

@@ -1,6 +1,8 @@
-// The seam for data-parallel training (flashlight's distributed Reducer idea; DESIGN.md section 7).
-// The trainer calls it at fixed points; the single-process NoOpReducer does nothing. A process-group
-// implementation (NCCL/Gloo, bucketed all-reduce) plugs in here later without touching the trainer.
+// The seam for data-parallel training (the idea of flashlight's fl::Reducer,
+// flashlight/fl/distributed/reducers/Reducer.h; README.md, "GPUs and data-parallel training").
+// The trainer calls it at fixed points; the single-process NoOpReducer does nothing. The
+// process-group implementation (dist::Group::reducer() in asvcpp/dist/process_group.h: NCCL/Gloo,
+// bucketed all-reduce overlapped with the backward pass) plugs in here without touching the trainer.
 //
 // Call points in Trainer (all ranks, same order):
 //   SyncModel          once after the model is built or loaded (broadcast from rank 0)

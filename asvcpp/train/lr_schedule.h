@@ -1,5 +1,5 @@
-// The learning-rate rule of ASVtorch's train_network (asvtorch/src/networks/network_training.py;
-// reference/asvtorch.md section 6.1 step 8), applied once per epoch:
+// The learning-rate rule of ASVtorch's train_network (asvtorch/src/networks/network_training.py,
+// at the end of each epoch), applied once per epoch:
 //
 //   prev   = state.training_loss            (float32 max before the first epoch -> never halves)
 //   room   = max(min_room_for_improvement, prev − target_loss)

@@ -1,32 +1,17 @@
-// The bound on oneDNN's primitive cache for asvcpp's processes.
+// The bounds on LibTorch's two caches of CPU convolution kernels for asvcpp's processes: oneDNN's
+// primitive cache (ONEDNN_PRIMITIVE_CACHE_CAPACITY, default 1024 primitives) and the LRU cache of
+// convolution primitive descriptors of ideep, LibTorch's layer over oneDNN (LRU_CACHE_CAPACITY,
+// default 1024 shapes), which emptying oneDNN's cache does not touch.
 //
-// Why: LibTorch runs CPU convolutions through oneDNN, which compiles a primitive (JIT kernels)
-// for every input shape and keeps the last ONEDNN_PRIMITIVE_CACHE_CAPACITY of them (default
-// 1024). A convolution primitive of StandardNet's size holds ~2.3 MB (brgconv with its brgemm
-// kernels; two 512-channel layers on 85 input lengths: +385 MB), and x-vector work meets new
-// shapes all the time: each whole-utterance batch of validation, in-training evaluation and
-// embedding extraction, and each training clip length (a training step of StandardNet uses 21
-// primitives, so ASVtorch's default 200-400-frame clips need ~4,200 and the cache misses anyway).
-// With the default cache, stage 5 of the demo kept ~255 MB more after its first evaluation, and
-// with 200-400-frame clips its RSS rose by ~370 MB over three epochs (issue 5, case 6); the bound
-// could reach ~2.3 GB. asvrun's capacity of 128 primitives still holds every primitive of a
-// fixed-shape training step (StandardNet at 200 frames, 2 threads: 7,800 frames/s with the cache,
-// 7,500-7,640 without it: a brgconv primitive takes 3-4 ms to create), and bounds the cache to
-// ~300 MB of StandardNet's primitives. Validation and embedding extraction run in a
-// OneDnnPrimitiveCachePhase, which empties the cache when it ends where oneDNN is a shared
-// library (Debian's LibTorch), so that their whole-utterance shapes do not stay until training
-// pushes them out.
-//
-// LibTorch keeps a second cache beside oneDNN's: ideep, its layer over oneDNN, remembers the
-// primitive descriptor of each convolution shape in an LRU cache of LRU_CACHE_CAPACITY entries
-// (default 1024), which emptying oneDNN's cache does not touch. A descriptor of StandardNet's
-// size holds 56-88 KB (heaptrack of demo stage 5: ~40 MB allocated in the first in-training
-// evaluation's dnnl_primitive_desc_iterator_create still live in the next epoch); at the default,
-// ~12 KB per shape for a 30-channel convolution until 1,024 shapes (a probe with Debian's
-// LibTorch 1.13: +12.6 MB, then flat; +0.3 MB with a capacity of 16; the torch 2.11 wheel ~22 KB
-// per shape, +22 MB, and +0.5 MB with 16). A hit only saves creating the descriptor: a fixed-shape
-// training step runs as fast with a capacity of 1 (StandardNet, 200 frames, 2 threads: 7,322-
-// 7,736 frames/s against 7,425-7,597 at the default), so asvrun bounds it to 64 (BoundIdeepCache).
+// Why: both caches keep an entry per input shape, and x-vector work meets new shapes all the time
+// (each whole-utterance batch of validation, in-training evaluation and embedding extraction, and
+// each training clip length), so at their defaults they hold hundreds of MB that training never
+// reuses. asvrun keeps kOneDnnPrimitiveCacheCapacity primitives, enough for every primitive of a
+// fixed-shape training step, and kIdeepCacheCapacity descriptors (a hit only saves creating one).
+// Validation and embedding extraction run in a OneDnnPrimitiveCachePhase, which empties oneDNN's
+// cache when it ends where oneDNN is a shared library (Debian's LibTorch), so that their
+// whole-utterance shapes do not stay until training pushes them out. The measurements behind these
+// choices: tools/bench/README.md, "Measurements behind the CPU memory bounds".
 //
 // No LibTorch in this header.
 #pragma once
@@ -66,7 +51,7 @@ std::optional<int> OneDnnPrimitiveCacheCapacity();
 /// Empties oneDNN's primitive cache, keeping its capacity (dnnl_set_primitive_cache_capacity(0),
 /// then the capacity again), where oneDNN is a shared library; returns false and does nothing
 /// where it is not (see OneDnnPrimitiveCacheCapacity) or when oneDNN reports an error. Costs the
-/// next use of each shape a new primitive (3-4 ms for one of StandardNet's convolutions).
+/// next use of each shape a new primitive (milliseconds for one of StandardNet's convolutions).
 /// Thread-safe as far as oneDNN's cache is (it locks), but primitives another thread is creating
 /// at the same moment may stay cached.
 bool ClearOneDnnPrimitiveCache();

@@ -1,5 +1,6 @@
 // Numeric precision of training: bfloat16 autocast and TF32 math modes
-// (shared/reference/libtorch.md sections 4.1-4.2).
+// (PyTorch's autocast, aten/src/ATen/autocast_mode.h, and the TF32 flags of at::globalContext(),
+// aten/src/ATen/Context.h).
 //
 // network.precision = 'bf16' runs the training forward pass and loss under autocast, as
 // Python's `with torch.autocast(device_type, dtype=torch.bfloat16):` does: matmuls and

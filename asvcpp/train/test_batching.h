@@ -1,6 +1,6 @@
 // Test-time batching of variable-length utterances (ASVtorch TestDataset in
-// asvtorch/src/networks/network_testing.py; reference/asvtorch.md section 7), used for validation
-// (cut <= network.max_val_cut_portion) and embedding extraction (cut <= max_test_cut_portion).
+// asvtorch/src/networks/network_testing.py), used for validation (cut <= network.max_val_cut_portion)
+// and embedding extraction (cut <= max_test_cut_portion).
 //
 // Items are taken in ascending length order (stable). Greedily from the shortest remaining item:
 //   fixed   = min(its length, max_batch_frames)

@@ -1,6 +1,7 @@
 // How asvrun runs one resolved config: in this process, as the launcher of one worker process
 // per GPU (or per --nproc-per-node on the CPU), or as one worker of a data-parallel job started
-// by asvrun's launcher, torchrun or srun (asvcpp/dist/world.h, DESIGN.md section 7).
+// by asvrun's launcher, torchrun or srun (asvcpp/dist/world.h; README.md, "GPUs and data-parallel
+// training").
 //
 //   single process   CPU and world size 1: stages run here (the only path without a launcher).
 //   launcher         GPUs, or several processes: records the run in the database, hosts the

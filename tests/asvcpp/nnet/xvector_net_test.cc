@@ -20,8 +20,8 @@ std::set<std::string> StateKeys(const torch::nn::Module& m) {
 }
 
 TEST(XvectorNetTest, StandardNetParameterCountMatchesAsvtorch) {
-  // reference/asvtorch.md section 5.2: 5,800,852 without the classifier for 30-dim input; the
-  // classifier adds 513 per speaker.
+  // ASVtorch's StandardNet (asvtorch/src/networks/architectures.py): 5,800,852 without the
+  // classifier for 30-dim input; the classifier adds 513 per speaker.
   settings::NetworkSettings s;
   for (std::int64_t n_speakers : {1, 1000}) {
     auto net = MakeXvectorNet(s, 30, n_speakers);

@@ -1,5 +1,5 @@
 // Defaults and field inventory of the standard groups and the voxceleb/xvector recipe group,
-// against ASVtorch's settings.py as transcribed in shared/reference/asvtorch.md section 1.2.
+// against ASVtorch's asvtorch/src/settings/settings.py.
 #include "asvcpp/settings/settings.h"
 
 #include <gtest/gtest.h>
