@@ -377,6 +377,19 @@ Environment CurrentEnvironment() {
   return env;
 }
 
+const std::vector<std::string> kWorkerUnsetEnvironment = {"ASV_DIST_PROTOCOL", "TORCHELASTIC_USE_AGENT_STORE"};
+
+Environment AsvrunWorkerEnvironment(const WorldInfo& world) {
+  return {{"ASV_LAUNCHER", "1"},
+          {"RANK", std::to_string(world.rank)},
+          {"WORLD_SIZE", std::to_string(world.world_size)},
+          {"LOCAL_RANK", std::to_string(world.local_rank)},
+          {"LOCAL_WORLD_SIZE", std::to_string(world.local_world_size)},
+          {"GROUP_RANK", std::to_string(world.node_rank)},
+          {"MASTER_ADDR", world.master_addr},
+          {"MASTER_PORT", std::to_string(world.master_port)}};
+}
+
 WorldInfo WorldFromEnvironment(const Environment& env) {
   const EnvReader reader(env, "launch environment");
   if (const std::string* forced = reader.Find("ASV_DIST_PROTOCOL")) {

@@ -1,5 +1,5 @@
 // Where this process stands in a data-parallel job, read from the environment. Three launch
-// protocols are understood (reference/libtorch.md section 8):
+// protocols are understood:
 //
 //   asvrun's own launcher   RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK, MASTER_ADDR,
 //                           MASTER_PORT (as torchrun) plus ASV_LAUNCHER=1: the launcher hosts the
@@ -71,6 +71,17 @@ using Environment = std::map<std::string, std::string>;
 
 /// The process environment as a map.
 Environment CurrentEnvironment();
+
+/// The variables asvrun's launcher gives the worker of rank `world.rank` (ASV_LAUNCHER=1 and
+/// torchrun's RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, GROUP_RANK (= node_rank),
+/// MASTER_ADDR, MASTER_PORT), from which WorldFromEnvironment reads `world` back with protocol
+/// kAsvrun and the store hosted by the launcher. Variables a launcher must remove from the
+/// inherited environment: kWorkerUnsetEnvironment.
+Environment AsvrunWorkerEnvironment(const WorldInfo& world);
+
+/// Inherited variables that would change how a worker reads AsvrunWorkerEnvironment
+/// (ASV_DIST_PROTOCOL, TORCHELASTIC_USE_AGENT_STORE).
+extern const std::vector<std::string> kWorkerUnsetEnvironment;
 
 /// Reads the protocol variables above. Throws ConfigError naming the protocol, the variable and
 /// its value when one is missing, not an integer, or inconsistent, e.g. "torchrun environment:

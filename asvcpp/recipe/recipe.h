@@ -1,8 +1,9 @@
 // A recipe: an ordered list of numbered stages plus the settings groups it reads.
 //
 // voxceleb/xvector, for instance, has stages 0 prepare, 1 features, 2 augmentation, 5 network
-// training, 7 embedding extraction and 9 scoring (DESIGN.md section 5). `recipe.start_stage` and
-// `recipe.end_stage` select the stages a run config executes.
+// training, 7 embedding extraction and 9 scoring, numbered as in ASVtorch's
+// asvtorch/recipes/voxceleb/xvector/run.py (README.md, "The voxceleb/xvector recipe").
+// `recipe.start_stage` and `recipe.end_stage` select the stages a run config executes.
 #pragma once
 
 #include <memory>
@@ -70,6 +71,8 @@ class Recipe {
 class StageRunner {
  public:
   virtual ~StageRunner() = default;
+  /// True when this runner can run `stage` (one of its recipe's stages()).
+  virtual bool HasStage(const StageInfo& stage) const = 0;
   /// Runs one stage of the recipe, whose settings `context` holds. Throws StageError (or
   /// DataError) on failure, also for a stage number the recipe does not have.
   virtual void RunStage(const StageInfo& stage, RunContext& context) const = 0;

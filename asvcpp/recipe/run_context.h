@@ -1,16 +1,20 @@
 // Everything a running stage may need: its settings, where outputs go, the experiment database
-// and the process's place in a data-parallel job.
+// (through Record* bound to the run and the stage being run) and the process's place in a
+// data-parallel job.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "asvcpp/recipe/recipe.h"
 
 namespace asv::db {
 class Database;
+struct EpochRecord;
+struct ResultRecord;
 }
 namespace asv::train {
 class GradientReducer;
@@ -58,9 +62,31 @@ class RunContext {
 
   db::Database* db() noexcept { return db_; }
   std::int64_t run_id() const noexcept { return run_id_; }
-  /// Id of the stage being run (set by the stage driver), 0 outside stages.
+  /// Database id of the stage being run (set by the stage driver), 0 outside stages and without
+  /// a database.
   std::int64_t stage_id() const noexcept { return stage_id_; }
-  void set_stage_id(std::int64_t id) noexcept { stage_id_ = id; }
+  /// Number of the stage being run (e.g. 5), nullopt outside stages.
+  std::optional<int> stage_number() const noexcept { return stage_number_; }
+  /// Set by the stage driver around each stage: its database row (0: none) and number.
+  void set_stage(std::int64_t id, std::optional<int> number) noexcept {
+    stage_id_ = id;
+    stage_number_ = number;
+  }
+
+  // Recording into the experiment database, bound to this run and the stage being run. Each is a
+  // no-op without a database (dry runs, tests) and throws DbError when writing fails.
+
+  /// Records `file` as an artifact of `kind` ("list", "features", "model", ...) with its size in
+  /// bytes from the file system (0 when it cannot be read; no checksum).
+  void RecordArtifact(const std::filesystem::path& file, const std::string& kind);
+  /// Records every regular file directly in `folder` (sorted by name) as an artifact of `kind`;
+  /// each sub-folder (such as voxceleb2_cat's cat/ with one list per video) as one artifact whose
+  /// size is the total of its files. Throws DataError when `folder` cannot be listed.
+  void RecordFolderArtifacts(const std::filesystem::path& folder, const std::string& kind);
+  /// Records (or replaces) one epoch's figures.
+  void RecordEpoch(const db::EpochRecord& epoch);
+  /// Records one evaluation result; its stage is the stage being run unless `result.stage` is set.
+  void RecordResult(db::ResultRecord result);
 
   int rank() const noexcept { return rank_; }
   int world_size() const noexcept { return world_size_; }
@@ -70,8 +96,9 @@ class RunContext {
     world_size_ = world_size;
   }
 
-  /// Torch device of this process: "cpu" or "cuda:N"; empty: derive it from the settings
-  /// (single process, tests).
+  /// Torch device of this process: "cpu" (the default) or "cuda:N", set by asvrun (each worker
+  /// is pinned to its GPU; a single process gets train::SelectDevice of computing.use_gpu and
+  /// computing.gpu_ids).
   const std::string& device() const noexcept { return device_; }
   void set_device(std::string device) { device_ = std::move(device); }
 
@@ -91,9 +118,10 @@ class RunContext {
   db::Database* db_ = nullptr;
   std::int64_t run_id_ = 0;
   std::int64_t stage_id_ = 0;
+  std::optional<int> stage_number_;
   int rank_ = 0;
   int world_size_ = 1;
-  std::string device_;
+  std::string device_ = "cpu";
   std::shared_ptr<train::GradientReducer> reducer_;
   RankCoordinator* coordinator_ = nullptr;
 };

@@ -15,7 +15,7 @@ void RunStages(const Recipe& recipe, const StageRunner& runner, RunContext& cont
   for (const auto& stage : recipe.SelectStages(settings.start_stage(), settings.end_stage())) {
     if (!stage.all_ranks && !context.is_rank0()) continue;
     // Ranks > 0 skip rank-0 stages and wait here, through the store and without timeout, until
-    // rank 0 has finished them (ASVtorch let rank 0 enter a barrier alone: reference section 13).
+    // rank 0 has finished them (ASVtorch's run.py let rank 0 enter a barrier alone).
     if (stage.all_ranks && coordinator != nullptr && context.world_size() > 1) {
       const std::string key = fmt::format("stage/{}/ready", stage.number);
       if (context.is_rank0()) {
@@ -28,17 +28,17 @@ void RunStages(const Recipe& recipe, const StageRunner& runner, RunContext& cont
     ASV_LOG0(Info, "stage {} ({}): {}", stage.number, stage.name, stage.description);
     const std::int64_t stage_id =
         context.db() != nullptr ? context.db()->BeginStage(context.run_id(), stage.number, stage.name) : 0;
-    context.set_stage_id(stage_id);
+    context.set_stage(stage_id, stage.number);
     const auto start = std::chrono::steady_clock::now();
     try {
       runner.RunStage(stage, context);
     } catch (const std::exception& e) {
       if (context.db() != nullptr) context.db()->FinishStage(stage_id, db::RunStatus::kFailed, e.what());
-      context.set_stage_id(0);
+      context.set_stage(0, std::nullopt);
       throw;
     }
     if (context.db() != nullptr) context.db()->FinishStage(stage_id, db::RunStatus::kFinished);
-    context.set_stage_id(0);
+    context.set_stage(0, std::nullopt);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ASV_LOG0(Info, "stage {} ({}) finished in {:.1f} s", stage.number, stage.name, seconds);
   }

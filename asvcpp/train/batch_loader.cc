@@ -16,7 +16,7 @@ void PutTransposed(const Matrix& m, std::int64_t i, HostBatch& out) {
   }
 }
 
-void CheckShape(const Matrix& m, std::int64_t frames, std::int64_t feat_dim, const FeatureSource& source, int u) {
+void CheckShape(const Matrix& m, std::int64_t frames, std::int64_t feat_dim, const data::FeatureSource& source, int u) {
   if (m.rows() != frames || m.cols() != feat_dim) {
     throw DataError(fmt::format("{}: the feature source returned [{}, {}] frames, expected [{}, {}]", source.Name(u),
                                 m.rows(), m.cols(), frames, feat_dim));
@@ -25,7 +25,7 @@ void CheckShape(const Matrix& m, std::int64_t frames, std::int64_t feat_dim, con
 
 }  // namespace
 
-HostBatch LoadTrainingBatch(const FeatureSource& source, const EpochBatch& batch,
+HostBatch LoadTrainingBatch(const data::FeatureSource& source, const EpochBatch& batch,
                             const std::vector<int>& utterance_map) {
   HostBatch out;
   out.batch = static_cast<std::int64_t>(batch.clips.size());
@@ -46,7 +46,7 @@ HostBatch LoadTrainingBatch(const FeatureSource& source, const EpochBatch& batch
   return out;
 }
 
-HostBatch LoadTestBatch(const FeatureSource& source, const std::vector<int>& utterances, std::int64_t frames,
+HostBatch LoadTestBatch(const data::FeatureSource& source, const std::vector<int>& utterances, std::int64_t frames,
                         const std::vector<std::int64_t>& labels) {
   HostBatch out;
   out.batch = static_cast<std::int64_t>(utterances.size());

@@ -1,6 +1,6 @@
 // Batch preparation off the training thread: a bounded, ordered prefetch queue filled by worker
 // threads (`computing.network_dataloader_workers`), and the functions that assemble host batches
-// from a FeatureSource. No LibTorch here: batches are plain float buffers that the trainer wraps
+// from a data::FeatureSource. No LibTorch here: batches are plain float buffers that the trainer wraps
 // in tensors.
 #pragma once
 
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "asvcpp/train/epoch_sampler.h"
-#include "asvcpp/train/feature_source.h"
+#include "asvcpp/data/feature_source.h"
 
 namespace asv::train {
 
@@ -34,12 +34,12 @@ struct HostBatch {
 /// The clips of `batch` (epoch_sampler.h): item i = frames [start, start + L) of its utterance,
 /// transposed to [F, L]; labels = clip speakers. `utterance_map` maps the sampler's utterance
 /// indices to source indices (empty: identity). Throws DataError from the source.
-HostBatch LoadTrainingBatch(const FeatureSource& source, const EpochBatch& batch,
+HostBatch LoadTrainingBatch(const data::FeatureSource& source, const EpochBatch& batch,
                             const std::vector<int>& utterance_map = {});
 
 /// The first `frames` frames of each of `utterances` (test-time batching); `labels` (may be
 /// empty) are copied as they are. Throws DataError from the source.
-HostBatch LoadTestBatch(const FeatureSource& source, const std::vector<int>& utterances, std::int64_t frames,
+HostBatch LoadTestBatch(const data::FeatureSource& source, const std::vector<int>& utterances, std::int64_t frames,
                         const std::vector<std::int64_t>& labels = {});
 
 /// Produces items 0..count-1 with `produce(index)` on `workers` threads, at most `capacity`

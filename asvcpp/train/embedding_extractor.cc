@@ -17,7 +17,7 @@
 namespace asv::train {
 namespace {
 
-std::string NameList(const FeatureSource& source, const std::vector<int>& utterances, std::size_t max_names = 5) {
+std::string NameList(const data::FeatureSource& source, const std::vector<int>& utterances, std::size_t max_names = 5) {
   std::string s;
   for (std::size_t i = 0; i < utterances.size() && i < max_names; ++i) {
     s += (i ? ", " : "") + source.Name(utterances[i]);
@@ -62,7 +62,7 @@ std::int64_t EmbeddingExtractor::embedding_size() const {
   return net_->options().embedding_size;
 }
 
-ExtractionResult EmbeddingExtractor::Extract(const FeatureSource& source, const std::vector<int>& utterances,
+ExtractionResult EmbeddingExtractor::Extract(const data::FeatureSource& source, const std::vector<int>& utterances,
                                              const ExtractionOptions& options) const {
   const CachingCpuAllocatorScope cpu_allocator;  // batches of varying frame counts reuse blocks
   const CpuAllocatorPhase phase;  // between training epochs: the training steps get their blocks back

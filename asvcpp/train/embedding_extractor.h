@@ -1,5 +1,5 @@
 // x-vector extraction with ASVtorch's test-time batching (asvtorch/src/networks/network_testing.py
-// extract_embeddings; reference/asvtorch.md section 7), fixing its weak points (section 13):
+// extract_embeddings), fixing its weak points:
 // the caller's utterance list is never reordered (rows come back in the caller's order),
 // utterances without speech frames are an error or an explicit skip (never NaN rows), utterances
 // longer than the frame budget are truncated with a logged message, and non-finite embeddings
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "asvcpp/base/matrix.h"
-#include "asvcpp/train/feature_source.h"
+#include "asvcpp/data/feature_source.h"
 
 namespace asv::nnet {
 class XvectorNetImpl;
@@ -44,7 +44,7 @@ struct ExtractionResult {
   double seconds = 0;
 };
 
-/// Runs a network in eval mode over utterances of a FeatureSource.
+/// Runs a network in eval mode over utterances of a data::FeatureSource.
 class EmbeddingExtractor {
  public:
   /// `device`: "cpu" or "cuda:N"; the network is moved there.
@@ -60,7 +60,7 @@ class EmbeddingExtractor {
   /// `utterances` (indices into `source`; repeats allowed). Throws DataError for utterances
   /// without frames (unless options.skip_empty) or source errors, StageError for non-finite
   /// embeddings. The network's train/eval mode is restored afterwards.
-  ExtractionResult Extract(const FeatureSource& source, const std::vector<int>& utterances,
+  ExtractionResult Extract(const data::FeatureSource& source, const std::vector<int>& utterances,
                            const ExtractionOptions& options) const;
 
   std::int64_t embedding_size() const;

@@ -525,7 +525,7 @@ void Trainer::LoadCheckpoint(const std::filesystem::path& path) {
   impl_->Load(path);
 }
 
-ExtractionResult Trainer::ExtractEmbeddings(const FeatureSource& source, const std::vector<int>& utterances,
+ExtractionResult Trainer::ExtractEmbeddings(const data::FeatureSource& source, const std::vector<int>& utterances,
                                             const ExtractionOptions& options) const {
   return EmbeddingExtractor(impl_->net.ptr(), impl_->options.device).Extract(source, utterances, options);
 }

@@ -1,5 +1,5 @@
-// x-vector network training (ASVtorch train_network in asvtorch/src/networks/network_training.py;
-// reference/asvtorch.md section 6.1), with the fixes listed in its section 13: learning-rate
+// x-vector network training (ASVtorch train_network in asvtorch/src/networks/network_training.py),
+// with fixes of ASVtorch's weak points: learning-rate
 // schedule state kept in the checkpoint rather than in fake Parameters, checkpoints without DDP
 // prefixes and with sampler/RNG state (exact resume), loss and decisions that go through the
 // GradientReducer so that every rank agrees, a prefetching loader that reports how long the
@@ -31,7 +31,7 @@
 #include "asvcpp/settings/settings.h"
 #include "asvcpp/train/checkpoint.h"
 #include "asvcpp/train/embedding_extractor.h"
-#include "asvcpp/train/feature_source.h"
+#include "asvcpp/train/training_data.h"
 #include "asvcpp/train/lr_schedule.h"
 #include "asvcpp/train/precision.h"
 
@@ -147,7 +147,7 @@ class Trainer {
   void LoadCheckpoint(const std::filesystem::path& path);
 
   /// Embeddings with the current network (embedding_extractor.h).
-  ExtractionResult ExtractEmbeddings(const FeatureSource& source, const std::vector<int>& utterances,
+  ExtractionResult ExtractEmbeddings(const data::FeatureSource& source, const std::vector<int>& utterances,
                                      const ExtractionOptions& options) const;
 
   int epoch() const;

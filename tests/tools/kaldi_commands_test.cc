@@ -7,11 +7,11 @@
 
 #include "asvcpp/audio/decode.h"
 #include "asvcpp/features/compressed_matrix.h"
+#include "asvcpp/features/dither_seed.h"
 #include "asvcpp/features/kaldi_io.h"
 #include "asvcpp/features/kaldi_options.h"
 #include "asvcpp/features/mfcc.h"
 #include "asvcpp/features/vad.h"
-#include "recipes/voxceleb/xvector/stage_features.h"
 #include "tests/tools/test_util.h"
 
 namespace asv {
@@ -49,7 +49,7 @@ void MakeInputs(const ScratchDir& dir) {
 Matrix Direct(const features::MfccOptions& opts, const stdfs::path& wav, const std::string& key) {
   const audio::Audio audio = audio::DecodeFile(wav, {16000});
   return features::Mfcc(opts).Compute(audio.samples.data(), static_cast<std::int64_t>(audio.samples.size()),
-                                      recipes::voxceleb_xvector::DitherSeed(key));
+                                      features::DitherSeed(key));
 }
 
 // Every entry of a text archive held in `text`.

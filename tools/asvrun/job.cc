@@ -14,14 +14,16 @@
 #include "asvcpp/base/log.h"
 #include "asvcpp/db/database.h"
 #include "asvcpp/db/gpu_queue.h"
-#include "asvcpp/db/run_heartbeat.h"
 #include "asvcpp/dist/gpu_selection.h"
 #include "asvcpp/dist/launcher.h"
 #include "asvcpp/dist/process_group.h"
+#include "asvcpp/dist/world.h"
 #include "asvcpp/recipe/config_loader.h"
+#include "asvcpp/recipe/recorded_run.h"
 #include "asvcpp/recipe/run_context.h"
 #include "asvcpp/recipe/stage_driver.h"
 #include "asvcpp/settings/dump.h"
+#include "asvcpp/train/trainer.h"
 #include "recipes/registry.h"
 #include "tools/asvrun/commands.h"
 #include "tools/asvrun/signal_guard.h"
@@ -59,22 +61,21 @@ db::RunInfo MakeRunInfo(const recipe::Recipe& recipe, const recipe::LoadedConfig
   return info;
 }
 
-// Records the run, queueing behind (or warning about) running jobs that hold one of its GPUs.
-std::int64_t BeginRun(db::Database& database, const db::RunInfo& info, const DistOptions& dist) {
+// How a run waits for (or warns about) running jobs that hold one of its GPUs.
+db::GpuQueueOptions GpuQueue(const std::vector<int>& gpu_ids, const DistOptions& dist) {
   db::GpuQueueOptions queue;
   queue.wait = dist.wait_for_gpu;
   queue.poll = std::chrono::seconds(std::max(1, dist.gpu_poll_seconds));
-  queue.on_busy = [&](const std::vector<db::RunRow>& holders) {
-    ASV_LOG(Warning, "{}", db::FormatGpuHolders(info.gpu_ids, holders));
-    if (dist.wait_for_gpu) {
-      ASV_LOG(Info, "{}; checking every {} s", db::FormatGpuWaiting(info.gpu_ids, holders),
-              std::max(1, dist.gpu_poll_seconds));
+  queue.on_busy = [gpu_ids, wait = dist.wait_for_gpu, poll = std::max(1, dist.gpu_poll_seconds)](
+                      const std::vector<db::RunRow>& holders) {
+    ASV_LOG(Warning, "{}", db::FormatGpuHolders(gpu_ids, holders));
+    if (wait) {
+      ASV_LOG(Info, "{}; checking every {} s", db::FormatGpuWaiting(gpu_ids, holders), poll);
     } else {
       ASV_LOG(Warning, "starting anyway; --wait-for-gpu queues a run until its GPUs are free");
     }
   };
-  // Without max_wait the queue waits for ever and always returns a run id.
-  return *db::BeginRunOnGpus(database, info, queue);
+  return queue;
 }
 
 // The command line of one worker: this config only, with the same config files and overrides.
@@ -111,25 +112,20 @@ class GroupCoordinator final : public recipe::RankCoordinator {
 int RunInProcess(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const RunOptions& options,
                  SignalGuard& guard) {
   auto& s = *config.settings;
-  const fs::path db_path = DatabasePath(options, s);
-  db::Database database(db_path);
-  const std::int64_t run_id = database.BeginRun(MakeRunInfo(recipe, config, options, 1, {}));
-  guard.SetActiveRun(db_path, run_id);
-  ASV_LOG(Info, "run {} of {} {} recorded in {}", run_id, recipe.name(), config.name, db_path.string());
-  {
-    db::RunHeartbeat heartbeat(db_path, run_id);
-    recipe::RunContext context(recipe.name(), config.name, s, OutputFolder(s), &database, run_id);
-    try {
-      recipe::RunStages(recipe, recipes::StageRunnerFor(recipe), context);
-    } catch (const std::exception& e) {
-      database.FinishRun(run_id, db::RunStatus::kFailed, e.what());
-      guard.ClearActiveRun();
-      throw;
-    }
+  recipe::RecordedRun run(DatabasePath(options, s), MakeRunInfo(recipe, config, options, 1, {}), nullptr, &guard);
+  ASV_LOG(Info, "run {} of {} {} recorded in {}", run.id(), recipe.name(), config.name, run.db_path().string());
+  recipe::RunContext context(recipe.name(), config.name, s, OutputFolder(s), &run.db(), run.id());
+  const auto& computing = s.common().computing;
+  const int gpu = computing.gpu_ids.empty() ? 0 : computing.gpu_ids.front();
+  context.set_device(train::SelectDevice(computing.use_gpu, gpu));
+  try {
+    recipe::RunStages(recipe, recipes::StageRunnerFor(recipe), context);
+  } catch (const std::exception& e) {
+    run.Fail(e.what());
+    throw;
   }
-  database.FinishRun(run_id, db::RunStatus::kFinished);
-  guard.ClearActiveRun();
-  ASV_LOG(Info, "run {} ({}) finished", run_id, config.name);
+  run.Finish();
+  ASV_LOG(Info, "run {} ({}) finished", run.id(), config.name);
   return kExitOk;
 }
 
@@ -138,20 +134,16 @@ int RunLauncher(const recipe::Recipe& recipe, recipe::LoadedConfig& config, cons
   auto& s = *config.settings;
   const auto& d = options.dist;
   const bool node0 = d.node_rank == 0;
-  const fs::path db_path = DatabasePath(options, s);
 
   // Node 0 records the run (its launcher lives as long as the job: crash detection sees it).
-  std::unique_ptr<db::Database> database;
-  std::int64_t run_id = 0;
+  std::unique_ptr<recipe::RecordedRun> run;
   if (node0) {
-    database = std::make_unique<db::Database>(db_path);
-    run_id = BeginRun(*database, MakeRunInfo(recipe, config, options, plan.world_size, plan.gpu_ids), d);
-    guard.SetActiveRun(db_path, run_id);
-    ASV_LOG(Info, "run {} of {} {} recorded in {}: {}", run_id, recipe.name(), config.name, db_path.string(),
-            plan.Describe());
+    const auto queue = GpuQueue(plan.gpu_ids, d);
+    run = std::make_unique<recipe::RecordedRun>(
+        DatabasePath(options, s), MakeRunInfo(recipe, config, options, plan.world_size, plan.gpu_ids), &queue, &guard);
+    ASV_LOG(Info, "run {} of {} {} recorded in {}: {}", run->id(), recipe.name(), config.name,
+            run->db_path().string(), plan.Describe());
   }
-  std::unique_ptr<db::RunHeartbeat> heartbeat;
-  if (node0) heartbeat = std::make_unique<db::RunHeartbeat>(db_path, run_id);
 
   // The store: in this process on node 0 (a free port on one node, so two jobs never collide).
   std::unique_ptr<dist::StoreServer> store;
@@ -168,25 +160,27 @@ int RunLauncher(const recipe::Recipe& recipe, recipe::LoadedConfig& config, cons
     dist::WorkerSpec w;
     w.rank = d.node_rank * plan.nproc_per_node + local;
     w.argv = WorkerArgv(options, config.name);
-    w.env = {{"ASV_LAUNCHER", "1"},
-             {"RANK", std::to_string(w.rank)},
-             {"WORLD_SIZE", std::to_string(plan.world_size)},
-             {"LOCAL_RANK", std::to_string(local)},
-             {"LOCAL_WORLD_SIZE", std::to_string(plan.nproc_per_node)},
-             {"GROUP_RANK", std::to_string(d.node_rank)},
-             {"MASTER_ADDR", master_addr},
-             {"MASTER_PORT", std::to_string(master_port)},
-             {"ASV_SETTINGS_HASH", settings::SettingsHash(s.tree())},
-             {"ASV_DEVICE", plan.cuda ? "cuda:0" : "cpu"}};
-    if (node0) {
-      w.env["ASV_RUN_ID"] = std::to_string(run_id);
-      w.env["ASV_DB"] = db_path.string();
+    dist::WorldInfo world;
+    world.rank = w.rank;
+    world.world_size = plan.world_size;
+    world.local_rank = local;
+    world.local_world_size = plan.nproc_per_node;
+    world.node_rank = d.node_rank;
+    world.nnodes = d.nnodes;
+    world.master_addr = master_addr;
+    world.master_port = master_port;
+    w.env = dist::AsvrunWorkerEnvironment(world);
+    w.env["ASV_SETTINGS_HASH"] = settings::SettingsHash(s.tree());
+    w.env["ASV_DEVICE"] = plan.cuda ? "cuda:0" : "cpu";
+    if (run) {
+      w.env["ASV_RUN_ID"] = std::to_string(run->id());
+      w.env["ASV_DB"] = run->db_path().string();
     }
     if (plan.cuda) {
       w.env["CUDA_VISIBLE_DEVICES"] = plan.visible[static_cast<std::size_t>(local)];
       w.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     }
-    w.unset_env = {"ASV_DIST_PROTOCOL", "TORCHELASTIC_USE_AGENT_STORE"};
+    w.unset_env = dist::kWorkerUnsetEnvironment;
     workers.push_back(std::move(w));
   }
 
@@ -204,18 +198,15 @@ int RunLauncher(const recipe::Recipe& recipe, recipe::LoadedConfig& config, cons
     result = launcher.Wait();
   } catch (const std::exception& e) {
     guard.SetInterruptHandler(nullptr);
-    if (database) database->FinishRun(run_id, db::RunStatus::kFailed, e.what());
-    guard.ClearActiveRun();
+    if (run) run->Fail(e.what());
     throw;
   }
   guard.SetInterruptHandler(nullptr);
-  heartbeat.reset();
 
   if (result.ok() && interrupted == 0) {
-    if (database) database->FinishRun(run_id, db::RunStatus::kFinished);
-    guard.ClearActiveRun();
-    if (node0) {
-      ASV_LOG(Info, "run {} ({}) finished", run_id, config.name);
+    if (run) {
+      run->Finish();
+      ASV_LOG(Info, "run {} ({}) finished", run->id(), config.name);
     } else {
       ASV_LOG(Info, "node {} of {} ({}) finished", d.node_rank, d.nnodes, config.name);
     }
@@ -239,10 +230,9 @@ int RunLauncher(const recipe::Recipe& recipe, recipe::LoadedConfig& config, cons
       if (auto reported = store->Get(fmt::format("error/{}", failure.rank))) message += ": " + *reported;
     }
   }
-  if (database) database->FinishRun(run_id, db::RunStatus::kFailed, message);
-  guard.ClearActiveRun();
-  if (node0) {
-    ASV_LOG(Error, "run {} ({}) failed: {}", run_id, config.name, message);
+  if (run) {
+    run->Fail(message);
+    ASV_LOG(Error, "run {} ({}) failed: {}", run->id(), config.name, message);
   } else {
     ASV_LOG(Error, "node {} of {} ({}) failed: {}", d.node_rank, d.nnodes, config.name, message);
   }
@@ -294,27 +284,26 @@ int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const 
   ASV_LOG(Info, "{} on {}", world.Describe(), device);
 
   // Rank 0 writes the database: into the launcher's run, or (torchrun, srun) into its own.
-  const bool own_run = world.rank == 0 && world.protocol != dist::LaunchProtocol::kAsvrun;
-  std::unique_ptr<db::Database> database;
-  std::unique_ptr<db::RunHeartbeat> heartbeat;
+  std::unique_ptr<db::Database> launcher_db;    // asvrun's launcher owns the run
+  std::unique_ptr<recipe::RecordedRun> own_run;  // torchrun, srun: this rank records the run
+  db::Database* database = nullptr;
   std::int64_t run_id = 0;
-  fs::path db_path;
   if (world.rank == 0) {
     if (world.protocol == dist::LaunchProtocol::kAsvrun) {
       const auto env_db = GetEnv("ASV_DB");
       const auto env_run = GetEnv("ASV_RUN_ID");
       if (!env_db || !env_run) throw ConfigError("rank 0 of an asvrun job needs ASV_DB and ASV_RUN_ID");
-      db_path = *env_db;
+      launcher_db = std::make_unique<db::Database>(*env_db);
+      database = launcher_db.get();
       run_id = std::stoll(*env_run);
-      database = std::make_unique<db::Database>(db_path);
     } else {
-      db_path = DatabasePath(options, s);
-      database = std::make_unique<db::Database>(db_path);
-      run_id = database->BeginRun(MakeRunInfo(recipe, config, options, world.world_size, {}));
-      guard.SetActiveRun(db_path, run_id);
-      heartbeat = std::make_unique<db::RunHeartbeat>(db_path, run_id);
-      ASV_LOG(Info, "run {} of {} {} recorded in {}", run_id, recipe.name(), config.name, db_path.string());
-      group->SetPeerFailureHandler([db_path, run_id](int rank, const std::string& message) {
+      own_run = std::make_unique<recipe::RecordedRun>(
+          DatabasePath(options, s), MakeRunInfo(recipe, config, options, world.world_size, {}), nullptr, &guard);
+      database = &own_run->db();
+      run_id = own_run->id();
+      ASV_LOG(Info, "run {} of {} {} recorded in {}", run_id, recipe.name(), config.name,
+              own_run->db_path().string());
+      group->SetPeerFailureHandler([db_path = own_run->db_path(), run_id](int rank, const std::string& message) {
         const std::string text =
             rank >= 0 ? fmt::format("rank {} failed: {}", rank, message) : fmt::format("{}", message);
         ASV_LOG(Error, "{}", text);
@@ -329,7 +318,7 @@ int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const 
   }
 
   GroupCoordinator coordinator(*group, "config/" + config.name + "/");
-  recipe::RunContext context(recipe.name(), config.name, s, OutputFolder(s), database.get(), run_id);
+  recipe::RunContext context(recipe.name(), config.name, s, OutputFolder(s), database, run_id);
   context.set_rank(world.rank, world.world_size);
   context.set_device(device);
   context.set_reducer(group->reducer());
@@ -338,16 +327,13 @@ int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const 
     recipe::RunStages(recipe, recipes::StageRunnerFor(recipe), context);
   } catch (const std::exception& e) {
     group->ReportError(e.what());
-    if (own_run) database->FinishRun(run_id, db::RunStatus::kFailed, e.what());
-    guard.ClearActiveRun();
+    if (own_run) own_run->Fail(e.what());
     throw;
   }
   // Nobody leaves before everybody is done (rank 0 may host the store the others still use).
   group->StoreBarrier("config/" + config.name + "/end");
-  heartbeat.reset();
   if (own_run) {
-    database->FinishRun(run_id, db::RunStatus::kFinished);
-    guard.ClearActiveRun();
+    own_run->Finish();
     ASV_LOG(Info, "run {} ({}) finished", run_id, config.name);
   }
   return kExitOk;

@@ -9,11 +9,11 @@
 #include "asvcpp/audio/decode.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/features/dither_seed.h"
 #include "asvcpp/features/kaldi_io.h"
 #include "asvcpp/features/kaldi_options.h"
 #include "asvcpp/features/mfcc.h"
 #include "asvcpp/features/vad.h"
-#include "recipes/voxceleb/xvector/stage_features.h"
 
 namespace asv::tools {
 namespace {
@@ -170,7 +170,7 @@ int ComputeMfccFeats(const std::vector<std::string>& args) {
                                     audio.Seconds(), min_duration));
       }
       const Matrix feats = mfcc.Compute(audio.samples.data(), static_cast<std::int64_t>(audio.samples.size()),
-                                        recipes::voxceleb_xvector::DitherSeed(key));
+                                        features::DitherSeed(key));
       if (compress) {
         writer.WriteCompressed(key, feats);
       } else {

@@ -11,19 +11,24 @@
 #include <filesystem>
 #include <functional>
 
+#include "asvcpp/recipe/recorded_run.h"
+
 namespace asv::tools {
 
-class SignalGuard {
+/// Also the observer of recipe::RecordedRun: the run it records is the active run.
+class SignalGuard : public recipe::RunObserver {
  public:
   /// Installs the handlers and starts the watcher. One instance per process.
   SignalGuard();
-  ~SignalGuard();
+  ~SignalGuard() override;
   SignalGuard(const SignalGuard&) = delete;
   SignalGuard& operator=(const SignalGuard&) = delete;
 
   /// The run to mark as failed on a signal (database file and run id); run_id 0 = none.
   void SetActiveRun(const std::filesystem::path& db_path, std::int64_t run_id);
   void ClearActiveRun() { SetActiveRun({}, 0); }
+  void RunStarted(const std::filesystem::path& db_path, std::int64_t run_id) override { SetActiveRun(db_path, run_id); }
+  void RunEnded() override { ClearActiveRun(); }
 
   /// While set, a signal only calls `handler(signal)` (on the watcher thread) and nothing else
   /// happens; each further signal calls it again. Null restores the default behaviour.

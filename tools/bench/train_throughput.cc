@@ -427,21 +427,20 @@ RunResult RunWorld(const BenchOptions& o, int n, const asv::dist::RuntimeInfo& r
     asv::dist::WorkerSpec w;
     w.rank = rank;
     w.argv = WorkerArgv(o, r.threads, result_file);
-    w.env = {{"ASV_LAUNCHER", "1"},
-             {"RANK", std::to_string(rank)},
-             {"WORLD_SIZE", std::to_string(n)},
-             {"LOCAL_RANK", std::to_string(rank)},
-             {"LOCAL_WORLD_SIZE", std::to_string(n)},
-             {"GROUP_RANK", "0"},
-             {"MASTER_ADDR", "127.0.0.1"},
-             {"MASTER_PORT", std::to_string(store.port())},
-             // OpenMP's pool must not start with every core before set_num_threads runs.
-             {"OMP_NUM_THREADS", std::to_string(r.threads)}};
+    asv::dist::WorldInfo world;
+    world.rank = rank;
+    world.world_size = n;
+    world.local_rank = rank;
+    world.local_world_size = n;
+    world.master_port = store.port();
+    w.env = asv::dist::AsvrunWorkerEnvironment(world);
+    // OpenMP's pool must not start with every core before set_num_threads runs.
+    w.env["OMP_NUM_THREADS"] = std::to_string(r.threads);
     if (cuda) {
       w.env["CUDA_VISIBLE_DEVICES"] = r.visible[static_cast<std::size_t>(rank)];
       w.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     }
-    w.unset_env = {"ASV_DIST_PROTOCOL", "TORCHELASTIC_USE_AGENT_STORE"};
+    w.unset_env = asv::dist::kWorkerUnsetEnvironment;
     workers.push_back(std::move(w));
   }
 

@@ -1,9 +1,9 @@
 // `recipe.*` settings of the voxceleb/xvector recipe.
 //
-// The first six fields are ASVtorch's RecipeSettings (asvtorch/recipes/voxceleb/xvector/run.py;
-// reference/asvtorch.md section 1.2), with the same names and defaults. The others replace values
-// ASVtorch hard-codes in run.py (section 3.2): training and PLDA data, utterance filters, the
-// trial lists and the seed of the random PLDA speaker subset. Their defaults reproduce ASVtorch.
+// The first six fields are ASVtorch's RecipeSettings (asvtorch/recipes/voxceleb/xvector/run.py),
+// with the same names and defaults. The others replace values ASVtorch hard-codes in run.py:
+// training and PLDA data, utterance filters, the trial lists and the seed of the random PLDA
+// speaker subset. Their defaults reproduce ASVtorch.
 #pragma once
 
 #include <optional>

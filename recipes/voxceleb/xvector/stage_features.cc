@@ -1,255 +1,20 @@
 #include "recipes/voxceleb/xvector/stage_features.h"
 
-#include <chrono>
-#include <cmath>
-#include <optional>
-
 #include <fmt/format.h>
 
-#include "asvcpp/audio/decode.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
-#include "asvcpp/base/thread_pool.h"
 #include "asvcpp/data/data_dir.h"
-#include "asvcpp/data/table.h"
-#include "asvcpp/features/compressed_matrix.h"
-#include "asvcpp/features/kaldi_io.h"
-#include "asvcpp/features/kaldi_options.h"
-#include "asvcpp/features/mfcc.h"
 #include "asvcpp/recipe/run_context.h"
 #include "recipes/voxceleb/xvector/stage_prepare.h"
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
 
 namespace asv::recipes::voxceleb_xvector {
-namespace {
 
 namespace stdfs = std::filesystem;
 
-constexpr std::string_view kSkippedUtterances = "skipped_utterances";
-
-// What a worker computed for one utterance.
-struct Computed {
-  Matrix feats;  // [frames, num_ceps] as computed (uncompressed)
-  std::vector<float> vad;
-  double seconds = 0.0;
-  bool resampled = false;
-  std::optional<std::string> skip_reason;
-};
-
-std::string Count(std::size_t n) {
-  return base::Progress::FormatCount(static_cast<std::int64_t>(n));
-}
-
-
-void CheckWspecifierPath(const stdfs::path& path) {
-  if (path.string().find(',') != std::string::npos) {
-    throw DataError(
-        fmt::format("{}: output paths must not contain ',' (Kaldi wspecifiers split on it); "
-                    "choose another paths.output_folder",
-                    path.string()));
-  }
-}
-
-}  // namespace
-
-std::string OneLine(std::string text) {
-  for (char& c : text) {
-    if (c == '\n' || c == '\r' || c == '\t') c = ' ';
-  }
-  return text;
-}
-
-void RemoveStaleOutput(const stdfs::path& path) {
-  std::error_code ec;
-  stdfs::remove(path, ec);
-  if (ec) throw DataError(fmt::format("{}: cannot remove stale output: {}", path.string(), ec.message()));
-}
-
-base::ProgressOptions UtteranceProgress(base::ProgressMode mode) {
-  base::ProgressOptions options;
-  options.unit = "utt";
-  options.mode = mode;
-  options.amount_rate_suffix = "x real time";
-  return options;
-}
-
-std::uint64_t DitherSeed(std::string_view utterance_id) {
-  std::uint64_t hash = 14695981039346656037ull;  // FNV-1a 64 offset basis
-  for (const char c : utterance_id) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 1099511628211ull;  // FNV-1a 64 prime
-  }
-  return hash;
-}
-
-std::string FeatureExtractionReport::Summary() const {
-  return fmt::format("{}: {} utterances, {} skipped, {:.2f} h of audio in {:.1f} s ({:.1f}x real time)", dataset,
-                     Count(utterances), Count(skipped.size()), audio_seconds / 3600.0, wall_seconds, RealTimeFactor());
-}
-
-FeatureExtractionReport ExtractDatasetFeatures(const std::string& dataset, const stdfs::path& dataset_root,
-                                               const FeatureExtractionOptions& options) {
-  const auto start = std::chrono::steady_clock::now();
-  FeatureExtractionReport report;
-  report.dataset = dataset;
-  report.list_folder = data::ListFolder(dataset_root, dataset);
-  report.feature_folder = data::FeatureFolder(dataset_root, dataset);
-  const stdfs::path& lists = report.list_folder;
-
-  // Inputs: the lists of stage 0, without any stage-1 outputs of an earlier run.
-  data::DataDir data = data::DataDir::Load(lists);
-  if (data.wav_scp.empty()) throw DataError(fmt::format("{}: wav.scp is missing or empty", lists.string()));
-  if (data.utt2spk.empty()) throw DataError(fmt::format("{}: utt2spk is missing or empty", lists.string()));
-  data.feats_scp.clear();
-  data.vad_scp.clear();
-  data.utt2num_frames.clear();
-  const data::FixReport input_fix = data::FixDataDir(data);
-  if (input_fix.dropped_total() > 0) {
-    ASV_LOG(Warning, "{}: wav.scp and utt2spk disagree; using the {} utterances in both:\n{}", lists.string(),
-            Count(input_fix.kept), input_fix.Describe());
-  }
-  if (data.wav_scp.empty())
-    throw DataError(fmt::format("{}: no utterance is in both wav.scp and utt2spk", lists.string()));
-
-  const features::Mfcc mfcc(options.mfcc);  // validates the options
-  const float samp_freq = options.mfcc.frame_opts.samp_freq;
-  if (samp_freq != std::round(samp_freq)) {
-    throw DataError(fmt::format("--sample-frequency={} is not a whole number of Hz", samp_freq));
-  }
-  audio::DecodeOptions decode_options;
-  decode_options.sample_rate = static_cast<int>(samp_freq);
-
-  const stdfs::path mfcc_ark = report.feature_folder / "mfcc.ark";
-  const stdfs::path vad_ark = report.feature_folder / "vad.ark";
-  const stdfs::path feats_scp = lists / data::kFeatsScp;
-  const stdfs::path vad_scp = lists / data::kVadScp;
-  for (const auto& p : {mfcc_ark, vad_ark, feats_scp, vad_scp}) CheckWspecifierPath(p);
-
-  // From here on the old outputs are gone: a failure leaves the dataset visibly without features.
-  for (std::string_view name : {data::kFeatsScp, data::kVadScp, data::kUtt2NumFrames, kSkippedUtterances}) {
-    RemoveStaleOutput(lists / name);
-  }
-  stdfs::create_directories(report.feature_folder);
-  features::TableWriter mfcc_writer(fmt::format("ark,scp:{},{}", mfcc_ark.string(), feats_scp.string()));
-  features::TableWriter vad_writer(fmt::format("ark,scp:{},{}", vad_ark.string(), vad_scp.string()));
-
-  std::vector<const std::pair<const std::string, std::string>*> utterances;
-  utterances.reserve(data.wav_scp.size());
-  for (const auto& entry : data.wav_scp) utterances.push_back(&entry);
-
-  const int threads = std::max(1, options.threads);
-  ASV_LOG(Info, "{}: computing MFCCs and VAD of {} utterances with {} thread{}", dataset, Count(utterances.size()),
-          threads, threads == 1 ? "" : "s");
-  audio::ResampleReporter resample_reporter(dataset);
-  base::Progress progress(dataset, static_cast<std::int64_t>(utterances.size()), UtteranceProgress(options.progress));
-
-  auto produce = [&](std::size_t i) {
-    const std::string& utt = utterances[i]->first;
-    Computed out;
-    audio::Audio audio;
-    try {
-      audio = audio::Decode(utterances[i]->second, decode_options);
-    } catch (const DataError& e) {
-      out.skip_reason = OneLine(e.what());
-      return out;
-    } catch (const Error&) {
-      throw;
-    } catch (const std::exception& e) {
-      throw StageError(fmt::format("{}: utterance {}: {}", dataset, utt, e.what()));
-    }
-    out.seconds = audio.Seconds();
-    out.resampled = audio.resampled;
-    resample_reporter.Note(utt, audio);
-    out.feats = mfcc.Compute(audio.samples.data(), static_cast<std::int64_t>(audio.samples.size()), DitherSeed(utt));
-    if (out.feats.rows() == 0) {
-      out.skip_reason = fmt::format("{} samples: shorter than one frame", audio.samples.size());
-      return out;
-    }
-    // VAD on the matrix as stored, as compute_vad_decision.sh reads feats.scp.
-    out.vad = options.compress ? features::ComputeVadEnergy(
-                                     options.vad, features::CompressedMatrix::Compress(out.feats).Decompress())
-                               : features::ComputeVadEnergy(options.vad, out.feats);
-    return out;
-  };
-
-  auto consume = [&](std::size_t i, Computed&& c) {
-    const std::string& utt = utterances[i]->first;
-    if (c.skip_reason) {
-      if (report.skipped.size() < options.max_warnings) {
-        ASV_LOG(Warning, "{}: skipping utterance {}: {}", dataset, utt, *c.skip_reason);
-      } else if (report.skipped.size() == options.max_warnings) {
-        ASV_LOG(Warning, "{}: more utterances skipped; all are listed in {}", dataset,
-                (lists / kSkippedUtterances).string());
-      }
-      report.skipped.push_back({utt, *c.skip_reason});
-      progress.Add(1, 0.0);
-      return;
-    }
-    if (options.compress) {
-      mfcc_writer.WriteCompressed(utt, c.feats);
-    } else {
-      mfcc_writer.Write(utt, c.feats);
-    }
-    vad_writer.Write(utt, c.vad);
-    data.utt2num_frames[utt] = c.feats.rows();
-    report.frames += c.feats.rows();
-    report.audio_seconds += c.seconds;
-    ++report.utterances;
-    if (c.resampled) ++report.resampled;
-    progress.Add(1, c.seconds);
-  };
-
-  base::ParallelForOrdered<Computed>(utterances.size(), threads, 4 * static_cast<std::size_t>(threads), produce,
-                                     consume);
-  progress.Finish();
-  resample_reporter.LogSummary();
-
-  if (report.utterances == 0) {
-    throw StageError(fmt::format("{}: no utterance could be used ({} skipped); the first: {}: {}", dataset,
-                                 Count(report.skipped.size()), report.skipped.front().utterance,
-                                 report.skipped.front().reason));
-  }
-
-  // The lists without the skipped utterances, then feats.scp last (see the header).
-  vad_writer.Close();
-  data::Table skipped_table;
-  for (const auto& s : report.skipped) {
-    data.wav_scp.erase(s.utterance);
-    data.utt2spk.erase(s.utterance);
-    skipped_table[s.utterance] = s.reason;
-  }
-  const data::FixReport output_fix = data::FixDataDir(data);
-  if (output_fix.dropped_total() > 0) {  // cannot happen: every table holds the same utterances
-    throw StageError(fmt::format("{}: lists disagree after feature extraction:\n{}", dataset, output_fix.Describe()));
-  }
-  data.Save(lists);
-  data::WriteTable(lists / kSkippedUtterances, skipped_table);
-  mfcc_writer.Close();
-
-  report.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return report;
-}
-
-FeatureExtractionOptions FeatureOptionsFromSettings(const XvectorSettings& settings) {
-  const auto& common = settings.common();
-  std::error_code ec;
-  stdfs::path conf = stdfs::absolute(common.paths.kaldi_mfcc_conf_file, ec);
-  if (ec) conf = common.paths.kaldi_mfcc_conf_file;
-  FeatureExtractionOptions options;
-  options.mfcc = features::ReadKaldiConfig<features::MfccOptions>(conf.string());
-  const float samp_freq = options.mfcc.frame_opts.samp_freq;
-  if (samp_freq != static_cast<float>(common.features.sampling_rate)) {
-    throw StageError(
-        fmt::format("features.sampling_rate = {} disagrees with --sample-frequency={} of {}; the features would be "
-                    "computed at a rate the rest of the recipe does not expect (remove the override of "
-                    "features.sampling_rate or change mfcc.conf)",
-                    common.features.sampling_rate, samp_freq, conf.string()));
-  }
-  options.threads = base::EffectiveThreads(common.computing.feature_extraction_workers);
-  return options;
-}
-
-std::vector<FeatureExtractionReport> RunFeatureStage(const XvectorSettings& settings, recipe::RunContext& context) {
+std::vector<prep::FeatureExtractionReport> RunFeatureStage(const XvectorSettings& settings,
+                                                           recipe::RunContext& context) {
   const std::vector<std::string>& datasets = settings.recipe().feature_extraction_datasets;
   if (datasets.empty()) {
     throw DataError("recipe.feature_extraction_datasets is empty: stage 1 has nothing to extract");
@@ -265,17 +30,17 @@ std::vector<FeatureExtractionReport> RunFeatureStage(const XvectorSettings& sett
                       dataset, wav_scp.string()));
     }
   }
-  const FeatureExtractionOptions options = FeatureOptionsFromSettings(settings);
+  const prep::FeatureExtractionOptions options = prep::FeatureOptionsFromSettings(settings.common());
 
-  std::vector<FeatureExtractionReport> reports;
+  std::vector<prep::FeatureExtractionReport> reports;
   for (const auto& dataset : datasets) {
-    FeatureExtractionReport report = ExtractDatasetFeatures(dataset, dataset_root, options);
-    RecordFileArtifact(context, report.feature_folder / "mfcc.ark", "features");
-    RecordFileArtifact(context, report.list_folder / data::kFeatsScp, "features");
-    RecordFileArtifact(context, report.list_folder / data::kUtt2NumFrames, "features");
-    RecordFileArtifact(context, report.feature_folder / "vad.ark", "vad");
-    RecordFileArtifact(context, report.list_folder / data::kVadScp, "vad");
-    if (!report.skipped.empty()) RecordFileArtifact(context, report.list_folder / kSkippedUtterances, "list");
+    prep::FeatureExtractionReport report = prep::ExtractDatasetFeatures(dataset, dataset_root, options);
+    context.RecordArtifact(report.feature_folder / "mfcc.ark", "features");
+    context.RecordArtifact(report.list_folder / data::kFeatsScp, "features");
+    context.RecordArtifact(report.list_folder / data::kUtt2NumFrames, "features");
+    context.RecordArtifact(report.feature_folder / "vad.ark", "vad");
+    context.RecordArtifact(report.list_folder / data::kVadScp, "vad");
+    if (!report.skipped.empty()) context.RecordArtifact(report.list_folder / prep::kSkippedUtterances, "list");
     ASV_LOG(Info, "{}", report.Summary());
     reports.push_back(std::move(report));
   }

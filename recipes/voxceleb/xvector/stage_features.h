@@ -1,50 +1,12 @@
 // Stage 1 of voxceleb/xvector: Kaldi-compatible MFCCs and energy VAD for every utterance of the
-// datasets in recipe.feature_extraction_datasets (reference/asvtorch.md section 4.1; what
-// ASVtorch's asvtorch_extract_feats.sh does with make_mfcc.sh, compute_vad_decision.sh and
-// fix_data_dir.sh).
-//
-// Per dataset, from <output_folder>/<feature_and_list_folder>/<dataset>/lists (stage 0):
-//   features/mfcc.ark + lists/feats.scp   MFCCs [frames, num_ceps], options of
-//                                          paths.kaldi_mfcc_conf_file. Stored as Kaldi compressed
-//                                          matrices (CM, CompressionMethod::kAutomatic: one byte
-//                                          per value with per-column percentile headers) by
-//                                          default, as make_mfcc.sh --compress=true (its default,
-//                                          and so what ASVtorch and Kaldi x-vector systems train
-//                                          on) does: about a quarter of the size of float
-//                                          matrices (VoxCeleb2: ~25 GB instead of ~100 GB).
-//                                          FeatureExtractionOptions::compress = false stores
-//                                          float matrices instead.
-//   features/vad.ark + lists/vad.scp      0/1 float vectors [frames]: Kaldi's ComputeVadEnergy
-//                                          with voxceleb/v2's vad.conf (VadOptions::VoxcelebV2())
-//                                          on column 0 (the log energy; mfcc.conf keeps
-//                                          --use-energy=true) of the matrix as stored, i.e. after
-//                                          compression, exactly as compute_vad_decision.sh reads
-//                                          feats.scp.
-//   lists/utt2num_frames                  frames per utterance.
-//   lists/skipped_utterances              "<utt> <reason>" for every utterance whose audio could
-//                                          not be used (missing, unreadable, truncated or empty
-//                                          file, shorter than one frame); empty when none was.
-// Skipped utterances are removed from wav.scp, utt2spk and spk2utt (data::FixDataDir), so all
-// lists stay aligned; rerun stage 0 to bring them back after fixing the audio.
-//
-// Determinism: utterances are processed in sorted id order by worker threads and written by one
-// writer in that order (base::ParallelForOrdered); dither noise is seeded per utterance with
-// DitherSeed(utt id). Reruns give bit-identical files whatever the thread count or timing.
-//
-// Atomicity: old feats.scp, vad.scp, utt2num_frames and skipped_utterances are deleted before
-// extraction starts; archives are written under temporary names; lists/feats.scp is renamed into
-// place last, so its presence means the dataset's stage-1 outputs are complete.
+// datasets in recipe.feature_extraction_datasets (ASVtorch's asvtorch_extract_feats.sh), with
+// prep::ExtractDatasetFeatures (asvcpp/prep/dataset_features.h: the files written, determinism,
+// atomicity).
 #pragma once
 
-#include <cstdint>
-#include <filesystem>
-#include <string>
-#include <string_view>
 #include <vector>
 
-#include "asvcpp/base/progress.h"
-#include "asvcpp/features/feature_options.h"
-#include "asvcpp/features/vad.h"
+#include "asvcpp/prep/dataset_features.h"
 
 namespace asv::recipe {
 class RunContext;
@@ -54,77 +16,12 @@ namespace asv::recipes::voxceleb_xvector {
 
 class XvectorSettings;
 
-/// Dither seed of an utterance: the 64-bit FNV-1a hash of its id. Stable across platforms and
-/// runs; `asvrun compute-mfcc-feats` uses the same seed per key, so its output matches stage 1.
-std::uint64_t DitherSeed(std::string_view utterance_id);
-
-/// How one dataset's features are computed and stored.
-struct FeatureExtractionOptions {
-  features::MfccOptions mfcc;                                     ///< From mfcc.conf.
-  features::VadOptions vad = features::VadOptions::VoxcelebV2();  ///< Kaldi voxceleb/v2 vad.conf.
-  bool compress = true;           ///< Kaldi compressed matrices (see the header comment); false: float.
-  int threads = 1;                ///< Worker threads computing features (the writer is the caller's thread).
-  std::size_t max_warnings = 20;  ///< Skipped utterances warned about one by one; the rest summarised.
-  base::ProgressMode progress = base::ProgressMode::kAuto;
-};
-
-/// One utterance left out and why.
-struct SkippedUtterance {
-  std::string utterance;
-  std::string reason;  ///< The decoder's message (names the file) or "shorter than one frame".
-};
-
-/// What ExtractDatasetFeatures did.
-struct FeatureExtractionReport {
-  std::string dataset;
-  std::size_t utterances = 0;  ///< Utterances with features written.
-  std::vector<SkippedUtterance> skipped;
-  std::int64_t frames = 0;     ///< Feature frames written over all utterances.
-  double audio_seconds = 0.0;  ///< Duration of the audio of the written utterances.
-  double wall_seconds = 0.0;   ///< Wall-clock time of the extraction.
-  std::size_t resampled = 0;   ///< Utterances whose audio was resampled.
-  std::filesystem::path list_folder;
-  std::filesystem::path feature_folder;
-
-  /// Seconds of audio processed per wall-clock second (the "x real time" figure).
-  double RealTimeFactor() const { return wall_seconds > 0 ? audio_seconds / wall_seconds : 0.0; }
-  /// "voxceleb1: 4,874 utterances, 0 skipped, 11.20 h of audio in 412.3 s (97.8x real time)".
-  std::string Summary() const;
-};
-
-/// Helpers that stage 1 and stage 2 (stage_augment.h) share.
-/// `text` with newlines and tabs replaced by spaces (one line of a list such as skipped_utterances).
-std::string OneLine(std::string text);
-/// Removes `path` if it exists (an output of an earlier run). Throws DataError naming it when it
-/// cannot be removed.
-void RemoveStaleOutput(const std::filesystem::path& path);
-/// Progress of a pass over utterances: counted in "utt", the amount in seconds of audio shown as
-/// "x real time".
-base::ProgressOptions UtteranceProgress(base::ProgressMode mode);
-
-/// Computes the features of dataset `dataset` under `dataset_root`
-/// (<output_folder>/<feature_and_list_folder>) as described in the header comment. Audio is
-/// decoded (and resampled if needed) to options.mfcc.frame_opts.samp_freq.
-/// Throws DataError when the list folder or its wav.scp/utt2spk is missing or malformed, or
-/// when an output path contains ',' (not representable in a Kaldi wspecifier); StageError
-/// naming the dataset when every utterance fails (with the first reason) or a non-data error
-/// (e.g. the resampler) occurs for an utterance; DataError when writing fails. Nothing is
-/// presented as complete after an exception (see "Atomicity").
-FeatureExtractionReport ExtractDatasetFeatures(const std::string& dataset, const std::filesystem::path& dataset_root,
-                                               const FeatureExtractionOptions& options);
-
-/// The options stage 1 uses for `settings`: MFCC options from paths.kaldi_mfcc_conf_file
-/// (relative to the current folder), VoxCeleb v2 VAD, compression, and
-/// computing.feature_extraction_workers threads capped at std::thread::hardware_concurrency().
-/// Throws DataError for an unreadable or invalid mfcc.conf and StageError when its
-/// --sample-frequency disagrees with features.sampling_rate.
-FeatureExtractionOptions FeatureOptionsFromSettings(const XvectorSettings& settings);
-
 /// Runs stage 1: checks that every dataset of recipe.feature_extraction_datasets has a list
 /// folder before extracting any (DataError naming the dataset otherwise, also when the list is
-/// empty), then ExtractDatasetFeatures for each, logs its Summary() and records the outputs as
-/// artifacts (mfcc.ark, feats.scp, utt2num_frames: "features"; vad.ark, vad.scp: "vad";
+/// empty), then prep::ExtractDatasetFeatures for each, logs its Summary() and records the outputs
+/// as artifacts (mfcc.ark, feats.scp, utt2num_frames: "features"; vad.ark, vad.scp: "vad";
 /// skipped_utterances: "list").
-std::vector<FeatureExtractionReport> RunFeatureStage(const XvectorSettings& settings, recipe::RunContext& context);
+std::vector<prep::FeatureExtractionReport> RunFeatureStage(const XvectorSettings& settings,
+                                                           recipe::RunContext& context);
 
 }  // namespace asv::recipes::voxceleb_xvector

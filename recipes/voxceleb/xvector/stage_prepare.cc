@@ -22,15 +22,6 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return out.empty() ? "(none)" : out;
 }
 
-std::vector<stdfs::path> SortedChildren(const stdfs::path& folder) {
-  std::vector<stdfs::path> out;
-  std::error_code ec;
-  for (const auto& entry : stdfs::directory_iterator(folder, ec)) out.push_back(entry.path());
-  if (ec) throw DataError(fmt::format("{}: cannot list folder: {}", folder.string(), ec.message()));
-  std::sort(out.begin(), out.end());
-  return out;
-}
-
 }  // namespace
 
 std::vector<std::string> PreparableDatasets() {
@@ -83,41 +74,6 @@ std::vector<PreparationJob> ResolvePreparationJobs(const std::optional<std::vect
   return jobs;
 }
 
-void RecordFileArtifact(recipe::RunContext& context, const stdfs::path& file, const std::string& kind) {
-  if (context.db() == nullptr) return;
-  db::ArtifactRecord record;
-  if (context.stage_id() != 0) record.stage_id = context.stage_id();
-  record.path = file.string();
-  record.kind = kind;
-  std::error_code ec;
-  const auto size = stdfs::file_size(file, ec);
-  record.bytes = ec ? 0 : static_cast<std::int64_t>(size);
-  context.db()->RecordArtifact(context.run_id(), record);
-}
-
-void RecordFolderArtifacts(recipe::RunContext& context, const stdfs::path& folder, const std::string& kind) {
-  if (context.db() == nullptr) return;
-  for (const auto& child : SortedChildren(folder)) {
-    std::error_code ec;
-    if (stdfs::is_regular_file(child, ec)) {
-      RecordFileArtifact(context, child, kind);
-    } else if (stdfs::is_directory(child, ec)) {
-      db::ArtifactRecord record;
-      if (context.stage_id() != 0) record.stage_id = context.stage_id();
-      record.path = child.string();
-      record.kind = kind;
-      for (const auto& entry : stdfs::recursive_directory_iterator(child, ec)) {
-        std::error_code size_ec;
-        if (entry.is_regular_file(size_ec)) {
-          const auto size = entry.file_size(size_ec);
-          if (!size_ec) record.bytes += static_cast<std::int64_t>(size);
-        }
-      }
-      context.db()->RecordArtifact(context.run_id(), record);
-    }
-  }
-}
-
 std::vector<data::PreparedDataset> RunPrepareStage(const XvectorSettings& settings, recipe::RunContext& context) {
   const auto& paths = settings.common().paths;
   // Everything is checked before the first file is written.
@@ -137,7 +93,7 @@ std::vector<data::PreparedDataset> RunPrepareStage(const XvectorSettings& settin
     // PrepareVoxCeleb1/2 log the one-line summary of each list folder (utterances, speakers,
     // trial lists, trials).
     for (auto& ds : result) {
-      RecordFolderArtifacts(context, ds.list_folder, "list");
+      context.RecordFolderArtifacts(ds.list_folder, "list");
       prepared.push_back(std::move(ds));
     }
   }

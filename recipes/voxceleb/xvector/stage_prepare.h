@@ -1,4 +1,5 @@
-// Stage 0 of voxceleb/xvector: utterance and trial lists (reference/asvtorch.md sections 3.7, 3.8).
+// Stage 0 of voxceleb/xvector: utterance and trial lists (ASVtorch run.py stage 0 with its
+// VoxCeleb list preparation).
 //
 // For each dataset of recipe.preparation_datasets (None: every dataset of paths.datasets this
 // recipe can prepare) the corpus folder paths.datasets[name] (relative paths are taken against
@@ -49,15 +50,5 @@ std::vector<PreparationJob> ResolvePreparationJobs(const std::optional<std::vect
 /// ResolvePreparationJobs) and whatever the preparation functions throw (DataError naming the
 /// corpus folder or file).
 std::vector<data::PreparedDataset> RunPrepareStage(const XvectorSettings& settings, recipe::RunContext& context);
-
-/// Records every regular file directly in `folder` (sorted by name) as an artifact of `kind`
-/// of the context's run and stage, with its size; sub-folders (such as voxceleb2_cat's cat/
-/// with one list per video) are recorded as one artifact each whose size is the total of
-/// their files. Does nothing without a database. Throws DbError.
-void RecordFolderArtifacts(recipe::RunContext& context, const std::filesystem::path& folder, const std::string& kind);
-
-/// Records one file as an artifact of `kind` (size from the file system; no checksum). Does
-/// nothing without a database. Throws DbError.
-void RecordFileArtifact(recipe::RunContext& context, const std::filesystem::path& file, const std::string& kind);
 
 }  // namespace asv::recipes::voxceleb_xvector

@@ -2,58 +2,37 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <nlohmann/json.hpp>
 
 #include <map>
 #include <numeric>
 #include <set>
 
+#include "asvcpp/backend/evaluation.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/data/data_dir.h"
+#include "asvcpp/data/feature_source.h"
 #include "asvcpp/data/utterance_list.h"
 #include "asvcpp/db/database.h"
+#include "asvcpp/features/kaldi_feature_source.h"
+#include "asvcpp/train/eer_stopper.h"
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/trainer.h"
-#include "recipes/voxceleb/xvector/datasets.h"
-#include "recipes/voxceleb/xvector/evaluation.h"
-#include "recipes/voxceleb/xvector/stage_prepare.h"
+#include "recipes/voxceleb/xvector/xvector_recipe.h"
 
 namespace asv::recipes::voxceleb_xvector {
 namespace fs = std::filesystem;
-
-bool EerStopper::Update(double mean_eer) {
-  if (mean_eer < best_ - minimum_improvement_) {
-    best_ = mean_eer;
-    counter_ = 0;
-  } else {
-    ++counter_;
-  }
-  return counter_ >= patience_;
-}
-
-void EerStopper::Save(const fs::path& path) const {
-  nlohmann::json j = {{"best_mean_eer_percent", best_}, {"evaluations_without_improvement", counter_}};
-  asv::fs::WriteFileAtomic(path, j.dump(2) + "\n");
-}
-
-void EerStopper::Load(const fs::path& path) {
-  try {
-    const auto j = nlohmann::json::parse(asv::fs::ReadFile(path));
-    best_ = j.at("best_mean_eer_percent").get<double>();
-    counter_ = j.at("evaluations_without_improvement").get<int>();
-  } catch (const nlohmann::json::exception& e) {
-    throw DataError(fmt::format("{}: not an early-stopping state file: {}", path.string(), e.what()));
-  }
-}
+using backend::Backend;
+using backend::Embeddings;
 
 namespace {
 
 // What rank 0 needs for the evaluations during training.
 struct TrainingEvaluation {
-  std::shared_ptr<KaldiFeatureSource> plda;
+  std::shared_ptr<features::KaldiFeatureSource> plda;
   std::vector<std::string> plda_speakers;
-  std::shared_ptr<KaldiFeatureSource> trials;
+  std::shared_ptr<features::KaldiFeatureSource> trials;
   std::vector<std::pair<std::string, fs::path>> lists;
 };
 
@@ -61,12 +40,12 @@ TrainingEvaluation PrepareEvaluation(recipe::RunContext& context) {
   auto& s = SettingsOf(context);
   const auto& r = s.recipe();
   TrainingEvaluation e;
-  e.lists = TrialListFiles(r.training_trial_lists, r.trial_lists, ListFolderOf(context, r.trial_dataset), false);
+  e.lists = backend::TrialListFiles(r.training_trial_lists, r.trial_lists, data::ListFolder(context.feature_and_list_folder(), r.trial_dataset), false);
   if (e.lists.empty()) {
     ASV_LOG(Warning, "none of recipe.training_trial_lists exists: no EER evaluation during training");
     return e;
   }
-  const auto plda_data = LoadDatasets(context, r.plda_datasets);
+  const auto plda_data = features::LoadDatasets(context.feature_and_list_folder(), r.plda_datasets);
   data::UtteranceList all;
   for (std::size_t i = 0; i < plda_data.ids.size(); ++i) all.utterances.push_back({plda_data.ids[i], plda_data.speakers[i]});
   const auto chosen = data::SelectRandomSpeakers(all, static_cast<std::size_t>(r.plda_speakers_during_training),
@@ -76,11 +55,11 @@ TrainingEvaluation PrepareEvaluation(recipe::RunContext& context) {
     ids.push_back(u.id);
     e.plda_speakers.push_back(u.speaker);
   }
-  e.plda = std::make_shared<KaldiFeatureSource>(ids, plda_data.stored, s.common().features);
+  e.plda = std::make_shared<features::KaldiFeatureSource>(ids, plda_data.stored, s.common().features);
 
-  const auto trial_data = LoadDatasets(context, {r.trial_dataset});
-  const auto trial_ids = TrialSides(e.lists);
-  e.trials = std::make_shared<KaldiFeatureSource>(trial_ids, trial_data.stored, s.common().features);
+  const auto trial_data = features::LoadDatasets(context.feature_and_list_folder(), {r.trial_dataset});
+  const auto trial_ids = backend::TrialSides(e.lists);
+  e.trials = std::make_shared<features::KaldiFeatureSource>(trial_ids, trial_data.stored, s.common().features);
   ASV_LOG(Info, "evaluation during training: {} PLDA utterances of {} speakers, {} trial utterances, lists {}",
           ids.size(), chosen.utterances.empty() ? 0 : data::Speakers(chosen).size(), trial_ids.size(),
           fmt::format("{}", fmt::join(r.training_trial_lists, ", ")));
@@ -89,11 +68,12 @@ TrainingEvaluation PrepareEvaluation(recipe::RunContext& context) {
 
 // Embeddings of every utterance of `source` with the trainer's current network; utterances
 // without speech are left out (with a message).
-Embeddings Extract(const train::Trainer& trainer, const KaldiFeatureSource& source,
+Embeddings Extract(const train::Trainer& trainer, const features::KaldiFeatureSource& source,
                    const train::ExtractionOptions& options) {
   std::vector<int> all(static_cast<std::size_t>(source.NumUtterances()));
   std::iota(all.begin(), all.end(), 0);
-  return CollectEmbeddings(trainer.ExtractEmbeddings(source, all, options), source.ids(), "evaluation");
+  const auto result = trainer.ExtractEmbeddings(source, all, options);
+  return backend::CollectEmbeddings(result.embeddings, result.skipped, source.ids(), "evaluation");
 }
 
 }  // namespace
@@ -104,8 +84,8 @@ void RunTraining(recipe::RunContext& context) {
   const auto& network = s.common().network;
 
   // Training data with ASVtorch's filters.
-  const auto data = LoadDatasets(context, r.training_datasets);
-  auto all = std::make_shared<KaldiFeatureSource>(data.ids, data.stored, s.common().features);
+  const auto data = features::LoadDatasets(context.feature_and_list_folder(), r.training_datasets);
+  auto all = std::make_shared<features::KaldiFeatureSource>(data.ids, data.stored, s.common().features);
   std::map<std::string, int> per_speaker;
   std::vector<int> long_enough;
   for (int u = 0; u < all->NumUtterances(); ++u) {
@@ -135,13 +115,13 @@ void RunTraining(recipe::RunContext& context) {
                                 "or recipe.min_utterances_per_speaker, or add data)",
                                 fmt::format("{}", fmt::join(r.training_datasets, ", ")), n_speakers));
   }
-  train::TrainingData training{std::make_shared<SubsetFeatureSource>(all, kept), labels, n_speakers};
+  train::TrainingData training{std::make_shared<data::SubsetFeatureSource>(all, kept), labels, n_speakers};
 
   const fs::path networks = context.system_folder() / "networks";
   train::TrainerOptions options;
   options.network = network;
   options.dataloader_workers = s.common().computing.network_dataloader_workers;
-  options.device = DeviceOf(context, s);
+  options.device = context.device();
   options.precision = train::ParsePrecision(network.precision);
   train::ApplyMathModes(s.common().computing.allow_tf32);
   options.checkpoint_folder = networks;
@@ -153,7 +133,7 @@ void RunTraining(recipe::RunContext& context) {
 
   TrainingEvaluation evaluation;
   const fs::path stopper_file = networks / "eer_stopper.json";
-  EerStopper stopper(network.eer_stop_epochs, network.minimum_improvement);
+  train::EerStopper stopper(network.eer_stop_epochs, network.minimum_improvement);
   if (context.is_rank0()) {
     evaluation = PrepareEvaluation(context);
     if (network.resume_epoch > 0 && fs::exists(stopper_file)) stopper.Load(stopper_file);
@@ -163,22 +143,20 @@ void RunTraining(recipe::RunContext& context) {
 
   auto on_epoch = [&](const train::EpochStats& stats) {
     if (!context.is_rank0()) return train::EpochAction::kContinue;
-    if (context.db() != nullptr) {
-      db::EpochRecord record;
-      record.epoch = stats.epoch;
-      record.loss = stats.loss;
-      record.accuracy = stats.accuracy;
-      record.learning_rate = stats.learning_rate;
-      record.seconds = stats.seconds;
-      record.frames_per_second = stats.frames_per_second;
-      record.data_wait_percent = 100.0 * stats.data_wait_fraction;
-      if (stats.validation) {
-        record.val_loss = stats.validation->validation_loss;
-        record.val_accuracy = stats.validation->validation_accuracy;
-      }
-      context.db()->RecordEpoch(context.run_id(), record);
-      if (!stats.checkpoint.empty()) RecordFileArtifact(context, stats.checkpoint, "checkpoint");
+    db::EpochRecord record;
+    record.epoch = stats.epoch;
+    record.loss = stats.loss;
+    record.accuracy = stats.accuracy;
+    record.learning_rate = stats.learning_rate;
+    record.seconds = stats.seconds;
+    record.frames_per_second = stats.frames_per_second;
+    record.data_wait_percent = 100.0 * stats.data_wait_fraction;
+    if (stats.validation) {
+      record.val_loss = stats.validation->validation_loss;
+      record.val_accuracy = stats.validation->validation_accuracy;
     }
+    context.RecordEpoch(record);
+    if (!stats.checkpoint.empty()) context.RecordArtifact(stats.checkpoint, "checkpoint");
     if (!stats.evaluation_due || !evaluation.plda) return train::EpochAction::kContinue;
 
     const auto plda = Extract(trainer, *evaluation.plda, extraction);
@@ -195,9 +173,9 @@ void RunTraining(recipe::RunContext& context) {
     const Embeddings processed{trial.ids, backend.Process(trial.vectors)};
     double sum = 0;
     for (const auto& [name, file] : evaluation.lists) {
-      const auto result = ScoreTrialList(backend, processed, name, file, s.common().backend);
-      ASV_LOG(Info, "{}", FormatResult(result, stats.epoch));
-      if (context.db() != nullptr) RecordResult(*context.db(), context.run_id(), stats.epoch, result, 5);
+      const auto result = backend::ScoreTrialList(backend, processed, name, file, s.common().backend);
+      ASV_LOG(Info, "{}", backend::FormatResult(result, stats.epoch));
+      context.RecordResult(backend::ResultRecordOf(result, stats.epoch));
       sum += result.metrics.eer.percent();
     }
     const bool stop = stopper.Update(sum / static_cast<double>(evaluation.lists.size()));

@@ -18,6 +18,10 @@ std::vector<recipe::StageInfo> XvectorRecipe::stages() const {
   };
 }
 
+XvectorSettings& SettingsOf(recipe::RunContext& context) {
+  return dynamic_cast<XvectorSettings&>(context.settings());
+}
+
 std::unique_ptr<recipe::RecipeSettings> XvectorRecipe::NewSettings() const {
   return std::make_unique<XvectorSettings>();
 }

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "asvcpp/recipe/recipe.h"
+#include "asvcpp/recipe/run_context.h"
 #include "recipes/voxceleb/xvector/recipe_settings.h"
 
 namespace asv::recipes::voxceleb_xvector {
@@ -22,6 +23,10 @@ class XvectorSettings : public recipe::RecipeSettings {
  private:
   voxceleb_xvector::RecipeSettings recipe_;
 };
+
+/// The settings of a voxceleb/xvector run (a run of this recipe always holds XvectorSettings).
+/// Throws std::bad_cast for a context of another recipe.
+XvectorSettings& SettingsOf(recipe::RunContext& context);
 
 /// The recipe's name, stages and settings (its stages run through XvectorStages,
 /// xvector_stages.h).

@@ -1,45 +1,53 @@
 #include "recipes/voxceleb/xvector/xvector_stages.h"
 
+#include <map>
+
 #include <fmt/format.h>
 
 #include "asvcpp/base/error.h"
-#include "asvcpp/base/log.h"
 #include "asvcpp/recipe/run_context.h"
 #include "recipes/voxceleb/xvector/stage_augment.h"
 #include "recipes/voxceleb/xvector/stage_embeddings.h"
 #include "recipes/voxceleb/xvector/stage_features.h"
 #include "recipes/voxceleb/xvector/stage_prepare.h"
+#include "recipes/voxceleb/xvector/stage_scoring.h"
 #include "recipes/voxceleb/xvector/stage_train.h"
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
 
 namespace asv::recipes::voxceleb_xvector {
+namespace {
+
+using StageFunction = void (*)(recipe::RunContext&);
+
+// The function of each stage of XvectorRecipe::stages(), by the stage's name (its number and
+// description live only in that table).
+const std::map<std::string, StageFunction>& StageFunctions() {
+  static const std::map<std::string, StageFunction> functions = {
+      {"prepare", [](recipe::RunContext& c) { RunPrepareStage(SettingsOf(c), c); }},
+      {"features", [](recipe::RunContext& c) { RunFeatureStage(SettingsOf(c), c); }},
+      {"augmentation", [](recipe::RunContext& c) { RunAugmentationStage(SettingsOf(c), c); }},
+      {"train", RunTraining},
+      {"embeddings", RunEmbeddingExtraction},
+      {"scoring", RunScoring},
+  };
+  return functions;
+}
+
+}  // namespace
+
+bool XvectorStages::HasStage(const recipe::StageInfo& stage) const {
+  return StageFunctions().count(stage.name) > 0;
+}
 
 void XvectorStages::RunStage(const recipe::StageInfo& stage, recipe::RunContext& context) const {
-  const auto* settings = dynamic_cast<const XvectorSettings*>(&context.settings());
-  if (settings == nullptr) throw StageError("voxceleb/xvector: the run context does not hold this recipe's settings");
-  switch (stage.number) {
-    case 0:
-      RunPrepareStage(*settings, context);
-      return;
-    case 1:
-      RunFeatureStage(*settings, context);
-      return;
-    case 2:
-      RunAugmentationStage(*settings, context);
-      return;
-    case 5:
-      RunTraining(context);
-      return;
-    case 7:
-      RunEmbeddingExtraction(context);
-      return;
-    case 9:
-      RunScoring(context);
-      return;
-    default:
-      break;
+  if (dynamic_cast<const XvectorSettings*>(&context.settings()) == nullptr) {
+    throw StageError("voxceleb/xvector: the run context does not hold this recipe's settings");
   }
-  throw StageError(fmt::format("voxceleb/xvector has no stage {}", stage.number));
+  const auto it = StageFunctions().find(stage.name);
+  if (it == StageFunctions().end()) {
+    throw StageError(fmt::format("voxceleb/xvector has no stage {} ('{}')", stage.number, stage.name));
+  }
+  it->second(context);
 }
 
 }  // namespace asv::recipes::voxceleb_xvector

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 
@@ -184,6 +185,35 @@ TEST(WorldTest, Asvrun) {
   // Any other value does not select asvrun.
   env["ASV_LAUNCHER"] = "0";
   EXPECT_EQ(WorldFromEnvironment(env).protocol, LaunchProtocol::kTorchrun);
+}
+
+// What asvrun's launcher writes is what a worker reads back.
+TEST(WorldTest, AsvrunWorkerEnvironmentReadsBack) {
+  WorldInfo world;
+  world.rank = 5;
+  world.world_size = 8;
+  world.local_rank = 1;
+  world.local_world_size = 4;
+  world.node_rank = 1;
+  world.nnodes = 2;
+  world.master_addr = "10.0.0.1";
+  world.master_port = 29511;
+  const Environment env = AsvrunWorkerEnvironment(world);
+  EXPECT_EQ(env.at("ASV_LAUNCHER"), "1");
+  const WorldInfo back = WorldFromEnvironment(env);
+  EXPECT_EQ(back.protocol, LaunchProtocol::kAsvrun);
+  EXPECT_EQ(back.rank, 5);
+  EXPECT_EQ(back.world_size, 8);
+  EXPECT_EQ(back.local_rank, 1);
+  EXPECT_EQ(back.local_world_size, 4);
+  EXPECT_EQ(back.node_rank, 1);
+  EXPECT_EQ(back.nnodes, 2);
+  EXPECT_EQ(back.master_addr, "10.0.0.1");
+  EXPECT_EQ(back.master_port, 29511);
+  EXPECT_TRUE(back.store_hosted_externally);
+  // An inherited forced protocol would change the reading: launchers remove it.
+  EXPECT_NE(std::find(kWorkerUnsetEnvironment.begin(), kWorkerUnsetEnvironment.end(), "ASV_DIST_PROTOCOL"),
+            kWorkerUnsetEnvironment.end());
 }
 
 TEST(WorldTest, Slurm) {

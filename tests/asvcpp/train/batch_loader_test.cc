@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "asvcpp/base/error.h"
+#include "asvcpp/train/training_data.h"
 
 namespace asv::train {
 namespace {
@@ -89,7 +90,7 @@ TEST(BatchLoaderTest, TrainingBatchIsTransposedClip) {
     b(t, 0) = static_cast<float>(-t);
     b(t, 1) = static_cast<float>(-100 - t);
   }
-  InMemoryFeatureSource source({a, b});
+  data::InMemoryFeatureSource source({a, b});
   EpochBatch batch;
   batch.clip_length = 3;
   batch.clips = {{1, 7, 2}, {0, 4, 1}};  // sampler utterance 1 -> source 0 via the map below
@@ -111,7 +112,7 @@ TEST(BatchLoaderTest, TrainingBatchIsTransposedClip) {
 TEST(BatchLoaderTest, TestBatchTakesFirstFrames) {
   Matrix a(4, 1, 1.f), b(6, 1, 2.f);
   b(0, 0) = 5.f;
-  InMemoryFeatureSource source({a, b}, {"a", "b"});
+  data::InMemoryFeatureSource source({a, b}, {"a", "b"});
   const auto hb = LoadTestBatch(source, {1, 0}, 3, {9, 8});
   EXPECT_EQ(hb.features, (std::vector<float>{5, 2, 2, 1, 1, 1}));
   EXPECT_EQ(hb.labels, (std::vector<std::int64_t>{9, 8}));
@@ -123,7 +124,7 @@ TEST(FeatureSourceTest, SpeakerLabelsInFirstAppearanceOrder) {
   EXPECT_EQ(SpeakerLabels({"id2", "id1", "id2", "id3"}, &n), (std::vector<int>{0, 1, 0, 2}));
   EXPECT_EQ(n, 3);
   TrainingData data;
-  data.source = std::make_shared<InMemoryFeatureSource>(std::vector<Matrix>{Matrix(3, 2), Matrix(4, 2)});
+  data.source = std::make_shared<data::InMemoryFeatureSource>(std::vector<Matrix>{Matrix(3, 2), Matrix(4, 2)});
   data.speakers = {0, 2};
   data.n_speakers = 3;
   EXPECT_THROW(ValidateTrainingData(data), DataError);  // speaker 1 has no utterances
@@ -131,7 +132,7 @@ TEST(FeatureSourceTest, SpeakerLabelsInFirstAppearanceOrder) {
   EXPECT_THROW(ValidateTrainingData(data), DataError);  // label 2 out of range
   data.speakers = {0, 1};
   EXPECT_NO_THROW(ValidateTrainingData(data));
-  EXPECT_THROW(InMemoryFeatureSource({Matrix(3, 2), Matrix(3, 3)}), DataError);
+  EXPECT_THROW(data::InMemoryFeatureSource({Matrix(3, 2), Matrix(3, 3)}), DataError);
 }
 
 }  // namespace

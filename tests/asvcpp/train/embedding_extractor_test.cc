@@ -32,7 +32,7 @@ nnet::XvectorNet TrainedLookingNet() {
   return net;
 }
 
-torch::Tensor EmbedFirstFrames(nnet::XvectorNetImpl& net, const FeatureSource& source, int u, std::int64_t frames) {
+torch::Tensor EmbedFirstFrames(nnet::XvectorNetImpl& net, const data::FeatureSource& source, int u, std::int64_t frames) {
   const Matrix m = source.Clip(u, 0, frames);
   auto x = torch::from_blob(const_cast<float*>(m.data()), {frames, source.FeatDim()}, torch::kFloat32)
                .t()
@@ -100,7 +100,7 @@ TEST(EmbeddingExtractorTest, TruncatesOverlongUtterancesToTheBudget) {
 TEST(EmbeddingExtractorTest, EmptyUtterancesAreAnErrorOrSkipped) {
   auto net = TrainedLookingNet();
   Matrix speech(50, 30, 0.5f);
-  InMemoryFeatureSource source({speech, Matrix(0, 30), speech}, {"a", "silent", "c"});
+  data::InMemoryFeatureSource source({speech, Matrix(0, 30), speech}, {"a", "silent", "c"});
   EmbeddingExtractor extractor(net.ptr(), "cpu");
   ExtractionOptions o;
   try {

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "asvcpp/train/feature_source.h"
+#include "asvcpp/train/training_data.h"
 #include "asvcpp/train/rng.h"
 #include "asvcpp/train/trainer.h"
 
@@ -56,7 +56,7 @@ inline TrainingData MakeSyntheticData(const SyntheticSpec& spec) {
     names.push_back("spk" + std::to_string(s) + "-utt" + std::to_string(i));
     data.speakers.push_back(s);
   }
-  data.source = std::make_shared<InMemoryFeatureSource>(std::move(utterances), std::move(names));
+  data.source = std::make_shared<data::InMemoryFeatureSource>(std::move(utterances), std::move(names));
   data.n_speakers = spec.speakers;
   return data;
 }

@@ -1,4 +1,4 @@
-#include "asvcpp/train/feature_source.h"
+#include "asvcpp/data/feature_source.h"
 
 #include <algorithm>
 #include <cstring>
@@ -8,7 +8,7 @@
 
 #include "asvcpp/base/error.h"
 
-namespace asv::train {
+namespace asv::data {
 
 Matrix SliceRows(const Matrix& frames, std::int64_t start, std::int64_t length, const std::string& name) {
   if (start < 0 || length < 0 || start + length > frames.rows()) {
@@ -68,39 +68,4 @@ std::string InMemoryFeatureSource::Name(int utterance) const {
   return FeatureSource::Name(utterance);
 }
 
-std::vector<int> SpeakerLabels(const std::vector<std::string>& speaker_ids, int* n_speakers) {
-  std::unordered_map<std::string, int> index;
-  std::vector<int> labels;
-  labels.reserve(speaker_ids.size());
-  for (const auto& id : speaker_ids) {
-    auto [it, inserted] = index.emplace(id, static_cast<int>(index.size()));
-    labels.push_back(it->second);
-  }
-  if (n_speakers) *n_speakers = static_cast<int>(index.size());
-  return labels;
-}
-
-void ValidateTrainingData(const TrainingData& data) {
-  if (!data.source) throw DataError("training data has no feature source");
-  const int n = data.source->NumUtterances();
-  if (n < 1) throw DataError("training data has no utterances");
-  if (static_cast<int>(data.speakers.size()) != n) {
-    throw DataError(fmt::format("training data: {} speaker labels for {} utterances", data.speakers.size(), n));
-  }
-  if (data.n_speakers < 1) throw DataError("training data: n_speakers must be >= 1");
-  std::vector<bool> seen(static_cast<std::size_t>(data.n_speakers), false);
-  for (int i = 0; i < n; ++i) {
-    const int s = data.speakers[static_cast<std::size_t>(i)];
-    if (s < 0 || s >= data.n_speakers) {
-      throw DataError(fmt::format("training data: {} has speaker label {} outside [0, {})", data.source->Name(i), s,
-                                  data.n_speakers));
-    }
-    seen[static_cast<std::size_t>(s)] = true;
-  }
-  const auto missing = std::find(seen.begin(), seen.end(), false);
-  if (missing != seen.end()) {
-    throw DataError(fmt::format("training data: speaker label {} has no utterances", missing - seen.begin()));
-  }
-}
-
-}  // namespace asv::train
+}  // namespace asv::data

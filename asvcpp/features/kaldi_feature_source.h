@@ -1,5 +1,5 @@
-// Features of Kaldi-style datasets as the network sees them (ASVtorch KaldiFeatureLoader,
-// reference/asvtorch.md section 4.4): for each part of an utterance (a trial id may join several
+// Features of Kaldi-style datasets as the network sees them (ASVtorch's KaldiFeatureLoader,
+// asvtorch/src/frontend/featureloaders/kaldi_featureloader.py): for each part of an utterance (a trial id may join several
 // utterances with '&'), the stored MFCCs -> deltas (features.deltas 'bv'/'bva', window
 // features.delta_reach) -> centred sliding CMN over all frames (features.cmvn 'm' or 'mv',
 // window features.cmvn_window) -> the VAD-selected frames (unless features.sad_enabled is
@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
+#include "asvcpp/data/feature_source.h"
 #include "asvcpp/settings/settings.h"
-#include "asvcpp/train/feature_source.h"
 
-namespace asv::recipes::voxceleb_xvector {
+namespace asv::features {
 
 /// Where one utterance's stored features and VAD are: Kaldi rxspecifiers (`/abs/mfcc.ark:1234`).
 struct StoredUtterance {
@@ -29,7 +29,20 @@ struct StoredUtterance {
 /// not hold the same utterances.
 std::map<std::string, StoredUtterance> ReadStoredFeatures(const std::filesystem::path& list_folder);
 
-class KaldiFeatureSource : public train::FeatureSource {
+/// The utterances of one or more datasets with their features: ids sorted, speaker of each.
+struct DatasetUtterances {
+  std::vector<std::string> ids;
+  std::vector<std::string> speakers;  ///< [ids.size()]
+  std::map<std::string, StoredUtterance> stored;
+};
+
+/// Reads utt2spk, feats.scp and vad.scp of every dataset in `names` under `dataset_root`
+/// (<dataset_root>/<name>/lists). Utterances without features are left out with a warning (the
+/// feature extraction may have skipped unreadable audio). Throws DataError when `names` is empty,
+/// a dataset has no lists or no features, or two datasets share an utterance id.
+DatasetUtterances LoadDatasets(const std::filesystem::path& dataset_root, const std::vector<std::string>& names);
+
+class KaldiFeatureSource : public data::FeatureSource {
  public:
   /// `ids`: utterance ids, or '&'-joined ids for multi-session trial sides; every part must be
   /// in `stored`. Reads every VAD vector once to count the speech frames (NumFrames). Throws
@@ -56,4 +69,4 @@ class KaldiFeatureSource : public train::FeatureSource {
   int feat_dim_ = 0;
 };
 
-}  // namespace asv::recipes::voxceleb_xvector
+}  // namespace asv::features

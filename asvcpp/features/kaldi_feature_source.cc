@@ -1,17 +1,20 @@
-#include "recipes/voxceleb/xvector/kaldi_feature_source.h"
+#include "asvcpp/features/kaldi_feature_source.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "asvcpp/base/error.h"
+#include "asvcpp/base/log.h"
+#include "asvcpp/data/data_dir.h"
 #include "asvcpp/data/table.h"
 #include "asvcpp/data/trial_list.h"
 #include "asvcpp/features/cmn.h"
 #include "asvcpp/features/deltas.h"
 #include "asvcpp/features/kaldi_io.h"
 
-namespace asv::recipes::voxceleb_xvector {
+namespace asv::features {
 namespace fs = std::filesystem;
 
 std::map<std::string, StoredUtterance> ReadStoredFeatures(const fs::path& list_folder) {
@@ -150,4 +153,44 @@ asv::Matrix KaldiFeatureSource::Frames(int utterance) const {
   return out;
 }
 
-}  // namespace asv::recipes::voxceleb_xvector
+DatasetUtterances LoadDatasets(const std::filesystem::path& dataset_root, const std::vector<std::string>& names) {
+  if (names.empty()) throw DataError("no datasets given");
+  DatasetUtterances out;
+  std::map<std::string, std::string> utt2spk;
+  for (const auto& name : names) {
+    const std::filesystem::path lists = data::ListFolder(dataset_root, name);
+    if (!std::filesystem::exists(lists / "utt2spk")) {
+      throw DataError(fmt::format("{}: dataset '{}' has no utt2spk: it has not been prepared or is not a dataset "
+                                  "of this output folder",
+                                  lists.string(), name));
+    }
+    const auto table = data::ReadTable(lists / "utt2spk", data::ValueFormat::kSingleToken);
+    auto stored = ReadStoredFeatures(lists);
+    std::size_t missing = 0;
+    for (const auto& [utt, spk] : table) {
+      const auto it = stored.find(utt);
+      if (it == stored.end()) {
+        ++missing;
+        continue;
+      }
+      if (!utt2spk.emplace(utt, spk).second) {
+        throw DataError(fmt::format("utterance '{}' is in more than one of the datasets {}", utt,
+                                    fmt::format("{}", fmt::join(names, ", "))));
+      }
+      out.stored.emplace(utt, it->second);
+    }
+    if (missing > 0) {
+      ASV_LOG(Warning,
+              "dataset '{}': {} of {} utterances have no features (skipped by the feature extraction?) and are "
+              "left out",
+              name, missing, table.size());
+    }
+  }
+  for (const auto& [utt, spk] : utt2spk) {
+    out.ids.push_back(utt);
+    out.speakers.push_back(spk);
+  }
+  return out;
+}
+
+}  // namespace asv::features

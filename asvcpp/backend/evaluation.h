@@ -1,8 +1,8 @@
-// The back-end of the voxceleb/xvector recipe, shared by the evaluations during training
-// (stage 5) and the final scoring (stage 9): embedding processing (backend.processing, ASVtorch
-// 'cwl') and a PLDA or cosine scorer trained on the PLDA embeddings, trial-list scoring in trial
-// order, optional adaptive s-norm, EER/minDCF (asvcpp/eval/metrics.h, exactly as ASVtorch), and
-// the result lines and database rows.
+// The back end of an embedding system as recipes run it, for the evaluations during training and
+// the final scoring: embedding processing (backend.processing, ASVtorch's 'cwl') and a PLDA or
+// cosine scorer trained on the PLDA embeddings, trial-list scoring in trial order, optional
+// adaptive s-norm, EER/minDCF (asvcpp/eval/metrics.h, exactly as ASVtorch), the result lines and
+// the database rows; embeddings as Kaldi vector archives.
 #pragma once
 
 #include <cstdint>
@@ -14,16 +14,12 @@
 #include "asvcpp/backend/scorer.h"
 #include "asvcpp/backend/vector_processor.h"
 #include "asvcpp/base/matrix.h"
+#include "asvcpp/db/database.h"
 #include "asvcpp/eval/metrics.h"
 #include "asvcpp/eval/score_file.h"
 #include "asvcpp/settings/settings.h"
-#include "asvcpp/train/embedding_extractor.h"
 
-namespace asv::db {
-class Database;
-}
-
-namespace asv::recipes::voxceleb_xvector {
+namespace asv::backend {
 
 /// Embeddings with their utterance ids: row i of `vectors` ([n, embedding_size]) is ids[i].
 struct Embeddings {
@@ -31,17 +27,18 @@ struct Embeddings {
   asv::Matrix vectors;
 };
 
-/// Embeddings from an extraction over utterances `ids` (result.embeddings row i is ids[i]),
-/// leaving out the utterances without speech frames (ExtractionOptions::skip_empty), each named
-/// in a warning that starts with `what`.
-Embeddings CollectEmbeddings(const train::ExtractionResult& result, const std::vector<std::string>& ids,
-                             const std::string& what);
+/// Embeddings of an extraction over utterances `ids` (`embeddings` [ids.size(), D], row i of
+/// ids[i]), leaving out the rows at the positions `skipped` (utterances without speech frames,
+/// train::ExtractionResult::skipped), each named in a warning that starts with `what`. Throws
+/// std::out_of_range for a position outside `ids`.
+Embeddings CollectEmbeddings(const asv::Matrix& embeddings, const std::vector<std::size_t>& skipped,
+                             const std::vector<std::string>& ids, const std::string& what);
 
 /// Writes embeddings as a Kaldi float-vector archive `<stem>.ark` with `<stem>.scp` (atomic), so
 /// Kaldi tools read them (e.g. `copy-vector scp:trial.scp ark,t:-`).
 void WriteEmbeddings(const std::filesystem::path& stem, const Embeddings& embeddings);
-/// Reads `<stem>.scp`. Throws DataError naming the file when it is missing (stage 7 not run) or
-/// the vectors differ in size.
+/// Reads `<stem>.scp`. Throws DataError naming the file when it is missing (not extracted yet),
+/// empty, or the vectors differ in size.
 Embeddings ReadEmbeddings(const std::filesystem::path& stem);
 
 /// The trained back-end.
@@ -87,10 +84,10 @@ ListResult ScoreTrialList(const Backend& backend, const Embeddings& processed, c
 /// by asvcpp's "minDCF(0.01) = ..." and the trial counts.
 std::string FormatResult(const ListResult& result, std::optional<int> epoch);
 
-/// Records the result (EER in percent, minDCF at the configured p_target) of `stage` (5: an
-/// evaluation during training, 9: final scoring) for `run_id`.
-void RecordResult(db::Database& db, std::int64_t run_id, std::optional<int> epoch, const ListResult& result,
-                  int stage);
+/// The database row of a result: EER in percent, minDCF at the configured p_target, trial counts,
+/// `epoch` of the network (nullopt: none). The stage is left to the recorder
+/// (recipe::RunContext::RecordResult fills in the stage being run).
+db::ResultRecord ResultRecordOf(const ListResult& result, std::optional<int> epoch);
 
 /// Trial list files of `names` (keys of recipe.trial_lists) in `list_folder`; a name that is
 /// not a key is a ConfigError, a file that does not exist is skipped with a warning unless
@@ -104,4 +101,4 @@ std::vector<std::pair<std::string, std::filesystem::path>> TrialListFiles(
 /// unreadable list (file:line).
 std::vector<std::string> TrialSides(const std::vector<std::pair<std::string, std::filesystem::path>>& lists);
 
-}  // namespace asv::recipes::voxceleb_xvector
+}  // namespace asv::backend

@@ -1,4 +1,4 @@
-#include "recipes/voxceleb/xvector/evaluation.h"
+#include "asvcpp/backend/evaluation.h"
 
 #include <fmt/format.h>
 
@@ -11,26 +11,25 @@
 #include "asvcpp/backend/scoring.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
-#include "asvcpp/db/database.h"
 #include "asvcpp/features/kaldi_io.h"
 
-namespace asv::recipes::voxceleb_xvector {
+namespace asv::backend {
 namespace fs = std::filesystem;
 
-Embeddings CollectEmbeddings(const train::ExtractionResult& result, const std::vector<std::string>& ids,
-                             const std::string& what) {
-  std::vector<bool> skipped(ids.size(), false);
-  for (std::size_t i : result.skipped) {
-    skipped.at(i) = true;
+Embeddings CollectEmbeddings(const asv::Matrix& embeddings, const std::vector<std::size_t>& skipped,
+                             const std::vector<std::string>& ids, const std::string& what) {
+  std::vector<bool> left_out(ids.size(), false);
+  for (std::size_t i : skipped) {
+    left_out.at(i) = true;
     ASV_LOG(Warning, "{}: utterance '{}' has no speech frames; no embedding", what, ids[i]);
   }
   Embeddings out;
-  out.vectors = asv::Matrix(static_cast<std::int64_t>(ids.size() - result.skipped.size()), result.embeddings.cols());
+  out.vectors = asv::Matrix(static_cast<std::int64_t>(ids.size() - skipped.size()), embeddings.cols());
   std::int64_t row = 0;
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    if (skipped[i]) continue;
-    const float* from = result.embeddings.row(static_cast<std::int64_t>(i));
-    std::copy(from, from + result.embeddings.cols(), out.vectors.row(row++));
+    if (left_out[i]) continue;
+    const float* from = embeddings.row(static_cast<std::int64_t>(i));
+    std::copy(from, from + embeddings.cols(), out.vectors.row(row++));
     out.ids.push_back(ids[i]);
   }
   return out;
@@ -49,7 +48,7 @@ void WriteEmbeddings(const fs::path& stem, const Embeddings& embeddings) {
 Embeddings ReadEmbeddings(const fs::path& stem) {
   const fs::path scp = stem.string() + ".scp";
   if (!fs::exists(scp)) {
-    throw DataError(fmt::format("{}: no embeddings (stage 7, embedding extraction, writes them)", scp.string()));
+    throw DataError(fmt::format("{}: no embeddings (the embedding extraction stage writes them)", scp.string()));
   }
   Embeddings out;
   std::vector<std::vector<float>> rows;
@@ -145,10 +144,8 @@ std::string FormatResult(const ListResult& result, std::optional<int> epoch) {
                      result.min_dcf_001.min_dcf, result.metrics.counts.n_target, result.metrics.counts.n_nontarget);
 }
 
-void RecordResult(db::Database& db, std::int64_t run_id, std::optional<int> epoch, const ListResult& result,
-                  int stage) {
+db::ResultRecord ResultRecordOf(const ListResult& result, std::optional<int> epoch) {
   db::ResultRecord record;
-  record.stage = stage;
   record.epoch = epoch;
   record.trial_list = result.name;
   record.eer = result.metrics.eer.percent();
@@ -158,7 +155,7 @@ void RecordResult(db::Database& db, std::int64_t run_id, std::optional<int> epoc
   record.c_fa = result.metrics.min_dcf.params.c_fa;
   record.n_target = result.metrics.counts.n_target;
   record.n_nontarget = result.metrics.counts.n_nontarget;
-  db.RecordResult(run_id, record);
+  return record;
 }
 
 std::vector<std::pair<std::string, fs::path>> TrialListFiles(
@@ -195,4 +192,4 @@ std::vector<std::string> TrialSides(const std::vector<std::pair<std::string, fs:
   return ids;
 }
 
-}  // namespace asv::recipes::voxceleb_xvector
+}  // namespace asv::backend

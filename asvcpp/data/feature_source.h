@@ -1,6 +1,8 @@
-// Where training, validation and extraction read features from. The recipe provides the real
-// implementation (features after deltas, CMN and VAD selection; reference/asvtorch.md section
-// 4.4); InMemoryFeatureSource serves tests and small data sets.
+// Where training, validation and extraction read features from: an interface over utterances
+// 0..N-1. features::KaldiFeatureSource (asvcpp/features/kaldi_feature_source.h) is the real
+// implementation (features after deltas, CMN and VAD selection, as ASVtorch's KaldiFeatureLoader
+// in asvtorch/src/frontend/featureloaders/kaldi_featureloader.py loads them);
+// InMemoryFeatureSource serves tests and small data sets, SubsetFeatureSource views a subset.
 #pragma once
 
 #include <cstdint>
@@ -10,7 +12,7 @@
 
 #include "asvcpp/base/matrix.h"
 
-namespace asv::train {
+namespace asv::data {
 
 /// Read access to the frames of a set of utterances indexed 0..NumUtterances()-1.
 /// Every method may be called concurrently from several loader threads.
@@ -56,20 +58,25 @@ class InMemoryFeatureSource : public FeatureSource {
   int feat_dim_ = 0;
 };
 
-/// Training data: a feature source whose every utterance is a training utterance, with its
-/// speaker label.
-struct TrainingData {
-  std::shared_ptr<const FeatureSource> source;
-  std::vector<int> speakers;  ///< label of each utterance of `source`, in 0..n_speakers-1
-  int n_speakers = 0;
+/// A view of some utterances of another source (training data after filtering, PLDA subsets):
+/// utterance i is `base`'s utterance indices[i]. Throws std::out_of_range for an index outside
+/// `indices`.
+class SubsetFeatureSource : public FeatureSource {
+ public:
+  SubsetFeatureSource(std::shared_ptr<const FeatureSource> base, std::vector<int> indices)
+      : base_(std::move(base)), indices_(std::move(indices)) {}
+  int NumUtterances() const override { return static_cast<int>(indices_.size()); }
+  int FeatDim() const override { return base_->FeatDim(); }
+  std::int64_t NumFrames(int u) const override { return base_->NumFrames(indices_.at(u)); }
+  Matrix Frames(int u) const override { return base_->Frames(indices_.at(u)); }
+  Matrix Clip(int u, std::int64_t start, std::int64_t length) const override {
+    return base_->Clip(indices_.at(u), start, length);
+  }
+  std::string Name(int u) const override { return base_->Name(indices_.at(u)); }
+
+ private:
+  std::shared_ptr<const FeatureSource> base_;
+  std::vector<int> indices_;
 };
 
-/// Integer labels for speaker ids in order of first appearance (ASVtorch
-/// convert_labels_to_numeric): {"b", "a", "b"} -> {0, 1, 0}; `n_speakers` receives the count.
-std::vector<int> SpeakerLabels(const std::vector<std::string>& speaker_ids, int* n_speakers = nullptr);
-
-/// Checks `data` (source set, one label per utterance, labels in range, n_speakers >= 1, every
-/// speaker present). Throws DataError naming the problem.
-void ValidateTrainingData(const TrainingData& data);
-
-}  // namespace asv::train
+}  // namespace asv::data
