@@ -53,10 +53,11 @@ std::mt19937_64 CopyGenerator(std::uint64_t seed, const std::string& id) {
 }  // namespace
 
 std::string AugmentationReport::Summary() const {
-  return fmt::format("{}: {} augmented copies of {} utterances ({} skipped), {:.2f} h of audio in {:.1f} s ({:.1f}x "
-                     "real time)",
-                     dataset, augmented, clean, skipped.size(), audio_seconds / 3600.0, wall_seconds,
-                     wall_seconds > 0 ? audio_seconds / wall_seconds : 0.0);
+  return fmt::format(
+      "{}: {} augmented copies of {} utterances ({} skipped), {:.2f} h of audio in {:.1f} s ({:.1f}x "
+      "real time)",
+      dataset, augmented, clean, skipped.size(), audio_seconds / 3600.0, wall_seconds,
+      wall_seconds > 0 ? audio_seconds / wall_seconds : 0.0);
 }
 
 AugmentationReport AugmentDataset(const std::string& dataset, int factor, const stdfs::path& dataset_root,
@@ -81,9 +82,10 @@ AugmentationReport AugmentDataset(const std::string& dataset, int factor, const 
                                     {data::kVadScp, clean.vad_scp.empty()},
                                     {data::kUtt2NumFrames, clean.utt2num_frames.empty()}}) {
     if (empty) {
-      throw DataError(fmt::format("{}: {} is missing or empty; stage 2 augments datasets that have their features "
-                                  "(stage 1, recipe.feature_extraction_datasets)",
-                                  lists.string(), name));
+      throw DataError(
+          fmt::format("{}: {} is missing or empty; stage 2 augments datasets that have their features "
+                      "(stage 1, recipe.feature_extraction_datasets)",
+                      lists.string(), name));
     }
   }
   const data::FixReport fix = data::FixDataDir(clean);
@@ -109,8 +111,8 @@ AugmentationReport AugmentDataset(const std::string& dataset, int factor, const 
   // Stale outputs go first: a failure leaves the datasets visibly incomplete.
   const stdfs::path aug_features = data::FeatureFolder(dataset_root, aug_name);
   for (const stdfs::path& folder : {report.aug_list_folder, report.combined_list_folder}) {
-    for (std::string_view name : {data::kFeatsScp, data::kVadScp, data::kUtt2NumFrames, data::kUtt2Spk,
-                                  data::kSpk2Utt, data::kWavScp, kAugmentationList}) {
+    for (std::string_view name : {data::kFeatsScp, data::kVadScp, data::kUtt2NumFrames, data::kUtt2Spk, data::kSpk2Utt,
+                                  data::kWavScp, kAugmentationList}) {
       prep::RemoveStaleOutput(folder / name);
     }
   }
@@ -129,7 +131,8 @@ AugmentationReport AugmentDataset(const std::string& dataset, int factor, const 
     const int threads = std::max(1, options.threads);
     ASV_LOG(Info, "{}: {} augmented copies of {} utterances (factor {}) with {} thread{}", dataset, copies.size(),
             utterances.size(), factor, threads, threads == 1 ? "" : "s");
-    base::Progress progress(aug_name, static_cast<std::int64_t>(copies.size()), prep::UtteranceProgress(options.progress));
+    base::Progress progress(aug_name, static_cast<std::int64_t>(copies.size()),
+                            prep::UtteranceProgress(options.progress));
 
     auto produce = [&](std::size_t i) {
       const Copy& copy = copies[i];
@@ -178,8 +181,7 @@ AugmentationReport AugmentDataset(const std::string& dataset, int factor, const 
       ++report.augmented;
       progress.Add(1, c.seconds);
     };
-    base::ParallelForOrdered<Computed>(copies.size(), threads, 4 * static_cast<std::size_t>(threads), produce,
-                                       consume);
+    base::ParallelForOrdered<Computed>(copies.size(), threads, 4 * static_cast<std::size_t>(threads), produce, consume);
     progress.Finish();
     if (report.augmented == 0) {
       throw DataError(fmt::format("{}: every augmented copy was skipped; the first: {}: {}", aug_name,

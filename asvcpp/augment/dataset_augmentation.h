@@ -46,10 +46,10 @@ inline constexpr std::string_view kAugmentationList = "augmentation";
 /// What AugmentDataset did.
 struct AugmentationReport {
   std::string dataset;
-  std::size_t clean = 0;      ///< Utterances of the clean dataset (with features).
-  std::size_t augmented = 0;  ///< Copies written to <dataset>_aug_subset.
+  std::size_t clean = 0;                        ///< Utterances of the clean dataset (with features).
+  std::size_t augmented = 0;                    ///< Copies written to <dataset>_aug_subset.
   std::vector<prep::SkippedUtterance> skipped;  ///< Copies left out: clean audio unreadable or changed since stage 1.
-  double audio_seconds = 0.0;  ///< Seconds of augmented audio written.
+  double audio_seconds = 0.0;                   ///< Seconds of augmented audio written.
   double wall_seconds = 0.0;
   std::filesystem::path aug_list_folder;
   std::filesystem::path combined_list_folder;

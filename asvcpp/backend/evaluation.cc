@@ -1,10 +1,10 @@
 #include "asvcpp/backend/evaluation.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <set>
 #include <utility>
+
+#include <fmt/format.h>
 
 #include "asvcpp/backend/plda.h"
 #include "asvcpp/backend/score_norm.h"
@@ -137,11 +137,12 @@ ListResult ScoreTrialList(const Backend& backend, const Embeddings& processed, c
 }
 
 std::string FormatResult(const ListResult& result, std::optional<int> epoch) {
-  return fmt::format("EER = {:.4f}  minDCF = {:.4f}  {}[{}]  (minDCF(p_target=0.01) = {:.4f}; {} target, {} "
-                     "non-target trials)",
-                     result.metrics.eer.percent(), result.metrics.min_dcf.min_dcf,
-                     epoch ? fmt::format("[epoch {}] ", *epoch) : std::string(), result.name,
-                     result.min_dcf_001.min_dcf, result.metrics.counts.n_target, result.metrics.counts.n_nontarget);
+  return fmt::format(
+      "EER = {:.4f}  minDCF = {:.4f}  {}[{}]  (minDCF(p_target=0.01) = {:.4f}; {} target, {} "
+      "non-target trials)",
+      result.metrics.eer.percent(), result.metrics.min_dcf.min_dcf,
+      epoch ? fmt::format("[epoch {}] ", *epoch) : std::string(), result.name, result.min_dcf_001.min_dcf,
+      result.metrics.counts.n_target, result.metrics.counts.n_nontarget);
 }
 
 db::ResultRecord ResultRecordOf(const ListResult& result, std::optional<int> epoch) {
@@ -158,9 +159,9 @@ db::ResultRecord ResultRecordOf(const ListResult& result, std::optional<int> epo
   return record;
 }
 
-std::vector<std::pair<std::string, fs::path>> TrialListFiles(
-    const std::vector<std::string>& names, const settings::OrderedDict<std::string>& trial_lists,
-    const fs::path& list_folder, bool required) {
+std::vector<std::pair<std::string, fs::path>> TrialListFiles(const std::vector<std::string>& names,
+                                                             const settings::OrderedDict<std::string>& trial_lists,
+                                                             const fs::path& list_folder, bool required) {
   std::vector<std::pair<std::string, fs::path>> files;
   for (const auto& name : names) {
     const std::string* file_name = trial_lists.Find(name);

@@ -69,10 +69,10 @@ class Backend {
 
 /// One scored trial list.
 struct ListResult {
-  std::string name;              ///< display name (key of recipe.trial_lists)
-  std::filesystem::path file;    ///< the trial list file
-  std::vector<double> scores;    ///< trial order
-  eval::Metrics metrics;         ///< EER and minDCF at backend.p_target
+  std::string name;                ///< display name (key of recipe.trial_lists)
+  std::filesystem::path file;      ///< the trial list file
+  std::vector<double> scores;      ///< trial order
+  eval::Metrics metrics;           ///< EER and minDCF at backend.p_target
   eval::MinDcfResult min_dcf_001;  ///< minDCF at p_target 0.01 (c_miss = c_fa = 1)
 };
 

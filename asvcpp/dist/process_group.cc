@@ -42,7 +42,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
-#include "asvcpp/dist/torch_compat.h"
+#include "asvcpp/compat/torch_compat.h"
 #include "asvcpp/train/gradient_reducer.h"
 
 #if TORCH_VERSION_MAJOR >= 2

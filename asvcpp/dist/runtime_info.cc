@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
-#include "asvcpp/dist/torch_compat.h"
+#include "asvcpp/compat/torch_compat.h"
 
 #ifdef ASV_WITH_CUDA
 #include <c10/cuda/CUDAFunctions.h>

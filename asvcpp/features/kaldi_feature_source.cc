@@ -1,9 +1,9 @@
 #include "asvcpp/features/kaldi_feature_source.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-
-#include <algorithm>
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
@@ -21,9 +21,10 @@ std::map<std::string, StoredUtterance> ReadStoredFeatures(const fs::path& list_f
   const fs::path feats_scp = list_folder / "feats.scp";
   const fs::path vad_scp = list_folder / "vad.scp";
   if (!fs::exists(feats_scp) || !fs::exists(vad_scp)) {
-    throw DataError(fmt::format("{}: no feats.scp/vad.scp: the features of this dataset have not been computed "
-                                "(stage 1, recipe.feature_extraction_datasets)",
-                                list_folder.string()));
+    throw DataError(
+        fmt::format("{}: no feats.scp/vad.scp: the features of this dataset have not been computed "
+                    "(stage 1, recipe.feature_extraction_datasets)",
+                    list_folder.string()));
   }
   const auto feats = data::ReadTable(feats_scp, data::ValueFormat::kRestOfLine);
   const auto vad = data::ReadTable(vad_scp, data::ValueFormat::kRestOfLine);
@@ -31,14 +32,14 @@ std::map<std::string, StoredUtterance> ReadStoredFeatures(const fs::path& list_f
   for (const auto& [id, rx] : feats) {
     const auto it = vad.find(id);
     if (it == vad.end()) {
-      throw DataError(fmt::format("{}: utterance '{}' has features but no VAD in {}", feats_scp.string(), id,
-                                  vad_scp.string()));
+      throw DataError(
+          fmt::format("{}: utterance '{}' has features but no VAD in {}", feats_scp.string(), id, vad_scp.string()));
     }
     stored[id] = StoredUtterance{rx, it->second};
   }
   if (vad.size() != feats.size()) {
-    throw DataError(fmt::format("{} and {} list different utterances ({} vs {})", feats_scp.string(),
-                                vad_scp.string(), feats.size(), vad.size()));
+    throw DataError(fmt::format("{} and {} list different utterances ({} vs {})", feats_scp.string(), vad_scp.string(),
+                                feats.size(), vad.size()));
   }
   return stored;
 }
@@ -58,9 +59,10 @@ void FitVad(std::vector<float>& vad, std::int64_t frames, int tolerance, const s
   const auto n = static_cast<std::int64_t>(vad.size());
   if (n == frames) return;
   if (std::abs(n - frames) > tolerance) {
-    throw DataError(fmt::format("utterance '{}': VAD has {} frames, features {} (features.vad_mismatch_tolerance "
-                                "= {})",
-                                id, n, frames, tolerance));
+    throw DataError(
+        fmt::format("utterance '{}': VAD has {} frames, features {} (features.vad_mismatch_tolerance "
+                    "= {})",
+                    id, n, frames, tolerance));
   }
   vad.resize(static_cast<std::size_t>(frames), 0.0f);
 }
@@ -160,9 +162,10 @@ DatasetUtterances LoadDatasets(const std::filesystem::path& dataset_root, const 
   for (const auto& name : names) {
     const std::filesystem::path lists = data::ListFolder(dataset_root, name);
     if (!std::filesystem::exists(lists / "utt2spk")) {
-      throw DataError(fmt::format("{}: dataset '{}' has no utt2spk: it has not been prepared or is not a dataset "
-                                  "of this output folder",
-                                  lists.string(), name));
+      throw DataError(
+          fmt::format("{}: dataset '{}' has no utt2spk: it has not been prepared or is not a dataset "
+                      "of this output folder",
+                      lists.string(), name));
     }
     const auto table = data::ReadTable(lists / "utt2spk", data::ValueFormat::kSingleToken);
     auto stored = ReadStoredFeatures(lists);

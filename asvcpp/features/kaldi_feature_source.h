@@ -1,10 +1,9 @@
 // Features of Kaldi-style datasets as the network sees them (ASVtorch's KaldiFeatureLoader,
-// asvtorch/src/frontend/featureloaders/kaldi_featureloader.py): for each part of an utterance (a trial id may join several
-// utterances with '&'), the stored MFCCs -> deltas (features.deltas 'bv'/'bva', window
-// features.delta_reach) -> centred sliding CMN over all frames (features.cmvn 'm' or 'mv',
-// window features.cmvn_window) -> the VAD-selected frames (unless features.sad_enabled is
-// False); the parts are concatenated. VAD vectors longer or shorter than the features by at
-// most features.vad_mismatch_tolerance frames are trimmed or padded with unvoiced frames.
+// asvtorch/src/frontend/featureloaders/kaldi_featureloader.py): for each part of an utterance (a trial id may join
+// several utterances with '&'), the stored MFCCs -> deltas (features.deltas 'bv'/'bva', window features.delta_reach) ->
+// centred sliding CMN over all frames (features.cmvn 'm' or 'mv', window features.cmvn_window) -> the VAD-selected
+// frames (unless features.sad_enabled is False); the parts are concatenated. VAD vectors longer or shorter than the
+// features by at most features.vad_mismatch_tolerance frames are trimmed or padded with unvoiced frames.
 #pragma once
 
 #include <cstdint>

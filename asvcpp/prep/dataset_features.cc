@@ -37,7 +37,6 @@ std::string Count(std::size_t n) {
   return base::Progress::FormatCount(static_cast<std::int64_t>(n));
 }
 
-
 void CheckWspecifierPath(const stdfs::path& path) {
   if (path.string().find(',') != std::string::npos) {
     throw DataError(
@@ -148,8 +147,8 @@ FeatureExtractionReport ExtractDatasetFeatures(const std::string& dataset, const
     out.seconds = audio.Seconds();
     out.resampled = audio.resampled;
     resample_reporter.Note(utt, audio);
-    out.feats = mfcc.Compute(audio.samples.data(), static_cast<std::int64_t>(audio.samples.size()),
-                             features::DitherSeed(utt));
+    out.feats =
+        mfcc.Compute(audio.samples.data(), static_cast<std::int64_t>(audio.samples.size()), features::DitherSeed(utt));
     if (out.feats.rows() == 0) {
       out.skip_reason = fmt::format("{} samples: shorter than one frame", audio.samples.size());
       return out;

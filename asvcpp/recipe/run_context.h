@@ -15,7 +15,7 @@ namespace asv::db {
 class Database;
 struct EpochRecord;
 struct ResultRecord;
-}
+}  // namespace asv::db
 namespace asv::train {
 class GradientReducer;
 }
@@ -37,8 +37,8 @@ class RankCoordinator {
 class RunContext {
  public:
   /// `db` may be null (dry runs and tests); `output_folder` must be absolute.
-  RunContext(std::string recipe, std::string config, RecipeSettings& settings,
-             std::filesystem::path output_folder, db::Database* db, std::int64_t run_id)
+  RunContext(std::string recipe, std::string config, RecipeSettings& settings, std::filesystem::path output_folder,
+             db::Database* db, std::int64_t run_id)
       : recipe_(std::move(recipe)),
         config_(std::move(config)),
         settings_(settings),
@@ -52,9 +52,7 @@ class RunContext {
   /// paths.output_folder made absolute against the folder asvrun started in.
   const std::filesystem::path& output_folder() const noexcept { return output_folder_; }
   /// <output_folder>/<paths.system_folder>
-  std::filesystem::path system_folder() const {
-    return output_folder_ / settings_.common().paths.system_folder;
-  }
+  std::filesystem::path system_folder() const { return output_folder_ / settings_.common().paths.system_folder; }
   /// <output_folder>/<paths.feature_and_list_folder>
   std::filesystem::path feature_and_list_folder() const {
     return output_folder_ / settings_.common().paths.feature_and_list_folder;

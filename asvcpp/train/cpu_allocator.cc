@@ -21,7 +21,7 @@
 #include <c10/util/Exception.h>
 
 #include "asvcpp/base/error.h"
-#include "asvcpp/dist/torch_compat.h"
+#include "asvcpp/compat/torch_compat.h"
 
 namespace asv::train {
 namespace {

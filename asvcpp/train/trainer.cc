@@ -20,6 +20,7 @@
 #include "asvcpp/train/epoch_sampler.h"
 #include "asvcpp/train/gradient_reducer.h"
 #include "asvcpp/train/host_to_device.h"
+#include "asvcpp/train/train_step.h"
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/rng.h"
 #include "asvcpp/train/sgd.h"
@@ -35,13 +36,21 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
+// A host batch as CPU tensors [batch, feat_dim, frames] (a view of its buffer) and [batch].
+torch::Tensor HostFeatures(HostBatch& hb) {
+  return torch::from_blob(hb.features.data(), {hb.batch, hb.feat_dim, hb.frames}, torch::kFloat32);
+}
+
+torch::Tensor HostLabels(const HostBatch& hb) {
+  return torch::tensor(hb.labels, torch::kInt64);
+}
+
 torch::Tensor Features(HostBatch& hb, const torch::Device& device) {
-  auto x = torch::from_blob(hb.features.data(), {hb.batch, hb.feat_dim, hb.frames}, torch::kFloat32);
-  return HostToDevice(x, device);  // on a GPU: pinned, asynchronous (host_to_device.h)
+  return HostToDevice(HostFeatures(hb), device);  // on a GPU: pinned, asynchronous (host_to_device.h)
 }
 
 torch::Tensor Labels(const HostBatch& hb, const torch::Device& device) {
-  return HostToDevice(torch::tensor(hb.labels, torch::kInt64), device);
+  return HostToDevice(HostLabels(hb), device);
 }
 
 }  // namespace
@@ -295,14 +304,13 @@ struct Trainer::Impl {
 
     net->train();
     optimizer->ZeroGrad();
-    const auto parameters = optimizer->parameters();
     const int interval = std::max(1, ns.optimizer_step_interval);
     double loss_sum = 0, correct = 0, clips = 0, frames = 0, window_loss = 0, validation_seconds = 0;
     // Loss and accuracy stay on the device and are read every few steps (step_readings.h).
-    StepReadings readings;
+    TrainStep train_step(net, *optimizer, reducer, options.device, options.precision);
     std::size_t batches_read = 0;
     const auto read_steps = [&] {
-      for (const auto& step : readings.Read()) {
+      for (const auto& step : train_step.readings().Read()) {
         ++batches_read;
         if (!std::isfinite(step.loss)) {
           throw StageError(
@@ -321,22 +329,8 @@ struct Trainer::Impl {
         options.dataloader_workers, prefetch());
     for (std::size_t i = 0; i < n_batches; ++i) {
       HostBatch hb = *loader.Next();
-      auto labels = Labels(hb, device);
-      torch::Tensor logits, loss;
-      {
-        // Forward and loss under autocast; backward outside it, as in PyTorch's AMP recipe.
-        const AutocastGuard autocast(options.precision, options.device);
-        logits = net->forward(Features(hb, device));
-        loss = torch::nn::functional::cross_entropy(logits, labels);
-      }
-      reducer->BeginBackward(static_cast<int>(i % static_cast<std::size_t>(interval)) == interval - 1);
-      (loss / interval).backward();
-      if (static_cast<int>(i % static_cast<std::size_t>(interval)) == interval - 1) {
-        reducer->ReduceGradients(parameters);
-        optimizer->Step();
-        optimizer->ZeroGrad();
-      }
-      if (readings.Add(loss, logits.argmax(1).eq(labels).sum())) read_steps();
+      const bool last_of_interval = static_cast<int>(i % static_cast<std::size_t>(interval)) == interval - 1;
+      if (train_step.Run(HostFeatures(hb), HostLabels(hb), interval, last_of_interval)) read_steps();
       clips += static_cast<double>(hb.batch);
       frames += static_cast<double>(hb.batch * hb.frames);
 

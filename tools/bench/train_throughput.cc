@@ -4,7 +4,7 @@
 // The launcher (this program without --worker-result) starts, for each world size N of --nproc,
 // N copies of itself as workers through dist::Launcher, hosting the rendezvous store as asvrun
 // does (tools/asvrun/job.cc). Each worker builds the network with nnet::MakeXvectorNet, trains on
-// random minibatches with the loop of train::Trainer::TrainEpoch (data loading excluded)
+// random minibatches with the trainer's own step (train::TrainStep; data loading excluded)
 // and times `steps` steps, `repeats` times. Rank 0 writes the timings to a JSON file that the
 // launcher reads back. A world of one is a launched worker with train::NoOpReducer: exactly how
 // asvrun trains without data parallelism. Like asvrun, it bounds oneDNN's primitive cache to
@@ -32,27 +32,26 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <torch/cuda.h>
-#include <torch/nn/functional/loss.h>
 #include <unistd.h>
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/compat/torch_compat.h"
 #include "asvcpp/dist/gpu_selection.h"
 #include "asvcpp/dist/launcher.h"
 #include "asvcpp/dist/process_group.h"
 #include "asvcpp/dist/runtime_info.h"
-#include "asvcpp/dist/torch_compat.h"
 #include "asvcpp/dist/world.h"
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/settings/settings.h"
 #include "asvcpp/train/gradient_reducer.h"
-#include "asvcpp/train/host_to_device.h"
 #include "asvcpp/train/cpu_allocator.h"
 #include "asvcpp/train/onednn_cache.h"
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/sgd.h"
 #include "asvcpp/train/step_readings.h"
+#include "asvcpp/train/train_step.h"
 
 namespace {
 
@@ -216,14 +215,14 @@ int RunWorker(const BenchOptions& o) {
       host_labels.push_back(torch::randint(o.speakers, {local_batch}, torch::kInt64));
     }
 
-    // train::Trainer::TrainEpoch, one minibatch per optimizer step (optimizer_step_interval 1).
+    // The trainer's own step (train::TrainStep), one minibatch per optimizer step
+    // (optimizer_step_interval 1).
     net->train();
     optimizer.ZeroGrad();
-    const auto parameters = optimizer.parameters();
+    asv::train::TrainStep train_step(net, optimizer, reducer, device_name, precision);
     double last_loss = 0;
-    asv::train::StepReadings readings;
     const auto read_steps = [&] {
-      for (const auto& r : readings.Read()) {
+      for (const auto& r : train_step.readings().Read()) {
         last_loss = r.loss;
         if (!std::isfinite(last_loss)) {
           throw asv::StageError(
@@ -233,22 +232,10 @@ int RunWorker(const BenchOptions& o) {
     };
     std::size_t next_batch = 0;
     auto step = [&]() {
-      const auto& features = host_features[next_batch];
-      auto labels = asv::train::HostToDevice(host_labels[next_batch], device);  // as the trainer copies
+      const std::size_t b = next_batch;
       next_batch = (next_batch + 1) % host_features.size();
-      torch::Tensor logits, loss;
-      {
-        const asv::train::AutocastGuard autocast(precision, device_name);
-        logits = net->forward(asv::train::HostToDevice(features, device));
-        loss = torch::nn::functional::cross_entropy(logits, labels);
-      }
-      reducer->BeginBackward(true);
-      loss.backward();
-      reducer->ReduceGradients(parameters);
-      optimizer.Step();
-      optimizer.ZeroGrad();
       // The trainer's loss and accuracy readings, read every few steps as it does.
-      if (readings.Add(loss, logits.argmax(1).eq(labels).sum())) read_steps();
+      if (train_step.Run(host_features[b], host_labels[b], 1, true)) read_steps();
     };
 
     for (int i = 0; i < o.warmup; ++i) step();
@@ -499,7 +486,7 @@ int RunLauncher(const BenchOptions& o, const std::string& command_line) {
   }
   const std::string cpu = CpuModel();
   const auto hardware_threads = std::thread::hardware_concurrency();
-  const std::string torch_version = asv::dist::compat::TorchVersion();
+  const std::string torch_version = asv::compat::TorchVersion();
   std::int64_t parameters = 0;
   for (const auto& r : results) {
     if (r.status == "ok") parameters = r.worker["parameters"].get<std::int64_t>();

@@ -47,12 +47,12 @@ struct RecipeSettings {
 
   template <class V>
   void Register(V& v) {
-    v("start_stage", start_stage, "First stage to run (0 prepare, 1 features, 2 augmentation, 5 training, "
-                                  "7 embeddings, 9 scoring)")
+    v("start_stage", start_stage,
+      "First stage to run (0 prepare, 1 features, 2 augmentation, 5 training, "
+      "7 embeddings, 9 scoring)")
         .Min(0);
     v("end_stage", end_stage, "Last stage to run").Min(0);
-    v("preparation_datasets", preparation_datasets,
-      "Datasets prepared by stage 0 (voxceleb1, voxceleb2); None: all");
+    v("preparation_datasets", preparation_datasets, "Datasets prepared by stage 0 (voxceleb1, voxceleb2); None: all");
     v("feature_extraction_datasets", feature_extraction_datasets, "Datasets whose features stage 1 computes");
     v("augmentation_datasets", augmentation_datasets,
       "Stage 2: dataset -> total size factor of clean + augmented data (5: all four augmented copies); makes "

@@ -30,7 +30,8 @@ std::vector<augment::AugmentationReport> RunAugmentationStage(const XvectorSetti
   const stdfs::path dataset_root = context.feature_and_list_folder();
   const auto seed = static_cast<std::uint64_t>(settings.recipe().seed);
   for (const auto& [dataset, factor] : datasets) {
-    augment::AugmentationReport report = augment::AugmentDataset(dataset, factor, dataset_root, augmenter, options, seed);
+    augment::AugmentationReport report =
+        augment::AugmentDataset(dataset, factor, dataset_root, augmenter, options, seed);
     if (report.augmented > 0) {
       context.RecordArtifact(data::FeatureFolder(dataset_root, dataset + "_aug_subset") / "mfcc.ark", "features");
       context.RecordArtifact(report.aug_list_folder / data::kFeatsScp, "features");

@@ -1,10 +1,10 @@
 #include "recipes/voxceleb/xvector/stage_embeddings.h"
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include <map>
 #include <numeric>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "asvcpp/backend/evaluation.h"
 #include "asvcpp/base/error.h"
@@ -47,22 +47,25 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   const fs::path networks = context.system_folder() / "networks";
   const int epoch = r.selected_epoch ? *r.selected_epoch : train::FindLastContiguousEpoch(networks);
   if (epoch <= 0) {
-    throw DataError(fmt::format("{}: no network checkpoint epoch.1.pt: train first (stage 5) or set "
-                                "recipe.selected_epoch",
-                                networks.string()));
+    throw DataError(
+        fmt::format("{}: no network checkpoint epoch.1.pt: train first (stage 5) or set "
+                    "recipe.selected_epoch",
+                    networks.string()));
   }
   const fs::path checkpoint = train::CheckpointPath(networks, epoch);
   const std::string device = context.device();
   train::ApplyMathModes(s.common().computing.allow_tf32);
   ASV_LOG(Info, "embedding extraction with {} on {}", checkpoint.string(), device);
   const auto extractor = train::EmbeddingExtractor::FromCheckpoint(checkpoint, s.common().network, device);
-  auto options = train::ExtractionOptions::FromSettings(s.common().network, s.common().computing.network_dataloader_workers);
+  auto options =
+      train::ExtractionOptions::FromSettings(s.common().network, s.common().computing.network_dataloader_workers);
   options.skip_empty = true;
 
   // Trial utterances: both sides of every existing trial list, first-appearance order.
   std::vector<std::string> names;
   for (const auto& entry : r.trial_lists) names.push_back(entry.first);
-  const auto lists = backend::TrialListFiles(names, r.trial_lists, data::ListFolder(context.feature_and_list_folder(), r.trial_dataset), false);
+  const auto lists = backend::TrialListFiles(
+      names, r.trial_lists, data::ListFolder(context.feature_and_list_folder(), r.trial_dataset), false);
   if (lists.empty()) {
     throw DataError(fmt::format("none of the trial lists of recipe.trial_lists exists in {}",
                                 data::ListFolder(context.feature_and_list_folder(), r.trial_dataset).string()));

@@ -1,10 +1,10 @@
 #include "recipes/voxceleb/xvector/stage_scoring.h"
 
-#include <fmt/format.h>
-#include <nlohmann/json.hpp>
-
 #include <optional>
 #include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "asvcpp/backend/evaluation.h"
 #include "asvcpp/base/error.h"
@@ -29,7 +29,8 @@ void RunScoring(recipe::RunContext& context) {
   std::vector<std::string> speakers;
   for (const auto& id : plda.ids) {
     const auto it = utt2spk.find(id);
-    if (it == utt2spk.end()) throw DataError(fmt::format("{}: no speaker for '{}'", (folder / "plda.utt2spk").string(), id));
+    if (it == utt2spk.end())
+      throw DataError(fmt::format("{}: no speaker for '{}'", (folder / "plda.utt2spk").string(), id));
     speakers.push_back(it->second);
   }
   std::optional<int> epoch;
@@ -37,8 +38,8 @@ void RunScoring(recipe::RunContext& context) {
     const auto info = nlohmann::json::parse(asv::fs::ReadFile(folder / "info.json"));
     if (info.contains("epoch")) epoch = info["epoch"].get<int>();
   }
-  ASV_LOG(Info, "back-end: '{}' processing, {} scoring{} on {} PLDA embeddings of {} speakers", backend_settings.processing,
-          backend_settings.scoring,
+  ASV_LOG(Info, "back-end: '{}' processing, {} scoring{} on {} PLDA embeddings of {} speakers",
+          backend_settings.processing, backend_settings.scoring,
           backend_settings.scoring == "plda" ? fmt::format(" (plda_dim {})", backend_settings.plda_dim) : "",
           plda.ids.size(), std::set<std::string>(speakers.begin(), speakers.end()).size());
   const backend::Backend backend(plda.vectors, speakers, backend_settings);
@@ -46,7 +47,8 @@ void RunScoring(recipe::RunContext& context) {
 
   std::vector<std::string> names;
   for (const auto& entry : r.trial_lists) names.push_back(entry.first);
-  const auto lists = backend::TrialListFiles(names, r.trial_lists, data::ListFolder(context.feature_and_list_folder(), r.trial_dataset), false);
+  const auto lists = backend::TrialListFiles(
+      names, r.trial_lists, data::ListFolder(context.feature_and_list_folder(), r.trial_dataset), false);
   std::string summary;
   for (const auto& [name, file] : lists) {
     const auto result = backend::ScoreTrialList(backend, processed, name, file, backend_settings);

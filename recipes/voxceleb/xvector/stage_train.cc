@@ -1,11 +1,11 @@
 #include "recipes/voxceleb/xvector/stage_train.h"
 
-#include <fmt/format.h>
-#include <fmt/ranges.h>
-
 #include <map>
 #include <numeric>
 #include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "asvcpp/backend/evaluation.h"
 #include "asvcpp/base/error.h"
@@ -40,16 +40,18 @@ TrainingEvaluation PrepareEvaluation(recipe::RunContext& context) {
   auto& s = SettingsOf(context);
   const auto& r = s.recipe();
   TrainingEvaluation e;
-  e.lists = backend::TrialListFiles(r.training_trial_lists, r.trial_lists, data::ListFolder(context.feature_and_list_folder(), r.trial_dataset), false);
+  e.lists = backend::TrialListFiles(r.training_trial_lists, r.trial_lists,
+                                    data::ListFolder(context.feature_and_list_folder(), r.trial_dataset), false);
   if (e.lists.empty()) {
     ASV_LOG(Warning, "none of recipe.training_trial_lists exists: no EER evaluation during training");
     return e;
   }
   const auto plda_data = features::LoadDatasets(context.feature_and_list_folder(), r.plda_datasets);
   data::UtteranceList all;
-  for (std::size_t i = 0; i < plda_data.ids.size(); ++i) all.utterances.push_back({plda_data.ids[i], plda_data.speakers[i]});
+  for (std::size_t i = 0; i < plda_data.ids.size(); ++i)
+    all.utterances.push_back({plda_data.ids[i], plda_data.speakers[i]});
   const auto chosen = data::SelectRandomSpeakers(all, static_cast<std::size_t>(r.plda_speakers_during_training),
-                                                  static_cast<std::uint64_t>(r.seed));
+                                                 static_cast<std::uint64_t>(r.seed));
   std::vector<std::string> ids;
   for (const auto& u : chosen.utterances) {
     ids.push_back(u.id);
@@ -111,9 +113,10 @@ void RunTraining(recipe::RunContext& context) {
            kept.size(), n_speakers, data.ids.size() - long_enough.size(), r.min_speech_frames,
            long_enough.size() - kept.size(), r.min_utterances_per_speaker);
   if (n_speakers < 2) {
-    throw DataError(fmt::format("too little training data in {}: {} usable speakers (lower recipe.min_speech_frames "
-                                "or recipe.min_utterances_per_speaker, or add data)",
-                                fmt::format("{}", fmt::join(r.training_datasets, ", ")), n_speakers));
+    throw DataError(
+        fmt::format("too little training data in {}: {} usable speakers (lower recipe.min_speech_frames "
+                    "or recipe.min_utterances_per_speaker, or add data)",
+                    fmt::format("{}", fmt::join(r.training_datasets, ", ")), n_speakers));
   }
   train::TrainingData training{std::make_shared<data::SubsetFeatureSource>(all, kept), labels, n_speakers};
 
@@ -191,10 +194,17 @@ void RunTraining(recipe::RunContext& context) {
   const auto result = trainer.Train(on_epoch);
   const char* reason = "network.max_epochs reached";
   switch (result.stop_reason) {
-    case train::StopReason::kMaxEpochs: break;
-    case train::StopReason::kLearningRate: reason = "network.max_consecutive_lr_updates learning-rate halvings"; break;
-    case train::StopReason::kCallback: reason = "no EER improvement (network.eer_stop_epochs)"; break;
-    case train::StopReason::kEvaluateOnly: reason = "evaluation only (negative network.resume_epoch)"; break;
+    case train::StopReason::kMaxEpochs:
+      break;
+    case train::StopReason::kLearningRate:
+      reason = "network.max_consecutive_lr_updates learning-rate halvings";
+      break;
+    case train::StopReason::kCallback:
+      reason = "no EER improvement (network.eer_stop_epochs)";
+      break;
+    case train::StopReason::kEvaluateOnly:
+      reason = "evaluation only (negative network.resume_epoch)";
+      break;
   }
   ASV_LOG0(Info, "training ended at epoch {}: {}", result.last_epoch, reason);
 }

@@ -1,13 +1,12 @@
 #include "asvcpp/recipe/recorded_run.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 namespace asv::recipe {
 namespace {

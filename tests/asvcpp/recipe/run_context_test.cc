@@ -1,13 +1,12 @@
 #include "asvcpp/recipe/run_context.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <string>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/db/database.h"
@@ -64,9 +63,9 @@ TEST(RunContextTest, ResultsGetTheStageBeingRunAndArtifactsItsRow) {
     EXPECT_EQ(row.record.stage, row.record.eer == 2.5 ? 9 : 5);
   }
 
-  std::ofstream(f.dir / "lists" / "utt2spk") << "u1 s1\nu2 s2\n";       // 12 bytes
-  std::ofstream(f.dir / "lists" / "cat" / "v1.txt") << "a\n";           // 2 bytes
-  std::ofstream(f.dir / "lists" / "cat" / "v2.txt") << "bb\n";          // 3 bytes
+  std::ofstream(f.dir / "lists" / "utt2spk") << "u1 s1\nu2 s2\n";  // 12 bytes
+  std::ofstream(f.dir / "lists" / "cat" / "v1.txt") << "a\n";      // 2 bytes
+  std::ofstream(f.dir / "lists" / "cat" / "v2.txt") << "bb\n";     // 3 bytes
   context.RecordFolderArtifacts(f.dir / "lists", "list");
   context.RecordArtifact(f.dir / "missing.ark", "features");
   const auto artifacts = f.db->Artifacts(f.run_id);

@@ -1,12 +1,11 @@
 #include "asvcpp/train/eer_stopper.h"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "asvcpp/base/error.h"
 

@@ -4,14 +4,14 @@
 // torch/csrc/distributed/c10d/, c10/core/Allocator.h) and the release that changed it.
 #pragma once
 
-#include <torch/version.h>
-
 #include <string>
+
+#include <torch/version.h>
 
 #define ASV_TORCH_VERSION_AT_LEAST(major, minor) \
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
-namespace asv::dist::compat {
+namespace asv::compat {
 
 /// "major.minor.patch" of the LibTorch headers this file was compiled against.
 inline std::string TorchVersion() {
@@ -19,7 +19,7 @@ inline std::string TorchVersion() {
          std::to_string(TORCH_VERSION_PATCH);
 }
 
-}  // namespace asv::dist::compat
+}  // namespace asv::compat
 
 // ---- c10d process groups (PyTorch torch/csrc/distributed/c10d/Backend.hpp, ProcessGroup.hpp) ---
 // Declarations only: the file that calls collectives includes the c10d headers itself.
@@ -28,7 +28,7 @@ class ProcessGroup;
 class Backend;
 }  // namespace c10d
 
-namespace asv::dist::compat {
+namespace asv::compat {
 
 /// The class whose collectives (allreduce, broadcast, ...) we call directly on a Gloo or NCCL
 /// process group: 1.13's ProcessGroupGloo/NCCL derive from c10d::ProcessGroup, 2.x's from
@@ -80,4 +80,4 @@ void BindDevice(Backend& backend, const Device& device) {
 // Gloo's createDevice*(name) gained a defaulted lazyInit argument in 2.x: one-argument calls
 // compile on both.
 
-}  // namespace asv::dist::compat
+}  // namespace asv::compat

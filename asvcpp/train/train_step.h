@@ -1,0 +1,52 @@
+// One training step of an x-vector network, the same code in train::Trainer and in the training
+// benchmark (tools/bench/train_throughput.cc), so that the benchmark measures what training runs:
+// the minibatch copied to the device (HostToDevice: on a GPU through page-locked memory,
+// asynchronous), forward pass and cross-entropy under the precision's autocast (backward outside
+// it, as in PyTorch's automatic mixed precision recipe), the reducer's BeginBackward, backward of
+// the loss divided by the optimizer step interval (gradient accumulation), then, on the last
+// minibatch of an interval, the reducer's ReduceGradients, the optimizer step and zeroed
+// gradients; the loss and the number of correctly classified clips are added to StepReadings,
+// read every few steps by the caller.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <torch/types.h>
+
+#include "asvcpp/nnet/xvector_net.h"
+#include "asvcpp/train/gradient_reducer.h"
+#include "asvcpp/train/precision.h"
+#include "asvcpp/train/sgd.h"
+#include "asvcpp/train/step_readings.h"
+
+namespace asv::train {
+
+class TrainStep {
+ public:
+  /// `net` is trained on `device` ("cpu" or "cuda:N", where `net` already is) with `optimizer`
+  /// over its parameters; `reducer` averages gradients over ranks (NoOpReducer in one process).
+  TrainStep(nnet::XvectorNet net, Sgd& optimizer, std::shared_ptr<GradientReducer> reducer, const std::string& device,
+            Precision precision);
+
+  /// One minibatch: `features` [batch, feat_dim, frames] float32 and `labels` [batch] int64 in
+  /// 0..n_speakers-1, both on the CPU. The gradients are scaled by 1 / `interval` (>= 1); `step`:
+  /// this is the interval's last minibatch (reduce, optimizer step, zero gradients). Returns true
+  /// when readings() are due to be read (StepReadings::Add). Throws what LibTorch throws (c10::Error,
+  /// e.g. out of memory).
+  bool Run(const torch::Tensor& features, const torch::Tensor& labels, int interval, bool step);
+
+  StepReadings& readings() noexcept { return readings_; }
+
+ private:
+  nnet::XvectorNet net_;
+  Sgd& optimizer_;
+  std::shared_ptr<GradientReducer> reducer_;
+  std::string device_name_;
+  torch::Device device_;
+  Precision precision_;
+  std::vector<torch::Tensor> parameters_;
+  StepReadings readings_;
+};
+
+}  // namespace asv::train
