@@ -9,7 +9,14 @@ RecordedRun::RecordedRun(const std::filesystem::path& db_path, const db::RunInfo
     : db_path_(db_path), db_(std::make_unique<db::Database>(db_path)), observer_(observer) {
   // Without max_wait the queue waits for ever and always returns a run id.
   id_ = queue != nullptr ? *db::BeginRunOnGpus(*db_, info, *queue) : db_->BeginRun(info);
-  heartbeat_ = std::make_unique<db::RunHeartbeat>(db_path_, id_);
+  try {
+    heartbeat_ = std::make_unique<db::RunHeartbeat>(db_path_, id_);
+  } catch (const std::exception& e) {
+    // The destructor does not run for an object whose constructor throws: end the row here, so
+    // that it does not stay 'running'.
+    db_->FinishRun(id_, db::RunStatus::kFailed, std::string("no heartbeat: ") + e.what());
+    throw;
+  }
   if (observer_ != nullptr) observer_->RunStarted(db_path_, id_);
 }
 

@@ -34,7 +34,8 @@ class RecordedRun {
   /// Opens (creating if needed) the database at `db_path` and begins a run for `info`: through
   /// db::BeginRunOnGpus with `queue` when it is not null (which may wait for info.gpu_ids), else
   /// db::Database::BeginRun. Then starts the heartbeat and tells `observer` (may be null).
-  /// Throws DbError; no run is begun then.
+  /// Throws DbError: when beginning fails no run is begun; when the heartbeat cannot start, the
+  /// run just begun is recorded as failed first.
   RecordedRun(const std::filesystem::path& db_path, const db::RunInfo& info, const db::GpuQueueOptions* queue,
               RunObserver* observer);
   /// Records the run as failed ("ended without a final status") unless Finish or Fail was called.

@@ -24,16 +24,20 @@ std::vector<stdfs::path> SortedChildren(const stdfs::path& folder) {
 
 }  // namespace
 
-void RunContext::RecordArtifact(const stdfs::path& file, const std::string& kind) {
-  if (db_ == nullptr) return;
+void RunContext::RecordArtifactOfSize(const stdfs::path& path, const std::string& kind, std::int64_t bytes) {
   db::ArtifactRecord record;
   if (stage_id_ != 0) record.stage_id = stage_id_;
-  record.path = file.string();
+  record.path = path.string();
   record.kind = kind;
+  record.bytes = bytes;
+  db_->RecordArtifact(run_id_, record);
+}
+
+void RunContext::RecordArtifact(const stdfs::path& file, const std::string& kind) {
+  if (db_ == nullptr) return;
   std::error_code ec;
   const auto size = stdfs::file_size(file, ec);
-  record.bytes = ec ? 0 : static_cast<std::int64_t>(size);
-  db_->RecordArtifact(run_id_, record);
+  RecordArtifactOfSize(file, kind, ec ? 0 : static_cast<std::int64_t>(size));
 }
 
 void RunContext::RecordFolderArtifacts(const stdfs::path& folder, const std::string& kind) {
@@ -43,18 +47,15 @@ void RunContext::RecordFolderArtifacts(const stdfs::path& folder, const std::str
     if (stdfs::is_regular_file(child, ec)) {
       RecordArtifact(child, kind);
     } else if (stdfs::is_directory(child, ec)) {
-      db::ArtifactRecord record;
-      if (stage_id_ != 0) record.stage_id = stage_id_;
-      record.path = child.string();
-      record.kind = kind;
+      std::int64_t bytes = 0;
       for (const auto& entry : stdfs::recursive_directory_iterator(child, ec)) {
         std::error_code size_ec;
         if (entry.is_regular_file(size_ec)) {
           const auto size = entry.file_size(size_ec);
-          if (!size_ec) record.bytes += static_cast<std::int64_t>(size);
+          if (!size_ec) bytes += static_cast<std::int64_t>(size);
         }
       }
-      db_->RecordArtifact(run_id_, record);
+      RecordArtifactOfSize(child, kind, bytes);
     }
   }
 }

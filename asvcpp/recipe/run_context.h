@@ -109,6 +109,9 @@ class RunContext {
   void set_coordinator(RankCoordinator* coordinator) noexcept { coordinator_ = coordinator; }
 
  private:
+  // One artifact row of `bytes` for the run and the stage being run (a database is attached).
+  void RecordArtifactOfSize(const std::filesystem::path& path, const std::string& kind, std::int64_t bytes);
+
   std::string recipe_;
   std::string config_;
   RecipeSettings& settings_;

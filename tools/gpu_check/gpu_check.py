@@ -189,7 +189,7 @@ class Check:
         elif self.gpu:
             raise Fail(f"{python} cannot import torch: the GPU build needs the machine's PyTorch")
         cmake = shutil.which("cmake")
-        fig["cmake"] = first_line(self.run([cmake, "--version"], "environment.log", 30, check=False)[1], 1) if cmake \
+        fig["cmake"] = first_line(self.run([cmake, "--version"], "environment.log", 30, check=False)[1]) if cmake \
             else None
         nvcc = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if Path("/usr/local/cuda/bin/nvcc").exists() else None)
         if nvcc:
@@ -782,9 +782,10 @@ def join_path(first, rest):
     return first if not rest else f"{first}:{rest}"
 
 
-def first_line(text, index=0):
+def first_line(text):
+    """The first line of a command's output in a log (without the command and exit-status lines)."""
     lines = [l for l in text.splitlines() if l.strip() and not l.startswith("$ ") and not l.startswith("# exit")]
-    return lines[min(index, len(lines) - 1)] if lines else ""
+    return lines[0] if lines else ""
 
 
 def tail(text, n=400):

@@ -7,7 +7,6 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/data/data_dir.h"
-#include "asvcpp/db/database.h"
 #include "asvcpp/recipe/run_context.h"
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
 
