@@ -19,6 +19,7 @@
 #include "asvcpp/audio/subprocess.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/base/temp_files.h"
 
 namespace asv::audio {
 namespace {
@@ -26,6 +27,10 @@ namespace {
 namespace stdfs = std::filesystem;
 
 constexpr float kInt16Scale = 32768.0f;
+// Largest sample magnitude accepted (int16 value range): 1024 times full scale (+60 dBFS). Float
+// files may exceed full scale a little; values this large only come from corrupt data, and their
+// squares would overflow the MFCC's float energies.
+constexpr float kMaxSampleMagnitude = 1024.0f * kInt16Scale;
 constexpr sf_count_t kChunkFrames = 65536;
 
 constexpr std::array<std::string_view, 9> kLibavExtensions = {
@@ -120,9 +125,25 @@ std::int64_t SourceFramesNeeded(const DecodeOptions& options, int source_rate) {
   return static_cast<std::int64_t>(std::ceil(needed + margin));
 }
 
+void CheckSampleValues(const std::vector<float>& mono, int source_rate, const std::string& what) {
+  for (std::size_t i = 0; i < mono.size(); ++i) {
+    const float v = mono[i];
+    if (!std::isfinite(v)) {
+      throw DataError(fmt::format("{}: sample {} (at {:.3f} s) is {}; the file is corrupt", what, i,
+                                  static_cast<double>(i) / source_rate, std::isnan(v) ? "NaN" : "infinite"));
+    }
+    if (std::fabs(v) > kMaxSampleMagnitude) {
+      throw DataError(fmt::format("{}: sample {} (at {:.3f} s) is {:g}, more than 1024 times full scale; the file is "
+                                  "corrupt",
+                                  what, i, static_cast<double>(i) / source_rate, v / kInt16Scale));
+    }
+  }
+}
+
 Audio FinishAudio(std::vector<float> mono, int source_rate, int source_channels, const std::string& what,
                   const DecodeOptions& options) {
   if (mono.empty()) throw DataError(fmt::format("{}: contains no audio samples", what));
+  CheckSampleValues(mono, source_rate, what);
   Audio audio;
   audio.source_sample_rate = source_rate;
   audio.source_channels = source_channels;
@@ -299,7 +320,8 @@ void WriteWav(const stdfs::path& path, const std::vector<float>& samples, int sa
   }
   std::error_code ec;
   if (path.has_parent_path()) stdfs::create_directories(path.parent_path(), ec);
-  const stdfs::path tmp = path.string() + fmt::format(".tmp.{}", ::getpid());
+  fs::ScopedTempFile scoped(path);  // removed on failure and on interruption
+  const stdfs::path& tmp = scoped.path();
   std::vector<short> pcm(samples.size());
   for (std::size_t i = 0; i < samples.size(); ++i) {
     const float v = std::nearbyint(std::clamp(samples[i], -32768.0f, 32767.0f));
@@ -318,15 +340,12 @@ void WriteWav(const stdfs::path& path, const std::vector<float>& samples, int sa
     if (sf_write_short(file.get(), pcm.data(), n) != n) {
       const std::string message = sf_strerror(file.get());
       file.reset();
-      stdfs::remove(tmp, ec);
       throw DataError(fmt::format("{}: write failed: {}", path.string(), message));
     }
   }
   stdfs::rename(tmp, path, ec);
-  if (ec) {
-    stdfs::remove(tmp, ec);
-    throw DataError(fmt::format("{}: cannot rename into place", path.string()));
-  }
+  if (ec) throw DataError(fmt::format("{}: cannot rename into place", path.string()));
+  scoped.Release();
 }
 
 void ResampleReporter::Note(std::string_view utt_id, const Audio& audio) {

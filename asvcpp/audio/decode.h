@@ -27,8 +27,9 @@
 // whose message names the path or command: missing file, not a regular file, empty (zero-length)
 // file, unreadable or unsupported format, truncated or corrupt data (a WAV header promising more
 // data than the file holds, a decoder error part-way, no audio stream or decoder), no samples
-// at all, a pipe that could not be started or exited with a non-zero status (the message
-// includes its stderr tail).
+// at all, a sample that is NaN, infinite or larger than 1024 times full scale in magnitude
+// (corrupt float data, which would poison features downstream), a pipe that could not be
+// started or exited with a non-zero status (the message includes its stderr tail).
 #pragma once
 
 #include <filesystem>

@@ -28,7 +28,8 @@ Audio DecodeWithLibav(const std::filesystem::path& path, const DecodeOptions& op
 std::int64_t SourceFramesNeeded(const DecodeOptions& options, int source_rate);
 
 /// Mono samples at `source_rate` (int16 value range) -> Audio at options.sample_rate (soxr),
-/// cut to options.max_samples. Throws DataError naming `what` when `mono` is empty.
+/// cut to options.max_samples. Throws DataError naming `what` when `mono` is empty or holds a NaN,
+/// infinite or impossibly large sample (magnitude above 1024 times full scale).
 Audio FinishAudio(std::vector<float> mono, int source_rate, int source_channels, const std::string& what,
                   const DecodeOptions& options);
 

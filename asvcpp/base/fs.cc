@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "asvcpp/base/error.h"
+#include "asvcpp/base/temp_files.h"
 
 namespace asv::fs {
 
@@ -33,28 +34,25 @@ void WriteFileAtomic(const std::filesystem::path& path,
                      const std::function<void(std::ostream&)>& write) {
   std::error_code ec;
   if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
-  const std::filesystem::path tmp = path.string() + fmt::format(".tmp.{}", ::getpid());
-  try {
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out) {
-        throw DataError(fmt::format("{}: cannot create: {}", tmp.string(), std::strerror(errno)));
-      }
-      write(out);
-      out.flush();
-      if (!out) throw DataError(fmt::format("{}: write failed", tmp.string()));
+  ScopedTempFile scoped(path);  // removes what killed writers of `path` left; ours on failure
+  const std::filesystem::path& tmp = scoped.path();
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) {
+      throw DataError(fmt::format("{}: cannot create: {}", tmp.string(), std::strerror(errno)));
     }
-    const int fd = ::open(tmp.c_str(), O_RDONLY);
-    if (fd >= 0) {
-      ::fsync(fd);
-      ::close(fd);
-    }
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw DataError(fmt::format("{}: cannot rename into place: {}", path.string(), ec.message()));
-  } catch (...) {
-    std::filesystem::remove(tmp, ec);
-    throw;
+    write(out);
+    out.flush();
+    if (!out) throw DataError(fmt::format("{}: write failed", tmp.string()));
   }
+  const int fd = ::open(tmp.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  std::filesystem::rename(tmp, path, ec);
+  if (ec) throw DataError(fmt::format("{}: cannot rename into place: {}", path.string(), ec.message()));
+  scoped.Release();
 }
 
 void WriteFileAtomic(const std::filesystem::path& path, const std::string& contents) {

@@ -14,7 +14,9 @@ std::string ReadFile(const std::filesystem::path& path);
 
 /// Writes `contents` to `path` atomically: into "<path>.tmp.<pid>" in the same folder, fsync,
 /// then rename over `path`. Creates missing parent folders. On failure the temporary file is
-/// removed and DataError names the path; an existing `path` is left untouched.
+/// removed and DataError names the path; an existing `path` is left untouched. Temporary files of
+/// `path` left by killed processes are removed first, and an interrupted asvrun removes this one
+/// (asvcpp/base/temp_files.h).
 void WriteFileAtomic(const std::filesystem::path& path, const std::string& contents);
 
 /// Like WriteFileAtomic, but the caller streams the contents into `write`.

@@ -13,6 +13,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
+#include "asvcpp/base/temp_files.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "Kaldi binary I/O assumes a little-endian host");
 
@@ -612,7 +613,8 @@ TableWriter::TableWriter(const std::string& wspecifier) {
   const std::filesystem::path parent = std::filesystem::path(archive_path_).parent_path();
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  archive_tmp_ = fmt::format("{}.tmp.{}", archive_path_, ::getpid());
+  archive_tmp_guard_ = std::make_unique<fs::ScopedTempFile>(archive_path_);
+  archive_tmp_ = archive_tmp_guard_->path().string();
   file_ = std::fopen(archive_tmp_.c_str(), "wb");
   if (file_ == nullptr) {
     throw DataError(fmt::format("{}: cannot create ({})", archive_tmp_, std::strerror(errno)));
@@ -626,7 +628,7 @@ TableWriter::~TableWriter() {
     return;
   }
   if (file_ != nullptr) std::fclose(file_);
-  std::remove(archive_tmp_.c_str());
+  // archive_tmp_guard_ removes the temporary archive.
 }
 
 template <class T>
@@ -684,6 +686,7 @@ void TableWriter::Close() {
     closed_ = true;
     throw DataError(fmt::format("{}: cannot rename {} into place ({})", archive_path_, archive_tmp_, std::strerror(e)));
   }
+  archive_tmp_guard_->Release();
   closed_ = true;
   if (script_path_ == "-") {
     std::fwrite(script_.data(), 1, script_.size(), stdout);

@@ -30,6 +30,10 @@
 #include "asvcpp/base/matrix.h"
 #include "asvcpp/features/compressed_matrix.h"
 
+namespace asv::fs {
+class ScopedTempFile;
+}
+
 namespace asv::features {
 
 /// One object read from a Kaldi stream. Binary objects keep their type; compressed matrices
@@ -114,6 +118,8 @@ class TableReader {
 /// "ark,scp[,t]:A,S". Files are written under temporary names ("A.tmp.<pid>") and renamed by
 /// Close(), archive first, then the script; a writer destroyed without Close() (e.g. by an
 /// exception) removes its temporary files, so a partial table is never presented as complete.
+/// Temporary archives of A left by killed processes are removed when the writer opens, and an
+/// interrupted asvrun removes its own (asvcpp/base/temp_files.h).
 /// "-" writes to stdout directly (binary unless ",t").
 class TableWriter {
  public:
@@ -145,6 +151,7 @@ class TableWriter {
   std::string archive_path_;
   std::string script_path_;
   std::string archive_tmp_;
+  std::unique_ptr<fs::ScopedTempFile> archive_tmp_guard_;  // registered for removal on interruption
   bool binary_ = true;
   bool to_stdout_ = false;
   bool closed_ = false;

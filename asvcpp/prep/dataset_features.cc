@@ -1,5 +1,6 @@
 #include "asvcpp/prep/dataset_features.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <optional>
@@ -112,10 +113,7 @@ FeatureExtractionReport ExtractDatasetFeatures(const std::string& dataset, const
   const stdfs::path vad_scp = lists / data::kVadScp;
   for (const auto& p : {mfcc_ark, vad_ark, feats_scp, vad_scp}) CheckWspecifierPath(p);
 
-  // From here on the old outputs are gone: a failure leaves the dataset visibly without features.
-  for (std::string_view name : {data::kFeatsScp, data::kVadScp, data::kUtt2NumFrames, kSkippedUtterances}) {
-    RemoveStaleOutput(lists / name);
-  }
+  // The outputs of an earlier run stay untouched until this one is complete (see "Atomicity").
   stdfs::create_directories(report.feature_folder);
   features::TableWriter mfcc_writer(fmt::format("ark,scp:{},{}", mfcc_ark.string(), feats_scp.string()));
   features::TableWriter vad_writer(fmt::format("ark,scp:{},{}", vad_ark.string(), vad_scp.string()));
@@ -151,6 +149,11 @@ FeatureExtractionReport ExtractDatasetFeatures(const std::string& dataset, const
         mfcc.Compute(audio.samples.data(), static_cast<std::int64_t>(audio.samples.size()), features::DitherSeed(utt));
     if (out.feats.rows() == 0) {
       out.skip_reason = fmt::format("{} samples: shorter than one frame", audio.samples.size());
+      return out;
+    }
+    const float* values = out.feats.data();
+    if (!std::all_of(values, values + out.feats.rows() * out.feats.cols(), [](float v) { return std::isfinite(v); })) {  // the decoder rejects bad samples; this guards the features
+      out.skip_reason = "features are NaN or infinite (corrupt audio)";
       return out;
     }
     // VAD on the matrix as stored, as compute_vad_decision.sh reads feats.scp.
@@ -198,7 +201,11 @@ FeatureExtractionReport ExtractDatasetFeatures(const std::string& dataset, const
                                  report.skipped.front().reason));
   }
 
-  // The lists without the skipped utterances, then feats.scp last (see the header).
+  // Complete: the old outputs go, feats.scp (the marker of a complete dataset) first; then the
+  // new archives and lists, feats.scp last (see the header).
+  for (std::string_view name : {data::kFeatsScp, data::kVadScp, data::kUtt2NumFrames, kSkippedUtterances}) {
+    RemoveStaleOutput(lists / name);
+  }
   vad_writer.Close();
   data::Table skipped_table;
   for (const auto& s : report.skipped) {

@@ -23,7 +23,8 @@
 //   lists/utt2num_frames                  frames per utterance.
 //   lists/skipped_utterances              "<utt> <reason>" for every utterance whose audio could
 //                                          not be used (missing, unreadable, truncated or empty
-//                                          file, shorter than one frame); empty when none was.
+//                                          file, NaN/infinite/impossibly large samples, shorter
+//                                          than one frame); empty when none was.
 // Skipped utterances are removed from wav.scp, utt2spk and spk2utt (data::FixDataDir), so all
 // lists stay aligned; prepare the lists again to bring them back after fixing the audio.
 //
@@ -32,9 +33,12 @@
 // features::DitherSeed(utt id). Reruns give bit-identical files whatever the thread count or
 // timing.
 //
-// Atomicity: old feats.scp, vad.scp, utt2num_frames and skipped_utterances are deleted before
-// extraction starts; archives are written under temporary names; lists/feats.scp is renamed into
-// place last, so its presence means the dataset's stage-1 outputs are complete.
+// Atomicity: archives are written under temporary names, and the outputs of an earlier run
+// (archives and lists) stay untouched until every utterance is done, so a failed or interrupted
+// extraction leaves the previous complete features usable. Then old feats.scp, vad.scp,
+// utt2num_frames and skipped_utterances are deleted, the new archives and lists put in place,
+// and lists/feats.scp renamed into place last: its presence means the dataset's stage-1 outputs
+// are complete.
 #pragma once
 
 #include <cstdint>

@@ -9,6 +9,7 @@
 #include <mutex>
 #include <thread>
 
+#include "asvcpp/base/temp_files.h"
 #include "asvcpp/db/database.h"
 
 namespace asv::tools {
@@ -48,6 +49,8 @@ void Watch() {
     handler(sig);
   }
   if (sig == 0) return;
+  // Partial outputs (archives, checkpoints being written) go first: nothing renames them now.
+  fs::RemoveRegisteredTempFiles();
   std::lock_guard<std::mutex> lock(g_mutex);
   if (g_run_id != 0) {
     try {

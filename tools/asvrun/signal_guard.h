@@ -1,5 +1,6 @@
 // Marks the active run as failed in the experiment database when asvrun is interrupted
-// (SIGINT, SIGTERM, SIGHUP), then exits with 128 + signal number. A launcher installs an
+// (SIGINT, SIGTERM, SIGHUP), after removing the temporary files of its unfinished atomic writes
+// (asvcpp/base/temp_files.h), then exits with 128 + signal number. A launcher installs an
 // interrupt handler instead: it stops the workers, and the launcher's own thread records the
 // outcome and exits.
 //

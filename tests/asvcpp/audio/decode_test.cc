@@ -103,6 +103,51 @@ TEST(DecodeTest, OtherSampleFormatsAreScaledToTheInt16Range) {
   EXPECT_EQ(DecodeFile(dir / "p24.wav").samples, ToFloat(pcm));
 }
 
+// IEEE-float WAV files can hold NaN, infinities and absurd magnitudes (corrupt data). They are
+// errors naming the file and the sample, not samples that poison the features downstream; values
+// somewhat beyond full scale are legal float audio and decode.
+TEST(DecodeTest, NonFiniteAndImpossiblyLargeFloatSamplesAreDataErrorsNamingTheFile) {
+  TempDir dir("nonfinite");
+  const auto write_float = [&](const std::string& name, const std::vector<float>& values) {
+    SF_INFO info{};
+    info.samplerate = 16000;
+    info.channels = 1;
+    info.format = SF_FORMAT_WAV | SF_FORMAT_FLOAT;
+    SNDFILE* f = sf_open((dir / name).c_str(), SFM_WRITE, &info);
+    EXPECT_NE(f, nullptr);
+    sf_writef_float(f, values.data(), static_cast<sf_count_t>(values.size()));
+    sf_close(f);
+    return dir / name;
+  };
+  std::vector<float> values(32000, 0.25f);
+  values[16000] = std::nanf("");
+  const auto nan_file = write_float("nan.wav", values);
+  std::string message = ErrorOf([&] { DecodeFile(nan_file); });
+  EXPECT_TRUE(Contains(message, nan_file.string())) << message;
+  EXPECT_TRUE(Contains(message, "sample 16000 (at 1.000 s) is NaN")) << message;
+
+  values[16000] = -INFINITY;
+  const auto inf_file = write_float("inf.wav", values);
+  message = ErrorOf([&] { DecodeFile(inf_file); });
+  EXPECT_TRUE(Contains(message, "is infinite")) << message;
+
+  values[16000] = 1e30f;  // finite, but squared it overflows float energies
+  const auto huge_file = write_float("huge.wav", values);
+  message = ErrorOf([&] { DecodeFile(huge_file); });
+  EXPECT_TRUE(Contains(message, "more than 1024 times full scale")) << message;
+  // Resampling does not hide it: the check runs on the source samples.
+  DecodeOptions at8k;
+  at8k.sample_rate = 8000;
+  message = ErrorOf([&] { DecodeFile(huge_file, at8k); });
+  EXPECT_TRUE(Contains(message, "more than 1024 times full scale")) << message;
+
+  values[16000] = -3.0f;  // 3x full scale: unusual, but legal float audio
+  const Audio loud = DecodeFile(write_float("loud.wav", values));
+  ASSERT_EQ(loud.samples.size(), values.size());
+  EXPECT_EQ(loud.samples[16000], -3.0f * 32768.0f);
+  EXPECT_EQ(loud.samples[0], 0.25f * 32768.0f);
+}
+
 TEST(DecodeTest, ResamplesToTheRequestedRate) {
   TempDir dir("resample");
   ASSERT_TRUE(WriteShorts(dir / "a8k.wav", Sine(8000, 440.0, 8000), 1, 8000));

@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <sndfile.h>
 #include <unistd.h>
 
 #include "asvcpp/audio/decode.h"
@@ -339,6 +340,68 @@ TEST(VoxcelebXvectorStagesTest, BadAudioIsSkippedListedAndRemovedFromTheLists) {
   bool recorded = false;
   for (const auto& a : database.Artifacts(run_id)) recorded |= Contains(a.record.path, "skipped_utterances");
   EXPECT_TRUE(recorded);
+}
+
+// Writes `values` (int16 range / 32768, i.e. [-1, 1) is full scale) as an IEEE-float WAV file.
+void WriteFloatWav(const stdfs::path& path, const std::vector<float>& values) {
+  SF_INFO info{};
+  info.samplerate = 16000;
+  info.channels = 1;
+  info.format = SF_FORMAT_WAV | SF_FORMAT_FLOAT;
+  stdfs::create_directories(path.parent_path());
+  SNDFILE* f = sf_open(path.c_str(), SFM_WRITE, &info);
+  ASSERT_NE(f, nullptr) << path;
+  sf_writef_float(f, values.data(), static_cast<sf_count_t>(values.size()));
+  sf_close(f);
+}
+
+// Float WAV files with NaN, infinite or absurdly large samples are skipped and listed like every
+// other bad file, with the file named; they do not abort the dataset.
+TEST(VoxcelebXvectorStagesTest, CorruptFloatAudioIsSkippedAndListed) {
+  TempDir dir("nan_audio");
+  MakeVox1(dir / "vox1");
+  std::vector<float> values = SpeechLike(1.0, 16000, 7);
+  for (float& v : values) v /= 32768.0f;
+  values[8000] = std::nanf("");
+  WriteFloatWav(dir / "vox1/wav/id10002/vidB/00005.wav", values);
+  values[8000] = 1e30f;
+  WriteFloatWav(dir / "vox1/wav/id10002/vidB/00006.wav", values);
+  values[8000] = 0.5f;
+  WriteFloatWav(dir / "vox1/wav/id10002/vidB/00007.wav", values);  // a good float file
+  Experiment s = MakeExperiment(dir);
+  RunStages(s);
+  const stdfs::path lists = s.output / "datasets/voxceleb1/lists";
+  const data::Table skipped = data::ReadTable(lists / "skipped_utterances", data::ValueFormat::kRestOfLine);
+  ASSERT_EQ(Keys(skipped), (std::vector<std::string>{"id10002-vidB-00005", "id10002-vidB-00006"}));
+  EXPECT_TRUE(Contains(skipped.at("id10002-vidB-00005"), "id10002/vidB/00005.wav")) << skipped.at("id10002-vidB-00005");
+  EXPECT_TRUE(Contains(skipped.at("id10002-vidB-00005"), "is NaN")) << skipped.at("id10002-vidB-00005");
+  EXPECT_TRUE(Contains(skipped.at("id10002-vidB-00006"), "1024 times full scale")) << skipped.at("id10002-vidB-00006");
+  const data::DataDir data = data::DataDir::Load(lists);
+  EXPECT_EQ(data.wav_scp.size(), 10u);  // 9 + the good float file
+  EXPECT_EQ(data.utt2num_frames.count("id10002-vidB-00007"), 1u);
+}
+
+// Features of an earlier complete run survive a re-extraction that fails: the old lists and
+// archives are replaced only once the new ones are complete, and no temporary file is left.
+TEST(VoxcelebXvectorStagesTest, FailedReExtractionKeepsThePreviousCompleteFeatures) {
+  TempDir dir("keep_old");
+  MakeVox1(dir / "vox1");
+  Experiment s = MakeExperiment(dir);
+  RunStages(s);
+  const stdfs::path ds = s.output / "datasets/voxceleb1";
+  std::map<std::string, std::string> before;
+  for (const char* f : {"features/mfcc.ark", "features/vad.ark", "lists/feats.scp", "lists/vad.scp",
+                        "lists/utt2num_frames", "lists/skipped_utterances", "lists/wav.scp"}) {
+    before[f] = fs::ReadFile(ds / f);
+  }
+  stdfs::remove_all(dir / "vox1/wav");  // every utterance now fails
+  s.settings->recipe().start_stage = 1;
+  const std::string message = ErrorOf<StageError>([&] { RunStages(s); });
+  EXPECT_TRUE(Contains(message, "no utterance could be used")) << message;
+  for (const auto& [f, bytes] : before) EXPECT_EQ(fs::ReadFile(ds / f), bytes) << f;
+  for (const auto& e : stdfs::recursive_directory_iterator(ds)) {
+    EXPECT_FALSE(Contains(e.path().filename().string(), ".tmp.")) << e.path();
+  }
 }
 
 TEST(VoxcelebXvectorStagesTest, DatasetWhoseEveryFileFailsIsAStageError) {
