@@ -8,6 +8,7 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/text.h"
+#include "asvcpp/eval/trial_label.h"
 
 namespace asv::data {
 namespace {
@@ -53,6 +54,21 @@ void CheckSessions(const std::filesystem::path& path, int line, std::string_view
   }
 }
 
+// A list with no trials, or with a label that is neither target nor non-target, is an error: it
+// would otherwise give 0 trials or silently leave trials out.
+void CheckLabelsAndSize(const TrialList& list) {
+  if (list.trials.empty()) throw DataError(fmt::format("{}: trial list has no trials", list.source.string()));
+  std::vector<std::string> labels;
+  std::vector<std::int64_t> lines;
+  labels.reserve(list.trials.size());
+  lines.reserve(list.trials.size());
+  for (const Trial& t : list.trials) {
+    labels.push_back(t.label);
+    lines.push_back(t.line);
+  }
+  eval::RequireKnownLabels(list.source.string(), labels, lines);
+}
+
 }  // namespace
 
 TrialList ReadTrialList(const std::filesystem::path& path) {
@@ -68,6 +84,7 @@ TrialList ReadTrialList(const std::filesystem::path& path) {
     list.trials.push_back({std::string(tokens[0]), std::string(tokens[1]), std::string(tokens[2]), line});
     return true;
   });
+  CheckLabelsAndSize(list);
   return list;
 }
 
@@ -123,6 +140,7 @@ TrialList ReadVoxCelebTrialList(const std::filesystem::path& path) {
     }
     return true;
   });
+  CheckLabelsAndSize(list);
   return list;
 }
 

@@ -39,8 +39,10 @@ struct TrialList {
 enum class TrialListFormat { kIds, kVoxCelebOfficial };
 
 /// Reads an asvcpp/Kaldi-style list. Blank lines are skipped. Throws DataError naming the file
-/// when it cannot be read, and "file:line: ..." for a line with fewer than three fields or an
-/// id with an empty '&' part ("a&&b", "a&").
+/// when it cannot be read or holds no trials, and "file:line: ..." for a line with fewer than
+/// three fields, an id with an empty '&' part ("a&&b", "a&"), or a label that is neither a target
+/// nor a non-target label of eval::LabelVocabulary::Default() (the first such line, with their
+/// count; eval::RequireKnownLabels).
 TrialList ReadTrialList(const std::filesystem::path& path);
 
 /// Writes "left right label" lines in list order, atomically (fs::WriteFileAtomic).
@@ -56,7 +58,8 @@ std::string VoxCelebPathToId(std::string_view relative_path);
 TrialListFormat DetectTrialListFormat(const std::filesystem::path& path);
 
 /// Reads an official VoxCeleb list (`label path1 path2`) and converts paths to ids; every line
-/// is kept. Throws DataError "file:line: ..." for fewer than three fields or a malformed path.
+/// is kept. Throws DataError "file:line: ..." for fewer than three fields, a malformed path or an
+/// unknown label, and naming the file when it holds no trials (as ReadTrialList).
 TrialList ReadVoxCelebTrialList(const std::filesystem::path& path);
 
 /// Reads `input` in either format (DetectTrialListFormat) and writes it in id format to

@@ -113,10 +113,14 @@ PreparedDataset PrepareVoxCeleb1(const stdfs::path& corpus, const stdfs::path& d
   result.speakers = MakeSpk2Utt(data.utt2spk).size();
 
   const auto is_known = [&](const std::string& id) { return data.wav_scp.count(id) > 0; };
-  for (const std::string_view name : kVoxCeleb1TrialLists) {
+  std::vector<std::string> list_files(kVoxCeleb1TrialLists.begin(), kVoxCeleb1TrialLists.end());
+  for (const std::string& file : options.trial_list_files) {
+    if (std::find(list_files.begin(), list_files.end(), file) == list_files.end()) list_files.push_back(file);
+  }
+  for (const std::string& name : list_files) {
     const stdfs::path source = Absolute(corpus) / std::string(name);
     if (!stdfs::is_regular_file(source, ec)) continue;
-    const stdfs::path target = result.list_folder / std::string(name);
+    const stdfs::path target = result.list_folder / name;
     const TrialList list = DetectTrialListFormat(source) == TrialListFormat::kVoxCelebOfficial
                                ? ReadVoxCelebTrialList(source)
                                : ReadTrialList(source);
@@ -130,7 +134,7 @@ PreparedDataset PrepareVoxCeleb1(const stdfs::path& corpus, const stdfs::path& d
       CheckTrialUtterances(list, result.name, is_known);
     }
     WriteTrialList(target, list);
-    result.trial_lists.emplace_back(name);
+    result.trial_lists.push_back(name);
     result.trials += list.trials.size();
   }
   if (result.trial_lists.empty()) {

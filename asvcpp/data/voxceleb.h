@@ -30,6 +30,9 @@ struct VoxCelebOptions {
   /// When false (default) a trial list naming an utterance that is not in the corpus is a
   /// DataError listing file:line of each; when true it is a warning and the list is kept.
   bool allow_unknown_trial_utterances = false;
+  /// Further trial-list file names (plain names) looked up in the corpus folder beside
+  /// kVoxCeleb1TrialLists, e.g. the values of a recipe's trial_lists setting.
+  std::vector<std::string> trial_list_files;
 };
 
 /// Summary of one prepared list folder.
@@ -44,8 +47,8 @@ struct PreparedDataset {
 
 /// Prepares `voxceleb1` from `<corpus>/wav/<spk>/<video>/<file>.wav`: utterance id
 /// `<spk>-<video>-<file name up to its first '.'>`, wav.scp with absolute paths, utt2spk, spk2utt;
-/// then converts each of kVoxCeleb1TrialLists found directly in `corpus` (official `label path
-/// path` or already id format) into the list folder under the same name and checks that every
+/// then converts each of kVoxCeleb1TrialLists and options.trial_list_files found directly in
+/// `corpus` (official `label path path` or already id format) into the list folder under the same name and checks that every
 /// trial utterance exists. Re-running rewrites the same files (atomic writes).
 /// Throws DataError naming the folder when `<corpus>/wav` is missing or holds no .wav file, for
 /// two files mapping to the same id, for malformed trial lists (file:line) and unknown trial

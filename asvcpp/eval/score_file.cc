@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 
@@ -60,21 +61,31 @@ std::vector<TrialLabel> TrialList::Classify(const LabelVocabulary& vocabulary, L
   return ClassifyLabels(label, vocabulary, counts);
 }
 
-TrialList ReadTrialList(const std::filesystem::path& path) {
+TrialList ReadTrialList(const std::filesystem::path& path, const LabelVocabulary& vocabulary) {
   const std::string text = fs::ReadFile(path);
   TrialList trials;
   trials.path = path.string();
+  // The format is decided by the first trial line and holds for the whole file: VoxCeleb's when
+  // its first column is a label and its third is not.
+  std::optional<bool> label_first;
   ForEachLine(text, [&](std::int64_t line_no, const std::vector<std::string_view>& tokens) {
     if (tokens.size() < 3) {
-      throw DataError(fmt::format("{}:{}: expected '<left_id> <right_id> <label>', got {} column{}",
+      throw DataError(fmt::format("{}:{}: expected '<left_id> <right_id> <label>' or VoxCeleb's '<label> <enrollment> "
+                                  "<test>', got {} column{}",
                                   trials.path, line_no, tokens.size(), tokens.size() == 1 ? "" : "s"));
     }
-    trials.left.emplace_back(tokens[0]);
-    trials.right.emplace_back(tokens[1]);
-    trials.label.emplace_back(tokens[2]);
+    if (!label_first) {
+      label_first = vocabulary.Classify(tokens[0]) != TrialLabel::kOther &&
+                    vocabulary.Classify(tokens[2]) == TrialLabel::kOther;
+    }
+    const std::size_t l = *label_first ? 1 : 0, r = *label_first ? 2 : 1, lab = *label_first ? 0 : 2;
+    trials.left.emplace_back(tokens[l]);
+    trials.right.emplace_back(tokens[r]);
+    trials.label.emplace_back(tokens[lab]);
     trials.line.push_back(line_no);
   });
   if (trials.size() == 0) throw DataError(fmt::format("{}: trial list has no trials", trials.path));
+  RequireKnownLabels(trials.path, trials.label, trials.line, vocabulary);
   return trials;
 }
 

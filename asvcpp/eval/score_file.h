@@ -4,6 +4,8 @@
 // one trial per line,
 //   <left_id> <right_id> <label> [ignored extra columns...]
 // whitespace separated; left = enrolment, right = test; ids may join several utterances with '&'.
+// VoxCeleb's official lists, "<label> <enrollment path> <test path>", are read too (one format
+// per file, detected from its first line).
 //
 // Score file: one score per line in trial order, written as ASVtorch's np.savetxt does ("%.18e",
 // e.g. "-1.234500000000000028e+01"); or three columns "<left_id> <right_id> <score>" in trial order.
@@ -33,9 +35,15 @@ struct TrialList {
                                    LabelCounts* counts = nullptr) const;
 };
 
-/// Reads a trial list. Throws DataError naming the file (and file:line) when it is missing,
-/// unreadable, empty, or a non-blank line has fewer than three columns.
-TrialList ReadTrialList(const std::filesystem::path& path);
+/// Reads a trial list in either format: "<left_id> <right_id> <label>" (above) or VoxCeleb's
+/// official "<label> <enrollment> <test>" (veri_test.txt, list_test_hard2.txt, ...: its paths are
+/// kept as the ids). The first trial line decides the format of the whole file: VoxCeleb's when
+/// its first column is a label of `vocabulary` and its third is not. Throws DataError naming the
+/// file (and file:line) when it is missing, unreadable, holds no trials, a non-blank line has
+/// fewer than three columns, or a label is in neither half of `vocabulary` (RequireKnownLabels:
+/// the first such line and their count).
+TrialList ReadTrialList(const std::filesystem::path& path,
+                        const LabelVocabulary& vocabulary = LabelVocabulary::Default());
 
 /// Reads a score file of one or three columns (all lines alike). When `trials` is given the file
 /// must hold exactly one score per trial, in trial order, and a three-column file must name the

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "asvcpp/base/error.h"
+
 namespace asv::eval {
 
 const char* ToString(TrialLabel label) {
@@ -62,6 +64,34 @@ std::string LabelCounts::Describe() const {
     s += ")";
   }
   return s;
+}
+
+namespace {
+
+std::string Quoted(const std::vector<std::string>& labels) {
+  std::string out;
+  for (const auto& label : labels) out += fmt::format("{}'{}'", out.empty() ? "" : ", ", label);
+  return out;
+}
+
+}  // namespace
+
+void RequireKnownLabels(const std::string& path, const std::vector<std::string>& labels,
+                        const std::vector<std::int64_t>& lines, const LabelVocabulary& vocabulary) {
+  std::size_t first = labels.size();
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    if (vocabulary.Classify(labels[i]) != TrialLabel::kOther) continue;
+    if (bad++ == 0) first = i;
+  }
+  if (bad == 0) return;
+  const std::string where = lines.empty() ? fmt::format("{}: trial {}", path, first + 1)
+                                          : fmt::format("{}:{}", path, lines[first]);
+  std::string message = fmt::format("{}: label '{}' is neither a target label ({}) nor a non-target label ({})",
+                                    where, labels[first], Quoted(vocabulary.target), Quoted(vocabulary.nontarget));
+  if (bad > 1) message += fmt::format("; {} of {} trials have such labels", bad, labels.size());
+  if (!lines.empty() && lines[first] == 1) message += " (a header line? trial lists have none)";
+  throw DataError(message);
 }
 
 std::vector<TrialLabel> ClassifyLabels(const std::vector<std::string>& labels,

@@ -52,6 +52,15 @@ struct LabelCounts {
   std::string Describe() const;
 };
 
+/// Checks that every label is a target or non-target label of `vocabulary` (labels[i] was read
+/// from line lines[i] of `path`). Throws DataError naming the first offending line,
+/// "<path>:<line>: label 'x' is neither a target label ('Target', ...) nor a non-target label
+/// (...)", with the number of such lines and, when it is line 1, a hint that trial lists have no
+/// header line. `lines` may be empty (then trial numbers are named instead of lines).
+void RequireKnownLabels(const std::string& path, const std::vector<std::string>& labels,
+                        const std::vector<std::int64_t>& lines,
+                        const LabelVocabulary& vocabulary = LabelVocabulary::Default());
+
 /// Classifies every label string with `vocabulary`; `counts`, when given, receives the tally.
 std::vector<TrialLabel> ClassifyLabels(const std::vector<std::string>& labels,
                                        const LabelVocabulary& vocabulary = LabelVocabulary::Default(),

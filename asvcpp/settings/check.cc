@@ -92,6 +92,59 @@ std::string FormatNumber(double d) { return fmt::format("{}", d); }
 
 bool IsNumber(const Value& v) { return v.kind() == Value::Kind::kInt || v.kind() == Value::Kind::kFloat; }
 
+// Offset of the first byte of `s` that is not part of well-formed UTF-8 (RFC 3629: no overlong
+// forms, no surrogates, at most U+10FFFF), or npos.
+std::size_t InvalidUtf8At(const std::string& s) {
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    std::size_t n = 0;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + n >= s.size()) return i;  // truncated sequence
+    for (std::size_t k = 1; k <= n; ++k) {
+      const auto d = static_cast<unsigned char>(s[i + k]);
+      if (d < (k == 1 ? lo : 0x80u) || d > (k == 1 ? hi : 0xBFu)) return i;
+    }
+    i += n + 1;
+  }
+  return std::string::npos;
+}
+
+// Strings must be valid UTF-8 without NUL bytes: they are printed, stored in the experiment
+// database and written as JSON, and a NUL would silently cut a path.
+bool CheckText(const Value& value, const std::string& what, const Site& site, Diagnostics& diags) {
+  const std::string& s = value.as_string();
+  if (const std::size_t at = InvalidUtf8At(s); at != std::string::npos) {
+    diags.Error(site.At(value),
+                fmt::format("{}: the text is not valid UTF-8 (byte {:#04x} at offset {})", what,
+                            static_cast<unsigned char>(s[at]), at),
+                site.source_line);
+    return false;
+  }
+  if (const std::size_t at = s.find('\0'); at != std::string::npos) {
+    diags.Error(site.At(value), fmt::format("{}: the text contains a NUL byte at offset {}", what, at),
+                site.source_line);
+    return false;
+  }
+  return true;
+}
+
 // Range and choice checks on every scalar inside a value.
 bool CheckScalars(const Field& field, const Value& value, const std::string& what, const Site& site,
                   Diagnostics& diags) {
@@ -105,6 +158,10 @@ bool CheckScalars(const Field& field, const Value& value, const std::string& wha
   if (value.kind() == Value::Kind::kDict) {
     bool ok = true;
     for (const auto& [k, v] : value.entries()) {
+      if (k.kind() == Value::Kind::kString && !CheckText(k, what + " key", site, diags)) {
+        ok = false;
+        continue;
+      }
       ok &= CheckScalars(field, v, fmt::format("{}[{}]", what, k.Repr()), site, diags);
     }
     return ok;
@@ -128,6 +185,7 @@ bool CheckScalars(const Field& field, const Value& value, const std::string& wha
     return true;
   }
   if (value.kind() == Value::Kind::kString) {
+    if (!CheckText(value, what, site, diags)) return false;
     const std::string& s = value.as_string();
     if (std::find(field.unsupported.begin(), field.unsupported.end(), s) != field.unsupported.end()) {
       diags.Error(site.At(value), fmt::format("{} {} is not supported: {}", what, value.Repr(), field.unsupported_reason),

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "asvcpp/base/text.h"
+#include "asvcpp/settings/name_checks.h"
 
 namespace asv::settings {
 
@@ -63,6 +64,7 @@ void AddStandardGroups(SettingsTree& tree, Settings& settings) {
   tree.AddGroup("features", settings.features);
   tree.AddGroup("backend", settings.backend);
   tree.AddGroup("diarization", settings.diarization);
+  AddPathChecks(tree);
 }
 
 }  // namespace asv::settings

@@ -85,7 +85,12 @@ std::vector<data::PreparedDataset> RunPrepareStage(const XvectorSettings& settin
     ASV_LOG(Info, "preparing {} from {}", job.name, job.corpus.string());
     std::vector<data::PreparedDataset> result;
     if (job.name == "voxceleb1") {
-      result.push_back(data::PrepareVoxCeleb1(job.corpus, dataset_root));
+      data::VoxCelebOptions options;
+      // Every trial list the settings name is prepared, not only VoxCeleb's own files.
+      if (settings.recipe().trial_dataset == job.name) {
+        for (const auto& [name, file] : settings.recipe().trial_lists) options.trial_list_files.push_back(file);
+      }
+      result.push_back(data::PrepareVoxCeleb1(job.corpus, dataset_root, options));
     } else {
       result = data::PrepareVoxCeleb2(job.corpus, dataset_root);
     }

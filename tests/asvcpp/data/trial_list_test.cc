@@ -61,6 +61,30 @@ TEST(TrialListTest, OfficialListConversionKeepsTheFirstLine) {
                        "broken.txt:2: 'id2/2.wav' is not a VoxCeleb path"));
 }
 
+// Labels outside the target/non-target vocabulary, empty lists and header lines are errors that
+// name the file and line, never trials silently left out or a list of 0 trials.
+TEST(TrialListTest, UnknownLabelsEmptyListsAndHeadersAreErrors) {
+  TempDir dir("labels");
+  for (const char* label : {"2", "yes", "1.0"}) {
+    Write(dir / "ids.txt", std::string("a b 1\nc d 0\ne f ") + label + "\ng h " + label + "\n");
+    const std::string message = ErrorOf([&] { ReadTrialList(dir / "ids.txt"); });
+    EXPECT_TRUE(Contains(message, std::string("ids.txt:3: label '") + label + "' is neither a target label ('Target'"))
+        << message;
+    EXPECT_TRUE(Contains(message, "; 2 of 4 trials have such labels")) << message;
+    Write(dir / "official.txt", std::string(label) + " id1/v/1.wav id2/v/2.wav\n");
+    EXPECT_TRUE(Contains(ErrorOf([&] { ReadVoxCelebTrialList(dir / "official.txt"); }), "official.txt:1: label '"));
+  }
+  Write(dir / "empty.txt", "");
+  EXPECT_TRUE(Contains(ErrorOf([&] { ReadTrialList(dir / "empty.txt"); }), "empty.txt: trial list has no trials"));
+  Write(dir / "blank.txt", "\n\n");
+  EXPECT_TRUE(Contains(ErrorOf([&] { ConvertTrialList(dir / "blank.txt", dir / "out.txt"); }), "no trials"));
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.txt"));
+  Write(dir / "header.txt", "enrollment test label\nid1-v-1 id2-v-2 1\n");
+  const std::string header = ErrorOf([&] { ReadTrialList(dir / "header.txt"); });
+  EXPECT_TRUE(Contains(header, "header.txt:1: label 'label'")) << header;
+  EXPECT_TRUE(Contains(header, "(a header line? trial lists have none)")) << header;
+}
+
 TEST(TrialListTest, TrialUtterancesExpandSessionsInFirstAppearanceOrder) {
   TrialList list;
   list.trials = {{"a&b", "c", "1", 1}, {"c", "d", "0", 2}, {"b", "e&a", "1", 3}};

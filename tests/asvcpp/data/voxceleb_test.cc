@@ -70,6 +70,15 @@ TEST(VoxCelebTest, PrepareVoxCeleb1WritesSortedListsAndConvertsTrials) {
   // Idempotent: a second run leaves identical files.
   PrepareVoxCeleb1(corpus, root);
   EXPECT_EQ(fs::ReadFile(ds.list_folder / "wav.scp"), wav_scp);
+
+  // Trial lists under other names are prepared when asked for (a recipe's trial_lists setting);
+  // names that are not in the corpus are not an error here.
+  Write(corpus / "my_trials.txt", "1 id10002/vidB/00001.wav id10002/-vidA/00002.wav\n");
+  VoxCelebOptions options;
+  options.trial_list_files = {"my_trials.txt", "veri_test.txt", "not_there.txt"};
+  const PreparedDataset more = PrepareVoxCeleb1(corpus, root, options);
+  EXPECT_EQ(more.trial_lists, (std::vector<std::string>{"veri_test.txt", "list_test_hard2.txt", "my_trials.txt"}));
+  EXPECT_EQ(fs::ReadFile(ds.list_folder / "my_trials.txt"), "id10002-vidB-00001 id10002--vidA-00002 1\n");
 }
 
 TEST(VoxCelebTest, PrepareVoxCeleb1Errors) {

@@ -69,6 +69,33 @@ TEST_F(ScoreFileTest, TrialListErrorsNameFileAndLine) {
   ExpectDataError([&] { ReadTrialList(dir_ / "missing.txt"); }, {"missing.txt"});
 }
 
+// VoxCeleb's own format (label first, paths) is read too, detected per file; labels outside the
+// vocabulary are errors with file:line and their count.
+TEST_F(ScoreFileTest, ReadsVoxCelebsFormatAndRejectsUnknownLabels) {
+  const auto vox = Write("veri_test.txt",
+                         "1 id10270/x6uYqmx31kE/00001.wav id10270/8jEAjG6SegY/00008.wav\n"
+                         "0 id10270/x6uYqmx31kE/00001.wav id10300/ize_eiCFEg0/00003.wav\n");
+  const TrialList t = ReadTrialList(vox);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t.left[1], "id10270/x6uYqmx31kE/00001.wav");
+  EXPECT_EQ(t.right[1], "id10300/ize_eiCFEg0/00003.wav");
+  EXPECT_EQ(t.label, (std::vector<std::string>{"1", "0"}));
+  LabelCounts counts;
+  t.Classify(LabelVocabulary::Default(), &counts);
+  EXPECT_EQ(counts.n_target, 1);
+  EXPECT_EQ(counts.n_nontarget, 1);
+  // Ids that look like labels: the third column decides (Kaldi's order when it is a label).
+  const auto numeric = Write("numeric.txt", "1 2 0\n3 4 1\n");
+  EXPECT_EQ(ReadTrialList(numeric).left, (std::vector<std::string>{"1", "3"}));
+
+  ExpectDataError([&] { ReadTrialList(Write("bad_label.txt", "a b 1\nc d 2\ne f 2\n")); },
+                  {"bad_label.txt:2: label '2' is neither a target label", "2 of 3 trials have such labels"});
+  ExpectDataError([&] { ReadTrialList(Write("mixed.txt", "1 a/b/c.wav d/e/f.wav\na b 0\n")); },
+                  {"mixed.txt:2: label 'a'"});
+  ExpectDataError([&] { ReadTrialList(Write("header.txt", "label enroll test\n1 a b\n")); },
+                  {"header.txt:1: label", "a header line? trial lists have none"});
+}
+
 TEST_F(ScoreFileTest, WritesAsvtorchFormatAndReadsItBackExactly) {
   std::mt19937_64 rng(3);
   std::normal_distribution<double> g(0, 30);

@@ -422,6 +422,58 @@ TEST(SettingsOverride, ErrorsNameTheArgument) {
   EXPECT_EQ(x.settings.network.max_epochs, 1000);
 }
 
+// Text that would break the files and Kaldi specifiers it ends up in is rejected when the config
+// is read, naming the --set argument (or file:line for configs), not hours later in a stage.
+TEST(SettingsOverride, PathsAndNamesThatWouldBreakFilesAreRejected) {
+  XvectorSettings x;
+  const auto error_of = [&](const std::string& arg) {
+    Diagnostics diags;
+    ApplyOverride(x.tree, arg, diags);
+    return diags.empty() ? std::string() : OnlyError(diags);
+  };
+  EXPECT_EQ(error_of("paths.system_folder=exp,lr0.2"),
+            "--set paths.system_folder=exp,lr0.2: error: paths.system_folder 'exp,lr0.2' contains ',', which splits "
+            "the Kaldi wspecifiers ('ark,scp:ARCHIVE,SCRIPT') that outputs under it are written with; choose a folder "
+            "name without ','");
+  EXPECT_NE(error_of("paths.output_folder=/data/a,b").find("contains ','"), std::string::npos);
+  EXPECT_NE(error_of("paths.feature_and_list_folder=a,b").find("contains ','"), std::string::npos);
+  EXPECT_EQ(error_of("paths.musan_folder=/data/a,b"), "");  // read as a folder, never in a specifier
+  EXPECT_EQ(error_of("paths.output_folder="),
+            "--set paths.output_folder=: error: paths.output_folder '' must not be empty");
+  EXPECT_EQ(error_of("paths.system_folder=out\377"),
+            "--set paths.system_folder=out\377: error: paths.system_folder: the text is not valid UTF-8 (byte 0xff "
+            "at offset 3)");
+  EXPECT_NE(error_of("paths.system_folder=a\nb").find("contains the control character 0x0a (newline)"),
+            std::string::npos);
+  EXPECT_EQ(error_of("paths.datasets={'../../victim': '/data/vox1'}"),
+            "--set paths.datasets={'../../victim': '/data/vox1'}: error: paths.datasets: dataset name '../../victim' "
+            "is not a plain name: it starts with '.'; it becomes a file or folder name under paths.output_folder, so "
+            "it may hold only letters, digits, '_', '-', '+' and '.' (not first)");
+  EXPECT_NE(error_of("paths.datasets={'a/b': '/data/vox1'}").find("it contains '/'"), std::string::npos);
+  // Ordinary values pass, UTF-8 and spaces included.
+  EXPECT_EQ(error_of("paths.system_folder=système lr0.2"), "");
+  EXPECT_EQ(error_of("paths.datasets={'voxceleb1': '/data/a,b/vox1', 'vox2_test-1.0+x': '/d'}"), "");
+  EXPECT_EQ(x.settings.paths.system_folder, "système lr0.2");
+}
+
+TEST(SettingsBinding, NulBytesAndInvalidUtf8InConfigStringsAreErrors) {
+  const std::string nul = Check("paths.kaldi_recipe_folder = 'a\\x00b'", Value::String(std::string("a\0b", 3)));
+  EXPECT_NE(nul.find("run_configs:3:"), std::string::npos) << nul;
+  EXPECT_NE(nul.find("error: paths.kaldi_recipe_folder: the text contains a NUL byte at offset 1"), std::string::npos)
+      << nul;
+  const std::string key =
+      Check("paths.datasets = {'\\xc3': 'x'}", Value::Dict({{Value::String("\xc3"), Value::String("x")}}));
+  EXPECT_NE(key.find("error: paths.datasets key: the text is not valid UTF-8 (byte 0xc3 at offset 0)"),
+            std::string::npos)
+      << key;
+  // Overlong encodings and surrogates are not UTF-8 either; real multi-byte text is.
+  EXPECT_NE(Check("network.optimizer = ...", Value::String("\xc0\xafx")).find("not valid UTF-8 (byte 0xc0"),
+            std::string::npos);
+  EXPECT_NE(Check("paths.system_folder = ...", Value::String("a\xed\xa0\x80")).find("byte 0xed at offset 1"),
+            std::string::npos);
+  EXPECT_EQ(Check("paths.system_folder = ...", Value::String("\xe6\x97\xa5\xf0\x9f\x8e\x99 \xc3\xa9")), "");
+}
+
 TEST(SettingsNoEffect, WarnsOnlyForNonDefaultValuesFromConfigs) {
   XvectorSettings x;
   Diagnostics diags;
