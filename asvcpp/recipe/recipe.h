@@ -76,6 +76,14 @@ class StageRunner {
   /// Runs one stage of the recipe, whose settings `context` holds. Throws StageError (or
   /// DataError) on failure, also for a stage number the recipe does not have.
   virtual void RunStage(const StageInfo& stage, RunContext& context) const = 0;
+  /// The inputs `stage` would read that are missing (one line each, naming the file or folder
+  /// and the setting it comes from), for `asvrun --dry-run`. `earlier` holds the numbers of the
+  /// stages that run before it in the same run: what they produce counts as present. Never
+  /// throws for missing inputs. The default checks nothing.
+  virtual std::vector<std::string> MissingInputs(const StageInfo& /*stage*/, RunContext& /*context*/,
+                                                 const std::vector<int>& /*earlier*/) const {
+    return {};
+  }
 };
 
 }  // namespace asv::recipe

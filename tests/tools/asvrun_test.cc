@@ -196,6 +196,13 @@ TEST(AsvrunTest, FrontEndLinksNoLibTorchAndHandsRunsAndInfoToAsvrunTorch) {
   EXPECT_EQ(front_needed.find("torch"), std::string::npos) << front_needed;
   EXPECT_EQ(front_needed.find("c10"), std::string::npos) << front_needed;
   EXPECT_NE(torch_needed.find("torch"), std::string::npos) << torch_needed;
+  // Nor the audio decoders (FFmpeg's libraries and their codecs cost ~50 ms at start-up): the Kaldi
+  // tools run in asvrun-kaldi.
+  EXPECT_EQ(front_needed.find("libav"), std::string::npos) << front_needed;
+  EXPECT_EQ(front_needed.find("sndfile"), std::string::npos) << front_needed;
+  const std::string kaldi_needed = NeededLibraries((fs::path(ASV_ASVRUN).parent_path() / "asvrun-kaldi").string());
+  EXPECT_NE(kaldi_needed.find("sndfile"), std::string::npos) << kaldi_needed;
+  EXPECT_EQ(kaldi_needed.find("torch"), std::string::npos) << kaldi_needed;
 
   ScratchDir dir("asvrun_front_end");
   WriteRecipe(dir, kNoStageConfigs);
@@ -223,12 +230,89 @@ TEST(AsvrunTest, DryRunShowsStagesAndWritesNothing) {
   ScratchDir dir("asvrun_dry");
   WriteRecipe(dir, "all\nrecipe.start_stage = 0\nrecipe.end_stage = 9\n\nnet\nrecipe.start_stage = 5\nrecipe.end_stage = 5\n");
   const auto r = Asvrun(dir, {"voxceleb/xvector", "all", "net", "--dry-run"});
-  ASSERT_EQ(r.status, 0) << r.err;
+  // Nothing here exists (corpus, mfcc.conf, features): the dry run says so and fails.
+  EXPECT_EQ(r.status, 3) << r.err;
+  EXPECT_NE(r.err.find("missing inputs: the run would stop at the stage that reads them"), std::string::npos)
+      << r.err;
   EXPECT_NE(r.out.find("stage 0 prepare"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("stage 9 scoring"), std::string::npos) << r.out;
   const auto net = r.out.substr(r.out.find("config net"));
   EXPECT_NE(net.find("stage 5 train"), std::string::npos);
   EXPECT_EQ(net.find("stage 0"), std::string::npos);
+  EXPECT_FALSE(fs::exists(dir / "out"));
+}
+
+// --dry-run checks what each stage would read, counting what earlier stages of the same run
+// produce, so that a dry run that passes means no stage stops for a missing input.
+TEST(AsvrunTest, DryRunChecksTheInputsOfEveryStage) {
+  ScratchDir dir("asvrun_dry_inputs");
+  WriteRecipe(dir,
+              "all\nrecipe.start_stage = 0\nrecipe.end_stage = 9\nrecipe.preparation_datasets = ['voxceleb1']\n"
+              "recipe.feature_extraction_datasets = ['voxceleb1']\nrecipe.training_datasets = ['voxceleb1']\n"
+              "recipe.plda_datasets = ['voxceleb1']\nrecipe.trial_lists = {'o': 'veri_test.txt'}\n"
+              "recipe.training_trial_lists = ['o']\n",
+              "paths.output_folder = 'out'\npaths.datasets = {'voxceleb1': 'vox1'}\n");
+  fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/voxceleb/xvector/mfcc.conf",
+                dir / "run_configs/voxceleb/xvector/mfcc.conf");
+  auto r = Asvrun(dir, {"voxceleb/xvector", "all", "--dry-run"});
+  EXPECT_EQ(r.status, 3);
+  EXPECT_NE(r.out.find("missing input: " + (dir / "vox1").string() + ": no such folder (paths.datasets['voxceleb1'])"),
+            std::string::npos)
+      << r.out;
+  fs::create_directories(dir / "vox1/wav");
+  r = Asvrun(dir, {"voxceleb/xvector", "all", "--dry-run"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;  // stages 1-9 read what the stages before them write
+  EXPECT_EQ(r.out.find("missing input"), std::string::npos) << r.out;
+
+  // From stage 7 on, the network, the features and a trial list must exist already.
+  r = Asvrun(dir, {"voxceleb/xvector", "all", "--dry-run", "--set", "recipe.start_stage=7"});
+  EXPECT_EQ(r.status, 3);
+  const fs::path lists = dir / "out/kaldi/voxceleb1/lists";
+  for (const std::string& line :
+       {(dir / "out/system1/networks/epoch.1.pt").string() + ": missing: no trained network",
+        (lists / "feats.scp").string() + ": missing: dataset 'voxceleb1' of recipe.plda_datasets has no features",
+        lists.string() + ": no trial list of recipe.trial_lists exists"}) {
+    EXPECT_NE(r.out.find("missing input: " + line), std::string::npos) << line << "\n" << r.out;
+  }
+  EXPECT_EQ(r.out.find("stage 9 scoring\n    missing input"), std::string::npos) << "stage 7 writes the embeddings";
+  r = Asvrun(dir, {"voxceleb/xvector", "all", "--dry-run", "--set", "recipe.start_stage=9", "--set",
+                   "recipe.selected_epoch=3"});
+  EXPECT_NE(r.out.find("embeddings/plda.scp: missing (stage 7 writes the embeddings)"), std::string::npos) << r.out;
+
+  dir.Write("out/system1/networks/epoch.1.pt", "x");
+  dir.Write("out/kaldi/voxceleb1/lists/feats.scp", "x");
+  dir.Write("out/kaldi/voxceleb1/lists/veri_test.txt", "x");
+  r = Asvrun(dir, {"voxceleb/xvector", "all", "--dry-run", "--set", "recipe.start_stage=7"});
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  // A selected epoch that was never written is reported.
+  r = Asvrun(dir, {"voxceleb/xvector", "all", "--dry-run", "--set", "recipe.start_stage=7", "--set",
+                   "recipe.selected_epoch=4"});
+  EXPECT_NE(r.out.find("epoch.4.pt: missing: recipe.selected_epoch = 4"), std::string::npos) << r.out;
+}
+
+// Names that become path components and paths that go into Kaldi specifiers are checked when the
+// config is read (exit 2, file:line), before anything runs.
+TEST(AsvrunTest, NamesAndPathsThatWouldEscapeOrBreakOutputsAreConfigErrors) {
+  ScratchDir dir("asvrun_names");
+  WriteRecipe(dir, "net\nrecipe.feature_extraction_datasets = ['../../victim']\n\nok\nrecipe.end_stage = 9\n");
+  auto r = Asvrun(dir, {"show", "voxceleb/xvector", "net"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("run_configs:2:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("recipe.feature_extraction_datasets: dataset name '../../victim' is not a plain name"),
+            std::string::npos)
+      << r.err;
+  r = Asvrun(dir, {"voxceleb/xvector", "ok", "--dry-run", "--set", "paths.system_folder=exp,lr0.2"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("--set paths.system_folder=exp,lr0.2: error: paths.system_folder 'exp,lr0.2' contains ','"),
+            std::string::npos)
+      << r.err;
+  r = Asvrun(dir, {"show", "voxceleb/xvector", "ok", "--json", "--set", "paths.system_folder=out\377"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("not valid UTF-8 (byte 0xff at offset 3)"), std::string::npos) << r.err;
+  r = Asvrun(dir, {"show", "voxceleb/xvector", "ok", "--set", "recipe.trial_lists={'o': '../veri_test.txt'}"});
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("trial-list name or file name '../veri_test.txt' is not a plain name"), std::string::npos)
+      << r.err;
   EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
@@ -371,6 +455,18 @@ TEST(AsvrunTest, EvalComputesEerAndMinDcfOfAScoreFile) {
   const auto missing = Asvrun(dir, {"eval", "--scores", "nope", "--trials", "trials"});
   EXPECT_EQ(missing.status, 3);
   EXPECT_NE(missing.err.find("nope"), std::string::npos) << missing.err;
+
+  // VoxCeleb's own format gives the same figures; an unknown label is an error naming the line.
+  dir.Write("veri_test.txt", "1 a/v/1.wav b/v/1.wav\n1 c/v/1.wav d/v/1.wav\n1 e/v/1.wav f/v/1.wav\n"
+                             "1 g/v/1.wav h/v/1.wav\n0 a/v/1.wav c/v/1.wav\n0 b/v/1.wav d/v/1.wav\n"
+                             "0 e/v/1.wav g/v/1.wav\n0 f/v/1.wav h/v/1.wav\n");
+  const auto vox = Asvrun(dir, {"eval", "--scores", "scores", "--trials", "veri_test.txt", "--json"});
+  ASSERT_EQ(vox.status, 0) << vox.err;
+  EXPECT_EQ(nlohmann::json::parse(vox.out)["eer_percent"], j["eer_percent"]);
+  dir.Write("odd_labels", "a b 1\nc d 2\ne f 1\ng h 1\na c 0\nb d 0\ne g 0\nf h 0\n");
+  const auto odd = Asvrun(dir, {"eval", "--scores", "scores", "--trials", "odd_labels"});
+  EXPECT_EQ(odd.status, 3);
+  EXPECT_NE(odd.err.find("odd_labels:2: label '2' is neither a target label"), std::string::npos) << odd.err;
 }
 
 TEST(AsvrunTest, UsageErrorsExitWithStatus2) {

@@ -42,6 +42,7 @@ TEST_F(JobTest, OneCpuProcessNeedsNoLauncher) {
 TEST_F(JobTest, NprocPerNodeOnTheCpu) {
   DistOptions options;
   options.nproc_per_node = 3;
+  settings_->common().network.minibatch_size = 60;  // a multiple of 3 and 6
   const auto plan = PlanProcesses(*settings_, options, Machine(0), std::nullopt);
   EXPECT_EQ(plan.world_size, 3);
   EXPECT_TRUE(plan.needs_launcher());
@@ -50,6 +51,24 @@ TEST_F(JobTest, NprocPerNodeOnTheCpu) {
   options.node_rank = 1;
   options.master_addr = "node0";
   EXPECT_EQ(PlanProcesses(*settings_, options, Machine(0), std::nullopt).world_size, 6);
+}
+
+TEST_F(JobTest, MinibatchMustBeAMultipleOfTheWorldSize) {
+  DistOptions options;
+  options.nproc_per_node = 3;
+  settings_->common().network.minibatch_size = 64;
+  try {
+    PlanProcesses(*settings_, options, Machine(0), std::nullopt);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("network.minibatch_size (64) is not a multiple of the world size (3): each process "
+                                    "would train on 21 examples, 63 in all"));
+  }
+  settings_->common().network.minibatch_size = 63;
+  EXPECT_EQ(PlanProcesses(*settings_, options, Machine(0), std::nullopt).world_size, 3);
+  settings_->common().network.minibatch_size = 64;
+  options.nproc_per_node = 1;  // one process: any size
+  EXPECT_EQ(PlanProcesses(*settings_, options, Machine(0), std::nullopt).world_size, 1);
 }
 
 TEST_F(JobTest, CpuProcessesNeedGloo) {

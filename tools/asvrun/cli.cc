@@ -7,7 +7,6 @@
 
 #include "asvcpp/base/error.h"
 #include "tools/asvrun/commands.h"
-#include "tools/asvrun/kaldi_commands.h"
 
 namespace asv::tools {
 namespace {
@@ -157,7 +156,9 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   auto* eval_cmd = app.add_subcommand("eval", "EER and minDCF of a score file (ASVtorch's definitions)");
   eval_cmd->add_option("--scores", eval.scores, "Scores: one per line in trial order, or 'left right score'")
       ->required();
-  eval_cmd->add_option("--trials", eval.trials, "Trial list: 'left right label' per line")->required();
+  eval_cmd->add_option("--trials", eval.trials,
+                       "Trial list: 'left right label' per line, or VoxCeleb's 'label enrollment test' (detected)")
+      ->required();
   eval_cmd->add_option("--p-target", eval.p_target, "Target prior of minDCF (minDCF at 0.01 is reported too)")
       ->check(CLI::Range(0.0, 1.0));
   eval_cmd->add_flag("--json", eval.json, "JSON output");
@@ -189,14 +190,24 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   if (*results_cmd) return Results(results);
   if (*epochs_cmd) return Epochs(epochs);
   if (*diff_cmd) return Diff(diff_selection, run_a, run_b);
-  if (*info_cmd) return torch_commands.info();
+  const auto unavailable = [](const char* what) {
+    return asv::Error(asv::kExitFailure, fmt::format("{} is not available in this executable; run it with asvrun", what));
+  };
+  if (*info_cmd) {
+    if (!torch_commands.info) throw unavailable("info");
+    return torch_commands.info();
+  }
   if (*eval_cmd) return Eval(eval);
-  if (*mfcc_cmd) return ComputeMfccFeats(mfcc_cmd->remaining());
-  if (*vad_cmd) return ComputeVad(vad_cmd->remaining());
+  for (auto* kaldi_cmd : {mfcc_cmd, vad_cmd}) {
+    if (!*kaldi_cmd) continue;
+    if (!torch_commands.kaldi_tool) throw unavailable(kaldi_cmd->get_name().c_str());
+    return torch_commands.kaldi_tool(kaldi_cmd->get_name(), kaldi_cmd->remaining());
+  }
   if (run.source.recipe.empty()) {
     std::cerr << app.help();
     return asv::kExitConfigError;
   }
+  if (!torch_commands.run) throw unavailable("running configs");
   return torch_commands.run(run);
 }
 

@@ -386,6 +386,14 @@ ProcessPlan PlanProcesses(const recipe::RecipeSettings& settings, const DistOpti
                                   "with NCCL or Debian's libtorch-dev",
                                   plan.world_size, runtime.torch_version));
   }
+  // Each rank trains on minibatch_size / world_size examples: a remainder would be dropped.
+  const int minibatch = settings.common().network.minibatch_size;
+  if (plan.world_size > 1 && minibatch % plan.world_size != 0) {
+    throw ConfigError(fmt::format("network.minibatch_size ({}) is not a multiple of the world size ({}): each process "
+                                  "would train on {} examples, {} in all; choose a multiple of {}",
+                                  minibatch, plan.world_size, minibatch / plan.world_size,
+                                  minibatch / plan.world_size * plan.world_size, plan.world_size));
+  }
   return plan;
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <iostream>
 #include <optional>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -215,6 +216,12 @@ int ComputeVad(const std::vector<std::string>& args) {
   ASV_LOG(Info, "compute-vad: done {} out of {} utterances; {:.1f}% of frames voiced", done, total,
           frames > 0 ? 100.0 * voiced / frames : 0.0);
   return done > 0 ? kExitOk : kExitDataError;
+}
+
+int RunKaldiTool(const std::string& tool, const std::vector<std::string>& args) {
+  if (tool == "compute-mfcc-feats") return ComputeMfccFeats(args);
+  if (tool == "compute-vad") return ComputeVad(args);
+  throw std::invalid_argument(fmt::format("RunKaldiTool: unknown tool '{}'", tool));
 }
 
 }  // namespace asv::tools

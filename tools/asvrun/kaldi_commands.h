@@ -50,4 +50,8 @@ int ComputeMfccFeats(const std::vector<std::string>& args);
 /// after printing the usage for wrong arguments. Throws as ComputeMfccFeats.
 int ComputeVad(const std::vector<std::string>& args);
 
+/// Runs Kaldi tool `tool` ("compute-mfcc-feats" or "compute-vad") with `args`, as above.
+/// Throws std::invalid_argument for another name.
+int RunKaldiTool(const std::string& tool, const std::vector<std::string>& args);
+
 }  // namespace asv::tools

@@ -1,7 +1,8 @@
 // asvrun: runs the configs of a recipe and inspects configs and the experiment database.
-// Usage and examples: `asvrun --help` (cli.cc). This executable links no LibTorch: it runs the
-// commands that read configs, databases and score files itself and replaces itself (execv, same
-// arguments) with asvrun-torch from its own folder for those that need LibTorch (cli.h).
+// Usage and examples: `asvrun --help` (cli.cc). This executable links neither LibTorch nor the
+// audio decoders: it runs the commands that read configs, databases and score files itself and
+// replaces itself (execv, same arguments) with asvrun-torch from its own folder for those that
+// need LibTorch, and with asvrun-kaldi for the Kaldi tools (cli.h).
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,24 +17,29 @@
 
 namespace {
 
-// Replaces this process with asvrun-torch, passing argv unchanged (argv[0] too, so the command
-// line recorded with a run is the one the user typed). Returns only by throwing.
-int ExecAsvrunTorch(int argc, char** argv) {
-  const std::string torch = (asv::fs::SelfExecutable().parent_path() / "asvrun-torch").string();
+// Replaces this process with `executable` from this executable's folder, passing argv unchanged
+// (argv[0] too, so the command line recorded with a run is the one the user typed). Returns only
+// by throwing.
+int ExecSibling(const char* executable, const char* what, int argc, char** argv) {
+  const std::string path = (asv::fs::SelfExecutable().parent_path() / executable).string();
   std::vector<char*> args(argv, argv + argc);
   args.push_back(nullptr);
-  ::execv(torch.c_str(), args.data());
-  throw asv::Error(asv::kExitFailure,
-                   fmt::format("cannot start {}: {} (asvrun runs configs and `info` through asvrun-torch, which is "
-                               "built and installed beside it)",
-                               torch, std::strerror(errno)));
+  ::execv(path.c_str(), args.data());
+  throw asv::Error(asv::kExitFailure, fmt::format("cannot start {}: {} (asvrun runs {} through {}, which is built and "
+                                                  "installed beside it)",
+                                                  path, std::strerror(errno), what, executable));
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  asv::tools::TorchCommands torch;
-  torch.run = [&](const asv::tools::RunOptions&) { return ExecAsvrunTorch(argc, argv); };
-  torch.info = [&] { return ExecAsvrunTorch(argc, argv); };
-  return asv::tools::AsvrunMain(argc, argv, torch);
+  asv::tools::TorchCommands commands;
+  commands.run = [&](const asv::tools::RunOptions&) {
+    return ExecSibling("asvrun-torch", "configs and `info`", argc, argv);
+  };
+  commands.info = [&] { return ExecSibling("asvrun-torch", "configs and `info`", argc, argv); };
+  commands.kaldi_tool = [&](const std::string&, const std::vector<std::string>&) {
+    return ExecSibling("asvrun-kaldi", "the Kaldi tools", argc, argv);
+  };
+  return asv::tools::AsvrunMain(argc, argv, commands);
 }

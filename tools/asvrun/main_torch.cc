@@ -3,10 +3,12 @@
 // started from this executable.
 #include "tools/asvrun/cli.h"
 #include "tools/asvrun/commands.h"
+#include "tools/asvrun/kaldi_commands.h"
 
 int main(int argc, char** argv) {
-  asv::tools::TorchCommands torch;
-  torch.run = asv::tools::RunConfigs;
-  torch.info = asv::tools::Info;
-  return asv::tools::AsvrunMain(argc, argv, torch);
+  asv::tools::TorchCommands commands;
+  commands.run = asv::tools::RunConfigs;
+  commands.info = asv::tools::Info;
+  commands.kaldi_tool = asv::tools::RunKaldiTool;
+  return asv::tools::AsvrunMain(argc, argv, commands);
 }

@@ -10,9 +10,11 @@
 #include "asvcpp/dist/runtime_info.h"
 #include "asvcpp/dist/world.h"
 #include "asvcpp/recipe/config_loader.h"
+#include "asvcpp/recipe/run_context.h"
 #include "asvcpp/settings/dump.h"
 #include "asvcpp/train/onednn_cache.h"
 #include "recipes/catalog.h"
+#include "recipes/registry.h"
 #include "tools/asvrun/commands.h"
 #include "tools/asvrun/signal_guard.h"
 #include "tools/asvrun/version.h"
@@ -35,6 +37,7 @@ int RunConfigs(const RunOptions& options) {
   std::cerr << warnings;
 
   if (options.dry_run) {
+    int missing = 0;
     for (auto& config : loaded) {
       auto& s = *config.settings;
       fmt::print("config {}\n", Lineage(config));
@@ -50,10 +53,24 @@ int RunConfigs(const RunOptions& options) {
                  options.dist.nnodes > 1 ? fmt::format(" per node, {} nodes", options.dist.nnodes) : "");
       const auto stages = recipe.SelectStages(s.start_stage(), s.end_stage());
       if (stages.empty()) fmt::print("  stages:        none (recipe.start_stage..end_stage selects no stage)\n");
+      // Each stage's inputs, counting what the stages before it in this run produce.
+      recipe::RunContext context(recipe.name(), config.name, s, out, nullptr, 0);
+      const recipe::StageRunner& runner = recipes::StageRunnerFor(recipe);
+      std::vector<int> earlier;
       for (const auto& stage : stages) {
         fmt::print("  stage {} {:<13}{}{}\n", stage.number, stage.name, stage.description,
                    stage.all_ranks ? " [all ranks]" : "");
+        for (const auto& problem : runner.MissingInputs(stage, context, earlier)) {
+          fmt::print("    missing input: {}\n", problem);
+          ++missing;
+        }
+        earlier.push_back(stage.number);
       }
+    }
+    if (missing > 0) {
+      fmt::print(stderr, "asvrun: {} missing input{}: the run would stop at the stage that reads {}\n", missing,
+                 missing == 1 ? "" : "s", missing == 1 ? "it" : "them");
+      return kExitDataError;
     }
     return kExitOk;
   }

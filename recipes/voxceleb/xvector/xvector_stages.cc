@@ -9,6 +9,7 @@
 #include "recipes/voxceleb/xvector/stage_augment.h"
 #include "recipes/voxceleb/xvector/stage_embeddings.h"
 #include "recipes/voxceleb/xvector/stage_features.h"
+#include "recipes/voxceleb/xvector/stage_inputs.h"
 #include "recipes/voxceleb/xvector/stage_prepare.h"
 #include "recipes/voxceleb/xvector/stage_scoring.h"
 #include "recipes/voxceleb/xvector/stage_train.h"
@@ -48,6 +49,11 @@ void XvectorStages::RunStage(const recipe::StageInfo& stage, recipe::RunContext&
     throw StageError(fmt::format("voxceleb/xvector has no stage {} ('{}')", stage.number, stage.name));
   }
   it->second(context);
+}
+
+std::vector<std::string> XvectorStages::MissingInputs(const recipe::StageInfo& stage, recipe::RunContext& context,
+                                                      const std::vector<int>& earlier) const {
+  return MissingStageInputs(stage, context, earlier);
 }
 
 }  // namespace asv::recipes::voxceleb_xvector

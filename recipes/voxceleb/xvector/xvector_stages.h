@@ -3,6 +3,9 @@
 // (stage_train.h), 7 embedding extraction (stage_embeddings.h) and 9 scoring (stage_scoring.h).
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "asvcpp/recipe/recipe.h"
 
 namespace asv::recipes::voxceleb_xvector {
@@ -14,6 +17,9 @@ class XvectorStages : public recipe::StageRunner {
   /// StageError when the context holds another recipe's settings and for a stage the recipe does
   /// not have; the stages' own errors pass through.
   void RunStage(const recipe::StageInfo& stage, recipe::RunContext& context) const override;
+  /// MissingStageInputs (stage_inputs.h).
+  std::vector<std::string> MissingInputs(const recipe::StageInfo& stage, recipe::RunContext& context,
+                                         const std::vector<int>& earlier) const override;
 };
 
 }  // namespace asv::recipes::voxceleb_xvector
