@@ -11,7 +11,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates python3 python3-venv python3-pip
   libtorch-dev libgloo-dev
-  tao-pegtl-dev libfmt-dev libsqlite3-dev sqlite3 libgtest-dev libgmock-dev libcli11-dev
+  tao-pegtl-dev libfmt-dev libsqlite3-dev sqlite3 libssl-dev libgtest-dev libgmock-dev libcli11-dev
   nlohmann-json3-dev libsndfile1-dev libsoxr-dev libavformat-dev libavcodec-dev libavutil-dev
   espeak-ng ffmpeg libopenblas0-pthread libblas-dev liblapack-dev
 )

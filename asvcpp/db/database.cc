@@ -1,10 +1,12 @@
 #include "asvcpp/db/database.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sqlite3.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -149,6 +151,92 @@ int UserVersion(sqlite3* db) {
   return stmt.Step() ? static_cast<int>(stmt.Int(0)) : 0;
 }
 
+std::int32_t ApplicationId(sqlite3* db) {
+  Statement stmt(db, "PRAGMA application_id");
+  return stmt.Step() ? static_cast<std::int32_t>(stmt.Int(0)) : 0;
+}
+
+// The tables every asvcpp experiment database has (schema version 1 on).
+const std::vector<std::string>& AsvcppTables() {
+  static const std::vector<std::string> tables = {"artifacts", "epochs", "results", "runs", "stages"};
+  return tables;
+}
+
+// What an SQLite file is to asvcpp, from its header and schema (reads only).
+enum class FileKind {
+  kEmpty,    // no schema objects and no application id: a new database
+  kAsvcpp,   // application_id = kApplicationId
+  kLegacy,   // no application id but asvcpp's tables: created before the id was stamped
+  kForeign,  // anything else: another application's file
+};
+
+FileKind Classify(sqlite3* db, std::string* why_foreign) {
+  const std::int32_t id = ApplicationId(db);
+  if (id == kApplicationId) return FileKind::kAsvcpp;
+  if (id != 0) {
+    *why_foreign = fmt::format("its application_id is {:#x}, not asvcpp's {:#x}",
+                               static_cast<std::uint32_t>(id), kApplicationId);
+    return FileKind::kForeign;
+  }
+  std::vector<std::string> names;
+  Statement stmt(db, R"sql(
+    SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND type = 'table'
+    ORDER BY name)sql");
+  while (stmt.Step()) names.push_back(stmt.Text(0));
+  if (names.empty()) {
+    Statement any(db, "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'");
+    if (any.Step() && any.Int(0) == 0) return FileKind::kEmpty;
+    *why_foreign = "it has views, indexes or triggers but none of asvcpp's tables";
+    return FileKind::kForeign;
+  }
+  const bool has_all = std::all_of(AsvcppTables().begin(), AsvcppTables().end(), [&](const std::string& t) {
+    return std::find(names.begin(), names.end(), t) != names.end();
+  });
+  if (has_all && UserVersion(db) >= 1) return FileKind::kLegacy;
+  std::string listed;
+  for (std::size_t i = 0; i < names.size() && i < 8; ++i) listed += (i ? ", " : "") + names[i];
+  if (names.size() > 8) listed += ", ...";
+  *why_foreign = fmt::format("it has tables {} but not asvcpp's schema ({})", listed,
+                             fmt::join(AsvcppTables(), ", "));
+  return FileKind::kForeign;
+}
+
+[[noreturn]] void ThrowForeign(const std::string& why) {
+  throw DbError(fmt::format(
+      "not an asvcpp experiment database ({}); asvcpp leaves it untouched: choose another --db "
+      "file or output folder",
+      why));
+}
+
+// SQL function asv_process_alive(pid, process_start): IsProcessAlive, for runs of this host.
+void ProcessAliveFunction(sqlite3_context* context, int /*argc*/, sqlite3_value** argv) {
+  sqlite3_result_int(context, IsProcessAlive(sqlite3_value_int64(argv[0]),
+                                             sqlite3_value_int64(argv[1]))
+                                  ? 1
+                                  : 0);
+}
+
+// "file:" URI of `path` with `query`, percent-encoding what a URI path must not contain.
+std::string FileUri(const std::filesystem::path& path, const std::string& query) {
+  std::string uri = "file:";
+  for (const unsigned char c : std::filesystem::absolute(path).string()) {
+    if (std::isalnum(c) || std::string_view("/-_.~").find(static_cast<char>(c)) != std::string_view::npos) {
+      uri += static_cast<char>(c);
+    } else {
+      uri += fmt::format("%{:02X}", c);
+    }
+  }
+  return uri + "?" + query;
+}
+
+// The first `max_bytes` bytes of `text`, not splitting a UTF-8 sequence.
+std::string Utf8Prefix(const std::string& text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return text;
+  std::size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
 template <typename T>
 std::string ToJson(const std::vector<T>& values) {
   return nlohmann::json(values).dump();
@@ -180,14 +268,16 @@ RunStatus StatusColumn(const Statement& stmt, int col) {
 }
 
 // Effective status of a run: a 'running' run this host cannot check (other host, boot or pid
-// namespace) is reported crashed once its heartbeat is stale.
+// namespace) is reported crashed once its heartbeat is stale; one of this host whose process is
+// gone is reported crashed too (MarkCrashedRuns persists that first, except read-only).
 constexpr std::string_view kRunColumns = R"sql(
   id, recipe, config, parent_chain, settings_json, settings_hash, command_line, host, pid,
   process_start, boot_id, pid_namespace, gpu_ids, world_size, code_version, output_folder,
   status, start_time, end_time, heartbeat_time, error_text,
   CASE WHEN status = 'running'
-        AND NOT (host = :self_host AND boot_id = :self_boot AND pid_namespace = :self_ns)
-        AND heartbeat_time < :stale_before
+        AND CASE WHEN host = :self_host AND boot_id = :self_boot AND pid_namespace = :self_ns
+                 THEN NOT asv_process_alive(pid, process_start)
+                 ELSE heartbeat_time < :stale_before END
        THEN 'crashed' ELSE status END AS effective_status
 )sql";
 
@@ -216,6 +306,8 @@ RunRow ReadRun(const Statement& s) {
   row.error_text = s.OptText(20);
   row.status = StatusColumn(s, 21);
   row.status_inferred = row.status != stored;
+  // An inferred crash ends, like a persisted one, at the last sign of life.
+  if (row.status_inferred && !row.end_time) row.end_time = row.heartbeat_time;
   return row;
 }
 
@@ -233,6 +325,43 @@ std::filesystem::path Database::DefaultPath(const std::filesystem::path& output_
 Database::Database(const std::filesystem::path& path, DatabaseOptions options)
     : path_(path), options_(options) {
   FillCurrentProcess(&self_);
+  try {
+    if (options_.read_only) {
+      OpenReadOnly();
+    } else {
+      OpenReadWrite();
+    }
+  } catch (...) {
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+void Database::OpenConnection(const std::string& name, int flags) {
+  sqlite3_close_v2(db_);
+  db_ = nullptr;
+  const int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    throw DbError(
+        fmt::format("experiment database {}: open: {}", path_.string(), Describe(message, rc)));
+  }
+  sqlite3_extended_result_codes(db_, 1);
+  sqlite3_busy_timeout(db_, static_cast<int>(options_.busy_timeout.count()));
+  if (sqlite3_create_function_v2(db_, "asv_process_alive", 2, SQLITE_UTF8, nullptr,
+                                 &ProcessAliveFunction, nullptr, nullptr, nullptr) != SQLITE_OK) {
+    throw DbError(fmt::format("experiment database {}: open: {}", path_.string(),
+                              sqlite3_errmsg(db_)));
+  }
+  if (options_.max_page_count > 0) {
+    Retry("set max_page_count", nullptr, [&] {
+      Statement(db_, fmt::format("PRAGMA max_page_count = {}", options_.max_page_count)).Run();
+    });
+  }
+}
+
+void Database::OpenReadWrite() {
   if (path_.has_parent_path()) {
     std::error_code ec;
     std::filesystem::create_directories(path_.parent_path(), ec);
@@ -242,25 +371,71 @@ Database::Database(const std::filesystem::path& path, DatabaseOptions options)
                                 path_.string(), path_.parent_path().string(), ec.message()));
     }
   }
-  const int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
-                                 nullptr);
-  if (rc != SQLITE_OK) {
-    const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
-    sqlite3_close_v2(db_);
-    db_ = nullptr;
-    throw DbError(
-        fmt::format("experiment database {}: open: {}", path_.string(), Describe(message, rc)));
+  OpenConnection(path_.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  Configure();
+  Migrate();
+}
+
+void Database::OpenReadOnly() {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path_, ec)) {
+    throw DbError(fmt::format("experiment database {}: open read-only: no such file",
+                              path_.string()));
   }
-  sqlite3_extended_result_codes(db_, 1);
-  sqlite3_busy_timeout(db_, static_cast<int>(options_.busy_timeout.count()));
-  try {
-    Configure();
-    Migrate();
-  } catch (...) {
-    sqlite3_close_v2(db_);
-    db_ = nullptr;
-    throw;
+  const int latest = LatestSchemaVersion();
+  const auto check = [&] {
+    std::string why;
+    const FileKind kind = Classify(db_, &why);
+    if (kind == FileKind::kForeign) ThrowForeign(why);
+    if (kind == FileKind::kEmpty) {
+      throw DbError("the file has no asvcpp schema yet (no run was recorded in it)");
+    }
+    const int version = UserVersion(db_);
+    if (version > latest) {
+      throw DbError(fmt::format(
+          "schema version {} is newer than the newest this build of asvcpp knows ({}); use a "
+          "newer asvcpp to open it",
+          version, latest));
+    }
+    if (version < latest) {
+      throw DbError(fmt::format(
+          "schema version {} is older than this build's ({}) and a read-only open cannot "
+          "upgrade it; open it once for writing (e.g. any asvrun run with --db {}) to upgrade it",
+          version, latest, path_.string()));
+    }
+  };
+  OpenConnection(path_.string(), SQLITE_OPEN_READONLY);
+  // A WAL database needs its -shm file, which a reader creates when missing; in a read-only
+  // folder or mount it cannot (SQLITE_READONLY_CANTINIT, SQLITE_CANTOPEN). There no process can
+  // be writing either (a writer needs the same file), so the main file is the whole database:
+  // open it as immutable, which needs no -shm and takes no locks.
+  int rc = SQLITE_OK;
+  {
+    sqlite3_stmt* probe = nullptr;
+    rc = sqlite3_prepare_v2(db_, "SELECT count(*) FROM sqlite_master", -1, &probe, nullptr);
+    if (rc == SQLITE_OK) {
+      rc = sqlite3_step(probe);
+      if (rc == SQLITE_ROW) rc = SQLITE_OK;
+    }
+    sqlite3_finalize(probe);
   }
+  const int primary = rc & 0xff;
+  if (primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN) {
+    const std::string reason = Describe(sqlite3_errmsg(db_), rc);
+    std::error_code wal_ec;
+    const auto wal = std::filesystem::path(path_.string() + "-wal");
+    if (std::filesystem::exists(wal, wal_ec) && std::filesystem::file_size(wal, wal_ec) > 0 &&
+        !wal_ec) {
+      ASV_LOG(Warning,
+              "experiment database {}: reading it immutable (its -shm file cannot be created: {}); "
+              "the changes in {} that a crashed writer left behind are not seen",
+              path_.string(), reason, wal.string());
+    } else {
+      ASV_LOG(Debug, "experiment database {}: read as immutable ({})", path_.string(), reason);
+    }
+    OpenConnection(FileUri(path_, "immutable=1"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+  }
+  Retry("open read-only", nullptr, check);
 }
 
 Database::~Database() {
@@ -289,7 +464,7 @@ void Database::CheckOpen() const {
 }
 
 void Database::Retry(std::string_view operation, const char* begin,
-                     const std::function<void()>& body) {
+                     const std::function<void()>& body, bool* full) {
   CheckOpen();
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
@@ -309,6 +484,10 @@ void Database::Retry(std::string_view operation, const char* begin,
     } catch (const SqliteFailure& failure) {
       rollback();
       const auto elapsed = Clock::now() - start;
+      if (full != nullptr && (failure.code & 0xff) == SQLITE_FULL) {
+        *full = true;
+        return;
+      }
       if (!IsBusy(failure.code)) {
         throw DbError(fmt::format("experiment database {}: {}: {}", path_.string(), operation,
                                   failure.message));
@@ -334,8 +513,8 @@ void Database::Retry(std::string_view operation, const char* begin,
   }
 }
 
-void Database::Write(std::string_view operation, const std::function<void()>& body) {
-  Retry(operation, "BEGIN IMMEDIATE", body);
+void Database::Write(std::string_view operation, const std::function<void()>& body, bool* full) {
+  Retry(operation, "BEGIN IMMEDIATE", body, full);
 }
 
 void Database::Read(std::string_view operation, const std::function<void()>& body) {
@@ -348,6 +527,8 @@ void Database::Configure() {
   // Reading the header first also detects files that are not SQLite databases (SQLITE_NOTADB),
   // and refuses a newer schema before anything is changed.
   Retry("open", nullptr, [&] {
+    std::string why;
+    if (Classify(db_, &why) == FileKind::kForeign) ThrowForeign(why);
     const int version = UserVersion(db_);
     if (version > latest) {
       throw DbError(fmt::format(
@@ -379,6 +560,13 @@ void Database::Migrate() {
   for (bool done = false; !done;) {
     Write("migrate schema", [&] {
       done = false;
+      // Checked again inside the transaction: the file may have changed since Configure().
+      std::string why;
+      const FileKind kind = Classify(db_, &why);
+      if (kind == FileKind::kForeign) ThrowForeign(why);
+      if (kind != FileKind::kAsvcpp) {
+        Exec(db_, fmt::format("PRAGMA application_id = {}", kApplicationId));
+      }
       const int version = UserVersion(db_);
       if (version > latest) {
         throw DbError(fmt::format("schema version {} is newer than the newest this build knows ({})",
@@ -492,6 +680,7 @@ std::vector<RunRow> Database::SelectGpuHolders(const std::string& host,
 }
 
 void Database::FinishRun(std::int64_t run_id, RunStatus status, const std::string& error_text) {
+  bool full = false;
   Write("FinishRun", [&] {
     const std::string now = NowUtc();
     Statement(db_, R"sql(
@@ -516,8 +705,53 @@ void Database::FinishRun(std::int64_t run_id, RunStatus status, const std::strin
           .Bind(":id", run_id)
           .Run();
     }
-  });
+  }, &full);
+  if (!full) return;
+  // The database (disk) is full. The run's status and the first cause matter most: update its
+  // row alone, with a short error text that does not make the row grow beyond its page.
+  std::string short_text;
+  if (!error_text.empty()) {
+    short_text = error_text.size() <= kShortErrorBytes
+                     ? error_text
+                     : Utf8Prefix(error_text, kShortErrorBytes) + " [...]";
+    short_text += " [error text cut: the experiment database is full]";
+  }
+  bool still_full = false;
+  Write("FinishRun", [&] {
+    Statement(db_, R"sql(
+      UPDATE runs SET status = :status, end_time = :now, heartbeat_time = :now,
+                      error_text = :error_text
+      WHERE id = :id)sql")
+        .Bind(":status", ToString(status))
+        .Bind(":now", NowUtc())
+        .BindOrNull(":error_text", short_text)
+        .Bind(":id", run_id)
+        .Run();
+    ExpectChanged(db_, "run", run_id);
+  }, &still_full);
+  if (still_full) {
+    throw DbError(fmt::format(
+        "experiment database {}: FinishRun: database or disk is full: could not record run {} as "
+        "{}, not even with its error text cut to {} bytes",
+        path_.string(), run_id, ToString(status), kShortErrorBytes));
+  }
+  ASV_LOG(Warning,
+          "experiment database {}: the database or disk is full: recorded run {} as {} with its "
+          "error text cut to {} bytes and left its stages as they were",
+          path_.string(), run_id, ToString(status), kShortErrorBytes);
 }
+
+namespace {
+
+// Inside a write of run `run_id`: that write is a sign of life.
+void TouchHeartbeat(sqlite3* db, std::int64_t run_id, const std::string& now) {
+  Statement(db, "UPDATE runs SET heartbeat_time = :now WHERE id = :id AND status = 'running'")
+      .Bind(":now", now)
+      .Bind(":id", run_id)
+      .Run();
+}
+
+}  // namespace
 
 void Database::Heartbeat(std::int64_t run_id) {
   Write("Heartbeat", [&] {
@@ -532,35 +766,45 @@ void Database::Heartbeat(std::int64_t run_id) {
 std::int64_t Database::BeginStage(std::int64_t run_id, int stage, const std::string& name) {
   std::int64_t id = 0;
   Write("BeginStage", [&] {
+    const std::string now = NowUtc();
     Statement(db_, R"sql(
       INSERT INTO stages (run_id, stage, name, status, start_time)
       VALUES (:run_id, :stage, :name, 'running', :now))sql")
         .Bind(":run_id", run_id)
         .Bind(":stage", stage)
         .Bind(":name", name)
-        .Bind(":now", NowUtc())
+        .Bind(":now", now)
         .Run();
     id = sqlite3_last_insert_rowid(db_);
+    TouchHeartbeat(db_, run_id, now);
   });
   return id;
 }
 
 void Database::FinishStage(std::int64_t stage_id, RunStatus status, const std::string& error_text) {
   Write("FinishStage", [&] {
+    const std::string now = NowUtc();
     Statement(db_, R"sql(
       UPDATE stages SET status = :status, end_time = :now, error_text = :error_text
       WHERE id = :id)sql")
         .Bind(":status", ToString(status))
-        .Bind(":now", NowUtc())
+        .Bind(":now", now)
         .BindOrNull(":error_text", error_text)
         .Bind(":id", stage_id)
         .Run();
     ExpectChanged(db_, "stage", stage_id);
+    Statement(db_, R"sql(
+      UPDATE runs SET heartbeat_time = :now
+      WHERE id = (SELECT run_id FROM stages WHERE id = :id) AND status = 'running')sql")
+        .Bind(":now", now)
+        .Bind(":id", stage_id)
+        .Run();
   });
 }
 
 void Database::RecordEpoch(std::int64_t run_id, const EpochRecord& epoch) {
   Write("RecordEpoch", [&] {
+    const std::string now = NowUtc();
     Statement(db_, R"sql(
       INSERT INTO epochs (run_id, epoch, loss, accuracy, learning_rate, seconds, frames_per_second,
                           val_loss, val_accuracy, data_wait_percent, recorded_time)
@@ -582,14 +826,16 @@ void Database::RecordEpoch(std::int64_t run_id, const EpochRecord& epoch) {
         .Bind(":val_loss", epoch.val_loss)
         .Bind(":val_accuracy", epoch.val_accuracy)
         .Bind(":data_wait_percent", epoch.data_wait_percent)
-        .Bind(":now", NowUtc())
+        .Bind(":now", now)
         .Run();
+    TouchHeartbeat(db_, run_id, now);
   });
 }
 
 std::int64_t Database::RecordResult(std::int64_t run_id, const ResultRecord& result) {
   std::int64_t id = 0;
   Write("RecordResult", [&] {
+    const std::string now = NowUtc();
     Statement(db_, R"sql(
       INSERT INTO results (run_id, epoch, trial_list, eer, min_dcf, p_target, c_miss, c_fa,
                            n_target, n_nontarget, recorded_time, stage)
@@ -606,9 +852,10 @@ std::int64_t Database::RecordResult(std::int64_t run_id, const ResultRecord& res
         .Bind(":n_target", result.n_target)
         .Bind(":n_nontarget", result.n_nontarget)
         .Bind(":stage", result.stage)
-        .Bind(":now", NowUtc())
+        .Bind(":now", now)
         .Run();
     id = sqlite3_last_insert_rowid(db_);
+    TouchHeartbeat(db_, run_id, now);
   });
   return id;
 }
@@ -616,6 +863,7 @@ std::int64_t Database::RecordResult(std::int64_t run_id, const ResultRecord& res
 std::int64_t Database::RecordArtifact(std::int64_t run_id, const ArtifactRecord& artifact) {
   std::int64_t id = 0;
   Write("RecordArtifact", [&] {
+    const std::string now = NowUtc();
     Statement(db_, R"sql(
       INSERT INTO artifacts (run_id, stage_id, path, kind, checksum, bytes, recorded_time)
       VALUES (:run_id, :stage_id, :path, :kind, :checksum, :bytes, :now))sql")
@@ -625,9 +873,10 @@ std::int64_t Database::RecordArtifact(std::int64_t run_id, const ArtifactRecord&
         .Bind(":kind", artifact.kind)
         .Bind(":checksum", artifact.checksum)
         .Bind(":bytes", artifact.bytes)
-        .Bind(":now", NowUtc())
+        .Bind(":now", now)
         .Run();
     id = sqlite3_last_insert_rowid(db_);
+    TouchHeartbeat(db_, run_id, now);
   });
   return id;
 }
@@ -637,6 +886,7 @@ int Database::MarkCrashedRuns() {
     std::int64_t id;
     std::int64_t pid;
   };
+  if (options_.read_only) return 0;
   std::vector<Dead> dead;
   // Liveness is checked outside the write transaction (it reads /proc); the UPDATE below only
   // touches runs that are still 'running', so a run that finished meanwhile is left alone.
@@ -654,13 +904,17 @@ int Database::MarkCrashedRuns() {
   int marked = 0;
   Write("MarkCrashedRuns", [&] {
     marked = 0;
+    const std::string now = NowUtc();
     for (const Dead& run : dead) {
+      // end_time: the last sign of life; the text also says when the crash was found.
       Statement(db_, R"sql(
         UPDATE runs SET status = 'crashed', end_time = heartbeat_time,
-                        error_text = COALESCE(error_text, :reason)
+                        error_text = COALESCE(error_text, :reason || heartbeat_time || :found)
         WHERE id = :id AND status = 'running')sql")
-          .Bind(":reason", fmt::format("process {} on host {} ended without finishing the run",
+          .Bind(":reason", fmt::format("process {} on host {} ended without finishing the run; "
+                                       "last sign of life (heartbeat) at ",
                                        run.pid, self_.host))
+          .Bind(":found", fmt::format(", found gone at {}", now))
           .Bind(":id", run.id)
           .Run();
       if (sqlite3_changes(db_) == 0) continue;

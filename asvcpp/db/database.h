@@ -11,6 +11,15 @@
 //   db.RecordResult(run, result);
 //   db.FinishRun(run, asv::db::RunStatus::kFinished);
 //
+// Reading only: DatabaseOptions::read_only opens an existing file with SQLITE_OPEN_READONLY (a
+// file of another user, a read-only folder or mount) and never creates, migrates, stamps or
+// switches it to WAL; asvrun's listing commands (runs, results, epochs, diff) open it so.
+//
+// Ownership: a database this library creates carries PRAGMA application_id = kApplicationId. A
+// file that has tables but neither that id nor asvcpp's tables (another application's SQLite
+// file that happens to be called experiments.db) is refused with DbError and left untouched; an
+// asvcpp database created before the id existed is recognised by its tables and stamped.
+//
 // Concurrency: many processes may open the same file at once (also while it is being created and
 // migrated). The file is in WAL mode, so readers never block the single writer; every write is
 // one short BEGIN IMMEDIATE transaction. SQLITE_BUSY/SQLITE_LOCKED are first waited out by
@@ -52,7 +61,22 @@ struct DatabaseOptions {
   std::chrono::seconds stale_heartbeat{600};
   /// For tests of migrations only: when > 0, stop migrating at this schema version.
   int max_schema_version = 0;
+  /// Open an existing database for reading only (SQLITE_OPEN_READONLY): nothing is created,
+  /// migrated, stamped or switched to WAL, MarkCrashedRuns() persists nothing (runs whose local
+  /// process is gone are reported crashed with status_inferred), and every writing member
+  /// throws DbError ("attempt to write a readonly database"). A WAL database whose -shm file
+  /// cannot be created (a read-only folder or mount without one) is opened with SQLite's
+  /// `immutable=1` instead, which reads the main file only: nobody can be writing it there, since a
+  /// writer needs that -shm file too. The schema must be at LatestSchemaVersion(), since an older
+  /// one cannot be upgraded read-only (opening it once for writing does that).
+  bool read_only = false;
+  /// When > 0, PRAGMA max_page_count for this connection: the file cannot grow beyond this many
+  /// pages and writes that need more fail as on a full disk (SQLITE_FULL). For tests.
+  std::int64_t max_page_count = 0;
 };
+
+/// PRAGMA application_id of an asvcpp experiment database ("ASVC").
+inline constexpr std::int32_t kApplicationId = 0x41535643;
 
 /// One training epoch. Accuracies are percentages (0-100). NaN values are stored as NULL and read
 /// back as NaN (val_* as nullopt).
@@ -105,8 +129,12 @@ struct RunRow {
   /// 'running' (the run may come back, e.g. after a network partition).
   bool status_inferred = false;
   std::string start_time;                 ///< UTC ISO-8601.
-  std::optional<std::string> end_time;    ///< UTC ISO-8601; nullopt while running.
-  std::string heartbeat_time;             ///< UTC ISO-8601 of the last sign of life.
+  /// UTC ISO-8601; nullopt while running. For a crashed run (stored or inferred) the time of its
+  /// last sign of life, heartbeat_time: the run died between that and the next heartbeat.
+  std::optional<std::string> end_time;
+  /// UTC ISO-8601 of the last sign of life: the run's last heartbeat (RunHeartbeat, every 10 s in
+  /// asvrun) or its last write (stage, epoch, result, artifact), whichever is later.
+  std::string heartbeat_time;
   std::optional<std::string> error_text;  ///< Failure or crash description.
 };
 
@@ -182,9 +210,13 @@ class Database {
   static std::filesystem::path DefaultPath(const std::filesystem::path& output_folder);
 
   /// Opens `path`, creating it and its parent folders if missing, switches it to WAL mode, sets
-  /// foreign_keys=ON, synchronous=NORMAL and the busy timeout, and applies missing migrations.
-  /// Throws DbError (naming `path`) if the file cannot be created or opened, is not an SQLite
-  /// database, has a schema version newer than LatestSchemaVersion(), or cannot be migrated.
+  /// foreign_keys=ON, synchronous=NORMAL and the busy timeout, applies missing migrations and
+  /// stamps application_id. With options.read_only: opens the existing file for reading only and
+  /// changes nothing (see DatabaseOptions::read_only). Throws DbError (naming `path`) if the file
+  /// cannot be created or opened (read_only: does not exist), is not an SQLite database, is not
+  /// an asvcpp experiment database (another application_id, or tables but not asvcpp's: the file
+  /// is left untouched), has a schema version newer than LatestSchemaVersion() (read_only: or
+  /// older), or cannot be migrated.
   explicit Database(const std::filesystem::path& path, DatabaseOptions options = {});
   ~Database();
   Database(Database&& other) noexcept;
@@ -218,12 +250,24 @@ class Database {
 
   /// Sets the run's status (normally kFinished or kFailed), end_time = heartbeat_time = now and
   /// error_text (NULL when empty); stages of the run still 'running' get the same status and
-  /// end time (and the error text unless they have one). Throws DbError if the run does not
-  /// exist.
+  /// end time (and the error text unless they have one). When the database is full (SQLITE_FULL:
+  /// a full disk), the run's own row is updated again with the error text cut to its first
+  /// kShortErrorBytes bytes plus a note that the database is full (an UPDATE that does not grow
+  /// the row fits in the page it occupies; the WAL reuses frames it already has), so the status
+  /// and the first cause survive; its stages then keep their status. Throws DbError if the run
+  /// does not exist or the status cannot be recorded even so (the message says both attempts
+  /// failed).
   void FinishRun(std::int64_t run_id, RunStatus status, const std::string& error_text = "");
+
+  /// How many bytes of the error text FinishRun keeps when the database is full.
+  static constexpr std::size_t kShortErrorBytes = 300;
 
   /// Sets heartbeat_time = now. Throws DbError if the run does not exist.
   void Heartbeat(std::int64_t run_id);
+
+  /// The writes of a run below (BeginStage, FinishStage, RecordEpoch, RecordResult,
+  /// RecordArtifact) also set its heartbeat_time = now while it is 'running': each is a sign of
+  /// life, and a run that dies between two heartbeats then ends at its last write.
 
   /// Inserts a stage execution with status 'running' and start_time = now; returns its id.
   /// Throws DbError if the run does not exist.
@@ -246,9 +290,10 @@ class Database {
 
   /// Persists status 'crashed' for every 'running' run whose process ran in this host, boot and
   /// pid namespace and no longer exists (or whose pid now belongs to a process started at another
-  /// time). end_time becomes the last heartbeat_time; running stages of those runs become
-  /// 'crashed' too. Runs from elsewhere are not touched (see RunRow::status_inferred). Returns
-  /// the number of runs marked. Throws DbError.
+  /// time). end_time becomes the last heartbeat_time (the last sign of life; the error text
+  /// gives it and the time the crash was found); running stages of those runs become 'crashed'
+  /// too. Runs from elsewhere are not touched (see RunRow::status_inferred). Returns the number
+  /// of runs marked; 0 without writing anything when opened read_only. Throws DbError.
   int MarkCrashedRuns();
 
   /// Runs matching `filter`, newest first, after MarkCrashedRuns(). Throws DbError.
@@ -287,12 +332,17 @@ class Database {
   std::string IntegrityCheck();
 
  private:
+  void OpenReadWrite();
+  void OpenReadOnly();
+  void OpenConnection(const std::string& name, int flags);
   void Configure();
   void Migrate();
   // Runs `body` (inside `begin` ... COMMIT when `begin` is not null) and retries busy/locked
-  // failures with backoff until options_.retry_limit; any other failure becomes DbError.
-  void Retry(std::string_view operation, const char* begin, const std::function<void()>& body);
-  void Write(std::string_view operation, const std::function<void()>& body);
+  // failures with backoff until options_.retry_limit; any other failure becomes DbError, except
+  // that SQLITE_FULL only sets *full and returns when `full` is not null.
+  void Retry(std::string_view operation, const char* begin, const std::function<void()>& body,
+             bool* full = nullptr);
+  void Write(std::string_view operation, const std::function<void()>& body, bool* full = nullptr);
   void Read(std::string_view operation, const std::function<void()>& body);
   std::vector<RunRow> QueryRuns(const RunFilter& filter, std::optional<std::int64_t> run_id);
   // Inside an open transaction: inserts a 'running' run (identity already filled); returns its id.

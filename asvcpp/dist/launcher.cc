@@ -105,6 +105,36 @@ int LaunchResult::ExitCode() const {
   return first_failure->signal != 0 ? 128 + first_failure->signal : first_failure->exit_code;
 }
 
+JobFailure DescribeJobFailure(const LaunchResult& result,
+                              const std::function<std::optional<std::string>(int rank)>& reported) {
+  JobFailure out;
+  if (!result.first_failure) return out;
+  // Several ranks may have ended on their own before the launcher stopped the rest (a rank
+  // killed by a signal, the others failing in a collective): the killed one is the cause.
+  const WorkerExit* cause = &*result.first_failure;
+  for (const auto& e : result.exits) {
+    if (!e.ok() && !e.stopped_by_launcher && e.signal != 0 && cause->signal == 0) cause = &e;
+  }
+  out.rank = cause->rank;
+  out.exit_code = cause->signal != 0 ? 128 + cause->signal : cause->exit_code;
+  if (auto own = reported(cause->rank)) {
+    out.message = cause->Describe() + ": " + *own;
+    return out;
+  }
+  // A watchdog that found its peer hung or dead reports the error on the peer's behalf and ends
+  // its own process: the peer is the cause.
+  for (const auto& e : result.exits) {
+    if (e.rank == cause->rank) continue;
+    if (auto other = reported(e.rank)) {
+      out.rank = e.rank;
+      out.message = fmt::format("rank {} failed: {}; {}, {}", e.rank, *other, e.Describe(), cause->Describe());
+      return out;
+    }
+  }
+  out.message = cause->Describe();
+  return out;
+}
+
 struct Launcher::Impl {
   struct Worker {
     WorkerExit exit;

@@ -17,6 +17,7 @@
 
 #include <chrono>
 #include <map>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -53,6 +54,24 @@ struct LaunchResult {
   /// Exit status for the launcher: 0, the failed worker's exit code, or 128 + its signal.
   int ExitCode() const;
 };
+
+/// The failure a failed job reports (LaunchResult::first_failure is only the first rank to end).
+struct JobFailure {
+  int rank = 0;           ///< the rank the failure is attributed to
+  int exit_code = 0;      ///< exit status for the launcher: the ending rank's code, or 128 + its signal
+  std::string message;    ///< e.g. "rank 1 failed: no sign of life for 31 s (...); rank 0 (pid 7) exited ..."
+};
+
+/// Attributes the failure of a job (`result` not ok) to a rank. `reported(rank)` gives the error
+/// that rank reported, or that another rank's watchdog reported on its behalf (the process
+/// group's "error/<rank>" key, dist::StoreServer::Get), or nullopt. The first rank to end is the
+/// cause, unless a rank was killed by a signal the launcher did not send (the others then failed
+/// in a collective), or unless the ending rank reported nothing while another rank has a
+/// reported error: a rank found hung or dead by a watchdog, which ends the watching rank with
+/// status 5 while the hung one is only stopped by the launcher afterwards. The message then
+/// names the hung rank and its error first, then how each of the two ended.
+JobFailure DescribeJobFailure(const LaunchResult& result,
+                              const std::function<std::optional<std::string>(int rank)>& reported);
 
 class Launcher {
  public:

@@ -10,6 +10,7 @@
 //   run.Finish();
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -29,6 +30,15 @@ class RunObserver {
   virtual void RunEnded() = 0;
 };
 
+/// How a RecordedRun talks to its database.
+struct RecordedRunOptions {
+  db::DatabaseOptions database;  ///< Options of the run's connections (run and heartbeat).
+  /// How often the run's heartbeat_time is renewed while it runs. A run that dies is recorded as
+  /// crashed with end_time = its last heartbeat (or last write), so this is how late at most its
+  /// recorded end can be; the default costs one small write every 10 s.
+  std::chrono::milliseconds heartbeat_interval{10000};
+};
+
 class RecordedRun {
  public:
   /// Opens (creating if needed) the database at `db_path` and begins a run for `info`: through
@@ -37,7 +47,7 @@ class RecordedRun {
   /// Throws DbError: when beginning fails no run is begun; when the heartbeat cannot start, the
   /// run just begun is recorded as failed first.
   RecordedRun(const std::filesystem::path& db_path, const db::RunInfo& info, const db::GpuQueueOptions* queue,
-              RunObserver* observer);
+              RunObserver* observer, const RecordedRunOptions& options = {});
   /// Records the run as failed ("ended without a final status") unless Finish or Fail was called.
   /// Never throws (a database error is logged).
   ~RecordedRun();
@@ -51,12 +61,17 @@ class RecordedRun {
 
   /// Records status 'finished'. Throws DbError; calling it (or Fail) a second time does nothing.
   void Finish();
-  /// Records status 'failed' with `message` as the run's error text. Throws DbError; a second
-  /// call (or one after Finish) does nothing.
+  /// Records status 'failed' with `message`, the cause of the failure, as the run's error text
+  /// (on a full database the row keeps its start, see db::Database::FinishRun). Never throws, so
+  /// that the caller can rethrow the original error: when the failure cannot be recorded, it logs
+  /// an error that gives `message` first and then why it could not be recorded. A second call
+  /// (or one after Finish) does nothing.
   void Fail(const std::string& message);
 
  private:
   void End(db::RunStatus status, const std::string& message);
+  // FinishRun(kFailed, message); logs instead of throwing.
+  void RecordFailure(const std::string& message) noexcept;
 
   std::filesystem::path db_path_;
   std::unique_ptr<db::Database> db_;

@@ -7,6 +7,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/db/database.h"
+#include "asvcpp/db/file_checksum.h"
 
 namespace asv::recipe {
 namespace {
@@ -24,20 +25,26 @@ std::vector<stdfs::path> SortedChildren(const stdfs::path& folder) {
 
 }  // namespace
 
-void RunContext::RecordArtifactOfSize(const stdfs::path& path, const std::string& kind, std::int64_t bytes) {
+void RunContext::RecordArtifactOfSize(const stdfs::path& path, const std::string& kind, std::int64_t bytes,
+                                      const std::string& checksum) {
   db::ArtifactRecord record;
   if (stage_id_ != 0) record.stage_id = stage_id_;
   record.path = path.string();
   record.kind = kind;
   record.bytes = bytes;
+  record.checksum = checksum;
   db_->RecordArtifact(run_id_, record);
 }
 
 void RunContext::RecordArtifact(const stdfs::path& file, const std::string& kind) {
   if (db_ == nullptr) return;
   std::error_code ec;
+  if (!stdfs::exists(file, ec)) {
+    RecordArtifactOfSize(file, kind, 0);
+    return;
+  }
   const auto size = stdfs::file_size(file, ec);
-  RecordArtifactOfSize(file, kind, ec ? 0 : static_cast<std::int64_t>(size));
+  RecordArtifactOfSize(file, kind, ec ? 0 : static_cast<std::int64_t>(size), db::FileChecksum(file));
 }
 
 void RunContext::RecordFolderArtifacts(const stdfs::path& folder, const std::string& kind) {

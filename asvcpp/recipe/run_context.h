@@ -75,11 +75,14 @@ class RunContext {
   // no-op without a database (dry runs, tests) and throws DbError when writing fails.
 
   /// Records `file` as an artifact of `kind` ("list", "features", "model", ...) with its size in
-  /// bytes from the file system (0 when it cannot be read; no checksum).
+  /// bytes from the file system and its checksum, db::FileChecksum ("sha256:<hex>", reading the
+  /// whole file); a missing file gets size 0 and no checksum. Throws DataError when the file
+  /// exists but cannot be read.
   void RecordArtifact(const std::filesystem::path& file, const std::string& kind);
   /// Records every regular file directly in `folder` (sorted by name) as an artifact of `kind`;
   /// each sub-folder (such as voxceleb2_cat's cat/ with one list per video) as one artifact whose
-  /// size is the total of its files. Throws DataError when `folder` cannot be listed.
+  /// size is the total of its files, without a checksum. Throws DataError when `folder` cannot
+  /// be listed or one of its files cannot be read.
   void RecordFolderArtifacts(const std::filesystem::path& folder, const std::string& kind);
   /// Records (or replaces) one epoch's figures.
   void RecordEpoch(const db::EpochRecord& epoch);
@@ -110,7 +113,8 @@ class RunContext {
 
  private:
   // One artifact row of `bytes` for the run and the stage being run (a database is attached).
-  void RecordArtifactOfSize(const std::filesystem::path& path, const std::string& kind, std::int64_t bytes);
+  void RecordArtifactOfSize(const std::filesystem::path& path, const std::string& kind, std::int64_t bytes,
+                            const std::string& checksum = "");
 
   std::string recipe_;
   std::string config_;

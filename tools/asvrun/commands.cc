@@ -53,6 +53,14 @@ fs::path SelectDatabase(const DbSelection& selection) {
   return fs::exists(path) ? path : fs::path();
 }
 
+// The listing commands only read: they open the database read-only, so that a database of
+// another user or in a read-only folder can be read, and never create, migrate or change one.
+db::Database OpenForReading(const fs::path& path) {
+  db::DatabaseOptions options;
+  options.read_only = true;
+  return db::Database(path, options);
+}
+
 std::string FirstLine(const std::string& s) {
   const auto nl = s.find('\n');
   return nl == std::string::npos ? s : s.substr(0, nl) + " ...";
@@ -141,7 +149,7 @@ int Runs(const RunsOptions& options) {
     fmt::print(stderr, "no experiment database yet: no run has been recorded\n");
     return kExitOk;
   }
-  db::Database database(path);
+  db::Database database = OpenForReading(path);
   db::RunFilter filter;
   if (options.selection.recipe_given) filter.recipe = options.selection.source.recipe;
   if (!options.config.empty()) filter.config = options.config;
@@ -185,7 +193,7 @@ int Results(const ResultsOptions& options) {
     fmt::print(stderr, "no experiment database yet: no run has been recorded\n");
     return kExitOk;
   }
-  db::Database database(path);
+  db::Database database = OpenForReading(path);
   db::ResultFilter filter;
   if (options.selection.recipe_given) filter.recipe = options.selection.source.recipe;
   if (!options.config.empty()) filter.config = options.config;
@@ -226,7 +234,7 @@ int Results(const ResultsOptions& options) {
 int Epochs(const EpochsOptions& options) {
   const fs::path path = SelectDatabase(options.selection);
   if (path.empty()) throw DbError("no experiment database yet: no run has been recorded");
-  db::Database database(path);
+  db::Database database = OpenForReading(path);
   const auto run = database.GetRun(options.run);
   if (!run) throw DbError(fmt::format("{}: no run {}", path.string(), options.run));
   const auto epochs = database.Epochs(options.run);
@@ -272,7 +280,7 @@ int Epochs(const EpochsOptions& options) {
 int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b) {
   const fs::path path = SelectDatabase(selection);
   if (path.empty()) throw DbError("no experiment database yet: no run has been recorded");
-  db::Database database(path);
+  db::Database database = OpenForReading(path);
   const auto a = database.GetRun(run_a);
   const auto b = database.GetRun(run_b);
   if (!a) throw DbError(fmt::format("{}: no run {}", path.string(), run_a));

@@ -66,7 +66,10 @@ int List(const ConfigSource& source);
 int HelpSettings(const ConfigSource& source);
 
 /// Which experiment database the listing commands read: --db, else the output folder of the
-/// recipe's init config.
+/// recipe's init config. They open it read-only (db::DatabaseOptions::read_only): they read a
+/// database of another user or in a read-only folder, never create, migrate or change one, and
+/// report runs whose process is gone as crashed without storing it. Errors (exit status 4): no
+/// such file, not an asvcpp experiment database, a schema older or newer than this build's.
 struct DbSelection {
   ConfigSource source;  ///< recipe may be empty: voxceleb/xvector
   std::string db;

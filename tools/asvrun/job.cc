@@ -217,18 +217,14 @@ int RunLauncher(const recipe::Recipe& recipe, recipe::LoadedConfig& config, cons
   if (interrupted != 0) {
     message = fmt::format("interrupted by {}", ::strsignal(interrupted));
   } else {
-    // Several ranks may have ended on their own before the launcher stopped the rest (a rank
-    // killed by a signal, the others failing in a collective): the killed one is the cause.
-    const dist::WorkerExit* cause = &*result.first_failure;
-    for (const auto& e : result.exits) {
-      if (!e.ok() && !e.stopped_by_launcher && e.signal != 0 && cause->signal == 0) cause = &e;
-    }
-    const auto& failure = *cause;
-    failure_code = failure.signal != 0 ? 128 + failure.signal : failure.exit_code;
-    message = failure.Describe();
-    if (store) {
-      if (auto reported = store->Get(fmt::format("error/{}", failure.rank))) message += ": " + *reported;
-    }
+    // The rank to blame: e.g. a rank found hung by its peer's watchdog, not the peer that exited
+    // with status 5 on finding it.
+    const auto failure = dist::DescribeJobFailure(result, [&store](int rank) -> std::optional<std::string> {
+      if (!store) return std::nullopt;
+      return store->Get(fmt::format("error/{}", rank));
+    });
+    failure_code = failure.exit_code;
+    message = failure.message;
   }
   if (run) {
     run->Fail(message);

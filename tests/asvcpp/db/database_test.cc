@@ -5,8 +5,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
+#include <thread>
 
 #include "asvcpp/base/error.h"
 #include "tests/asvcpp/db/db_test_util.h"
@@ -479,6 +481,127 @@ TEST_F(DbDatabaseTest, StaleHeartbeatOfAnotherHostIsShownCrashedButNotStored) {
   strict.stale_heartbeat = std::chrono::seconds(-3600);  // Any heartbeat is "older" than this.
   Database impatient(path_, strict);
   EXPECT_EQ(impatient.GetRun(fresh)->status, RunStatus::kCrashed);
+}
+
+// A full disk, simulated with max_page_count: the file cannot grow, so a long error text does
+// not fit; the run must still end 'failed' with the first cause at the start of its error text.
+TEST_F(DbDatabaseTest, FullDatabaseStillRecordsTheFailureAndItsFirstCause) {
+  const std::int64_t id = db_->BeginRun(SampleRunInfo());
+  const std::int64_t stage = db_->BeginStage(id, 5, "train");
+  db_.reset();
+  RawDb raw(path_);
+  DatabaseOptions full;
+  full.max_page_count = std::stoll(raw.Scalar("PRAGMA page_count"));
+  Database db(path_, full);
+
+  // Writing anything that needs a new page fails as on a full disk.
+  std::string cause;
+  try {
+    ArtifactRecord big;
+    big.path = std::string(64 * 1024, 'p');
+    big.kind = "checkpoint";
+    db.RecordArtifact(id, big);
+    FAIL() << "RecordArtifact should not fit";
+  } catch (const DbError& e) {
+    cause = std::string("stage 5 (train) failed: ") + e.what();
+  }
+  EXPECT_NE(cause.find("full"), std::string::npos) << cause;
+  const std::string log_tail(40 * 1024, 'x');  // e.g. the tail of a worker's log
+  EXPECT_NO_THROW(db.FinishRun(id, RunStatus::kFailed, cause + "\n" + log_tail));
+
+  EXPECT_EQ(raw.Scalar("SELECT status FROM runs WHERE id = " + std::to_string(id)), "failed");
+  const std::string text = raw.Scalar("SELECT error_text FROM runs WHERE id = " + std::to_string(id));
+  EXPECT_EQ(text.rfind(cause.substr(0, 100), 0), 0u) << text;  // the first cause comes first
+  EXPECT_NE(text.find("database is full"), std::string::npos) << text;
+  EXPECT_LE(text.size(), Database::kShortErrorBytes + 100);
+  EXPECT_NE(raw.Scalar("SELECT end_time FROM runs WHERE id = " + std::to_string(id)), "NULL");
+  // The stage keeps its status: only the run's own row was updated.
+  EXPECT_EQ(raw.Scalar("SELECT status FROM stages WHERE id = " + std::to_string(stage)), "running");
+
+  // A short text fits as it is.
+  const std::int64_t other = db.BeginRun(SampleRunInfo());
+  db.FinishRun(other, RunStatus::kFailed, "disk full");
+  EXPECT_EQ(db.GetRun(other)->error_text, std::optional<std::string>("disk full"));
+}
+
+// A run that dies ends at its last sign of life (its last heartbeat or write), not at its start,
+// and the error text says when that was and when the crash was found.
+TEST_F(DbDatabaseTest, CrashedRunEndsAtItsLastSignOfLife) {
+  db_.reset();
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    int code = 0;
+    try {
+      Database db(path_);
+      RunInfo info;
+      info.recipe = "r";
+      info.config = "killed";
+      const std::int64_t id = db.BeginRun(info);
+      std::this_thread::sleep_for(std::chrono::milliseconds(30));
+      EpochRecord epoch;
+      epoch.epoch = 1;
+      db.RecordEpoch(id, epoch);  // the last sign of life
+      code = ::write(fds[1], &id, sizeof(id)) == sizeof(id) ? 0 : 2;
+    } catch (...) {
+      code = 1;
+    }
+    ::_exit(code);
+  }
+  ::close(fds[1]);
+  std::int64_t id = 0;
+  ASSERT_EQ(::read(fds[0], &id, sizeof(id)), static_cast<ssize_t>(sizeof(id)));
+  ::close(fds[0]);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_EQ(status, 0);
+
+  db_ = std::make_unique<Database>(path_);
+  const auto run = db_->GetRun(id);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->status, RunStatus::kCrashed);
+  const std::string epoch_time = db_->Epochs(id).at(0).recorded_time;
+  EXPECT_GT(epoch_time, run->start_time);
+  EXPECT_EQ(run->heartbeat_time, epoch_time);
+  EXPECT_EQ(run->end_time, std::optional<std::string>(epoch_time));
+  const std::string text = run->error_text.value_or("");
+  EXPECT_NE(text.find("last sign of life (heartbeat) at " + epoch_time), std::string::npos) << text;
+  EXPECT_NE(text.find("found gone at "), std::string::npos) << text;
+}
+
+TEST_F(DbDatabaseTest, EveryWriteOfARunIsASignOfLife) {
+  const std::int64_t id = db_->BeginRun(SampleRunInfo());
+  RawDb raw(path_);
+  const auto heartbeat = [&] { return raw.Scalar("SELECT heartbeat_time FROM runs WHERE id = " + std::to_string(id)); };
+  const auto old = [&] { raw.Exec("UPDATE runs SET heartbeat_time = '2000-01-01T00:00:00.000Z'"); };
+  old();
+  const std::int64_t stage = db_->BeginStage(id, 1, "prepare");
+  EXPECT_GT(heartbeat(), "2001");
+  old();
+  db_->FinishStage(stage, RunStatus::kFinished);
+  EXPECT_GT(heartbeat(), "2001");
+  old();
+  EpochRecord epoch;
+  epoch.epoch = 1;
+  db_->RecordEpoch(id, epoch);
+  EXPECT_GT(heartbeat(), "2001");
+  old();
+  db_->RecordResult(id, Result("vox1_o", 2.0));
+  EXPECT_GT(heartbeat(), "2001");
+  old();
+  ArtifactRecord artifact;
+  artifact.path = "a";
+  artifact.kind = "list";
+  db_->RecordArtifact(id, artifact);
+  EXPECT_GT(heartbeat(), "2001");
+  // A run that has ended keeps its final times.
+  db_->FinishRun(id, RunStatus::kFinished);
+  const std::string final_beat = heartbeat();
+  db_->RecordArtifact(id, artifact);
+  EXPECT_EQ(heartbeat(), final_beat);
 }
 
 TEST_F(DbDatabaseTest, MovedDatabaseKeepsWorking) {

@@ -3,9 +3,16 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <grp.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <filesystem>
+#include <fstream>
+#include <functional>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -106,6 +113,66 @@ inline RunInfo SampleRunInfo(const std::string& recipe = "voxceleb/xvector",
   info.code_version = "v0.1.0-5-gdeadbee";
   info.output_folder = "/tmp/out";
   return info;
+}
+
+/// The bytes of `path` ("" when missing), to show that a file was not changed.
+inline std::string FileBytes(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+/// Outcome of RunAsUnprivileged: the child's exit status and what it wrote to `report`.
+struct ChildOutcome {
+  int status = -1;
+  std::string report;
+};
+
+/// Runs `body` in a forked child whose permissions the file system enforces: as this user when
+/// it is not root, else after dropping to user and group `nobody` (65534), since permission bits
+/// do not stop root. `body` returns the child's exit status and may append text to its argument.
+/// Returns nullopt (the caller skips) when root cannot drop privileges here. No SQLite connection
+/// may be open in the parent across the fork.
+inline std::optional<ChildOutcome> RunAsUnprivileged(const std::function<int(std::string*)>& body) {
+  int fds[2];
+  if (::pipe(fds) != 0) return std::nullopt;
+  const bool root = ::geteuid() == 0;
+  const pid_t child = ::fork();
+  if (child < 0) return std::nullopt;
+  if (child == 0) {
+    ::close(fds[0]);
+    if (root && (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0)) {
+      ::_exit(100);
+    }
+    std::string report;
+    int code = 0;
+    try {
+      code = body(&report);
+    } catch (const std::exception& e) {
+      report += std::string("exception: ") + e.what();
+      code = 99;
+    }
+    const char* data = report.data();
+    std::size_t left = report.size();
+    while (left > 0) {
+      const ssize_t n = ::write(fds[1], data, left);
+      if (n <= 0) break;
+      data += n;
+      left -= static_cast<std::size_t>(n);
+    }
+    ::_exit(code);
+  }
+  ::close(fds[1]);
+  ChildOutcome outcome;
+  std::array<char, 4096> buffer;
+  for (ssize_t n; (n = ::read(fds[0], buffer.data(), buffer.size())) > 0;) outcome.report.append(buffer.data(), n);
+  ::close(fds[0]);
+  int status = 0;
+  if (::waitpid(child, &status, 0) != child || !WIFEXITED(status)) return ChildOutcome{-1, outcome.report};
+  outcome.status = WEXITSTATUS(status);
+  if (outcome.status == 100) return std::nullopt;
+  return outcome;
 }
 
 }  // namespace asv::db::testing

@@ -216,14 +216,27 @@ TEST(DbSchemaTest, UpgradesVersion4DatabaseWithEpochDataWaitKeepingEveryRow) {
     EXPECT_FALSE(epochs[0].record.data_wait_percent.has_value());  // Not measured before version 5.
     EXPECT_EQ(epochs[1].record.data_wait_percent, std::optional<double>(0.6));
   }
-  // The old rows are unchanged apart from the new column, NULL at the end of each epoch row.
+  // The old rows are unchanged apart from the new column, NULL at the end of each epoch row, and
+  // the run's heartbeat_time (the next-to-last column), which recording epoch 2 renewed.
   RawDb raw(path);
   std::vector<std::string> after = AllRows(raw);
   ASSERT_EQ(after.size(), before.size() + 1);
+  const auto without_heartbeat = [](std::string row) {
+    const auto last = row.rfind('|');
+    const auto heartbeat = row.rfind('|', last - 1);
+    return row.erase(heartbeat, last - heartbeat);
+  };
   for (std::size_t i = 0; i < before.size(); ++i) {
-    const bool epoch_row = before[i].rfind("epochs: ", 0) == 0;
-    EXPECT_EQ(after[i], epoch_row ? before[i] + "|NULL" : before[i]) << i;
+    if (before[i].rfind("epochs: ", 0) == 0) {
+      EXPECT_EQ(after[i], before[i] + "|NULL") << i;
+    } else if (before[i].rfind("runs: ", 0) == 0) {
+      EXPECT_EQ(without_heartbeat(after[i]), without_heartbeat(before[i])) << i;
+    } else {
+      EXPECT_EQ(after[i], before[i]) << i;
+    }
   }
+  EXPECT_EQ(raw.Scalar("SELECT heartbeat_time FROM runs"),
+            raw.Scalar("SELECT recorded_time FROM epochs WHERE epoch = 2"));
   EXPECT_EQ(raw.Scalar("SELECT data_wait_percent FROM epochs WHERE epoch = 2"), "0.6");
 }
 
@@ -255,6 +268,74 @@ TEST(DbSchemaTest, FileThatIsNotSqliteGivesDbErrorNamingPath) {
   } catch (const DbError& e) {
     EXPECT_EQ(e.code(), kExitDbError);
   }
+}
+
+TEST(DbSchemaTest, NewDatabaseCarriesAsvcppApplicationId) {
+  const testing::ScopedDir dir("appid");
+  const auto path = dir / "experiments.db";
+  { Database db(path); }
+  RawDb raw(path);
+  EXPECT_EQ(raw.Scalar("PRAGMA application_id"), std::to_string(kApplicationId));
+}
+
+TEST(DbSchemaTest, DatabaseCreatedBeforeTheApplicationIdIsRecognisedAndStamped) {
+  const testing::ScopedDir dir("appid_legacy");
+  const auto path = dir / "experiments.db";
+  std::int64_t id = 0;
+  {
+    Database db(path);
+    id = db.BeginRun(testing::SampleRunInfo());
+  }
+  {
+    RawDb raw(path);
+    raw.Exec("PRAGMA application_id = 0");  // as every database before this change
+  }
+  DatabaseOptions read_only;
+  read_only.read_only = true;
+  EXPECT_TRUE(Database(path, read_only).GetRun(id).has_value());  // read, not stamped
+  EXPECT_EQ(RawDb(path).Scalar("PRAGMA application_id"), "0");
+  Database db(path);
+  EXPECT_TRUE(db.GetRun(id).has_value());
+  EXPECT_EQ(RawDb(path).Scalar("PRAGMA application_id"), std::to_string(kApplicationId));
+}
+
+// Another application's SQLite file called experiments.db: refused, exit status 4, untouched
+// (no asvcpp tables, no switch to WAL, no application id), whether read or written.
+TEST(DbSchemaTest, AnotherApplicationsDatabaseIsRefusedAndLeftUntouched) {
+  const testing::ScopedDir dir("foreign");
+  const auto tables = dir / "tables" / "experiments.db";
+  const auto stamped = dir / "stamped" / "experiments.db";
+  std::filesystem::create_directories(tables.parent_path());
+  std::filesystem::create_directories(stamped.parent_path());
+  {
+    RawDb raw(tables);
+    raw.Exec("CREATE TABLE photos (id INTEGER PRIMARY KEY, file TEXT); "
+             "INSERT INTO photos (file) VALUES ('a.jpg');");
+    RawDb other(stamped);
+    other.Exec("PRAGMA application_id = 1234; PRAGMA user_version = 2;");
+  }
+  for (const auto& path : {tables, stamped}) {
+    SCOPED_TRACE(path.string());
+    const std::string before = testing::FileBytes(path);
+    for (const bool read_only : {false, true}) {
+      DatabaseOptions options;
+      options.read_only = read_only;
+      ASV_EXPECT_THROW_CONTAINS(Database db(path, options), DbError, path.string(),
+                                "not an asvcpp experiment database");
+      try {
+        Database db(path, options);
+      } catch (const DbError& e) {
+        EXPECT_EQ(e.code(), kExitDbError);
+      }
+    }
+    EXPECT_TRUE(testing::FileBytes(path) == before) << "the file changed";
+    EXPECT_FALSE(std::filesystem::exists(path.string() + "-wal"));
+    RawDb raw(path);
+    EXPECT_EQ(raw.Scalar("PRAGMA journal_mode"), "delete");
+    EXPECT_EQ(raw.Scalar("SELECT count(*) FROM sqlite_master WHERE name = 'runs'"), "0");
+  }
+  ASV_EXPECT_THROW_CONTAINS(Database db(tables), DbError, "photos");
+  ASV_EXPECT_THROW_CONTAINS(Database db(stamped), DbError, "application_id");
 }
 
 TEST(DbSchemaTest, UncreatableFolderGivesDbErrorNamingPath) {

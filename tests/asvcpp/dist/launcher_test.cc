@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <string>
 #include <system_error>
@@ -106,6 +107,58 @@ TEST(LauncherTest, FailureStopsTheOtherWorkers) {
   }
   for (pid_t pid : pids) EXPECT_TRUE(ProcessGone(pid)) << pid;
   EXPECT_TRUE(NoChildrenLeft());
+}
+
+// A hung rank: its watchdog peer (rank 0) reports "error/1" on its behalf and exits with status
+// 5; the launcher then stops rank 1, which hangs. The job's failure names rank 1, not rank 0.
+TEST(LauncherTest, AHungRankFoundByItsPeerIsNamedAsTheCause) {
+  Launcher launcher(std::chrono::seconds(2));
+  launcher.Start({Sh(0, "sleep 0.2; exit 5"), Sh(1, "exec sleep 60")});
+  const LaunchResult result = launcher.Wait();
+  ASSERT_TRUE(result.first_failure.has_value());
+  ASSERT_EQ(result.first_failure->rank, 0);  // the launcher only sees rank 0 end first
+  const std::string hung = "no sign of life for 31 s (the process died or hangs; reported by rank 0)";
+  const auto reported = [&](int rank) -> std::optional<std::string> {
+    if (rank == 1) return hung;
+    return std::nullopt;
+  };
+  const JobFailure failure = DescribeJobFailure(result, reported);
+  EXPECT_EQ(failure.rank, 1);
+  EXPECT_EQ(failure.message.rfind("rank 1 failed: " + hung, 0), 0u) << failure.message;
+  EXPECT_THAT(failure.message, HasSubstr("rank 1 (pid "));
+  EXPECT_THAT(failure.message, HasSubstr("after the launcher stopped it"));
+  EXPECT_THAT(failure.message, HasSubstr("rank 0 (pid "));
+  EXPECT_THAT(failure.message, HasSubstr("exited with status 5"));
+  EXPECT_EQ(failure.exit_code, 5);
+
+  // A rank that reports its own error is the cause, as is a rank when nobody reported anything.
+  const auto own = DescribeJobFailure(result, [](int rank) -> std::optional<std::string> {
+    if (rank == 0) return std::string("stage 5 (train) failed: loss is NaN");
+    return std::string("rank 0 failed");
+  });
+  EXPECT_EQ(own.rank, 0);
+  EXPECT_THAT(own.message, HasSubstr("exited with status 5: stage 5 (train) failed: loss is NaN"));
+  const auto silent = DescribeJobFailure(result, [](int) { return std::optional<std::string>(); });
+  EXPECT_EQ(silent.rank, 0);
+  EXPECT_EQ(silent.message, result.first_failure->Describe());
+}
+
+// A rank killed by a signal nobody in the job sent (the OOM killer) is the cause, even when a
+// peer failing in a collective ended first.
+TEST(LauncherTest, ARankKilledBySignalIsTheCauseOfTheOthersFailing) {
+  LaunchResult result;
+  WorkerExit collective;
+  collective.rank = 0;
+  collective.exit_code = 5;
+  WorkerExit killed;
+  killed.rank = 1;
+  killed.signal = SIGKILL;
+  result.exits = {collective, killed};
+  result.first_failure = collective;
+  const auto failure = DescribeJobFailure(result, [](int) { return std::optional<std::string>(); });
+  EXPECT_EQ(failure.rank, 1);
+  EXPECT_EQ(failure.exit_code, 128 + SIGKILL);
+  EXPECT_THAT(failure.message, HasSubstr("rank 1 (pid 0) was killed by signal 9"));
 }
 
 TEST(LauncherTest, WorkerIgnoringSigtermIsKilledAfterGrace) {
