@@ -9,6 +9,7 @@
 #include "asvcpp/backend/plda.h"
 #include "asvcpp/backend/score_norm.h"
 #include "asvcpp/backend/scoring.h"
+#include "asvcpp/base/checksum.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/features/kaldi_io.h"
@@ -37,12 +38,15 @@ Embeddings CollectEmbeddings(const asv::Matrix& embeddings, const std::vector<st
 
 void WriteEmbeddings(const fs::path& stem, const Embeddings& embeddings) {
   fs::create_directories(stem.parent_path());
+  const fs::path ark = stem.string() + ".ark";
+  asv::fs::RemoveChecksumFile(ark);  // a crash before the new one is written leaves none, not a wrong one
   features::TableWriter writer(fmt::format("ark,scp:{}.ark,{}.scp", stem.string(), stem.string()));
   for (std::size_t i = 0; i < embeddings.ids.size(); ++i) {
     const float* row = embeddings.vectors.row(static_cast<std::int64_t>(i));
     writer.Write(embeddings.ids[i], std::vector<float>(row, row + embeddings.vectors.cols()));
   }
   writer.Close();
+  asv::fs::WriteChecksumFile(ark, asv::fs::FileChecksum(ark));
 }
 
 Embeddings ReadEmbeddings(const fs::path& stem) {
@@ -50,6 +54,8 @@ Embeddings ReadEmbeddings(const fs::path& stem) {
   if (!fs::exists(scp)) {
     throw DataError(fmt::format("{}: no embeddings (the embedding extraction stage writes them)", scp.string()));
   }
+  const fs::path ark = stem.string() + ".ark";
+  if (fs::exists(ark)) asv::fs::VerifyFileChecksum(ark);
   Embeddings out;
   std::vector<std::vector<float>> rows;
   features::TableReader reader("scp:" + scp.string());

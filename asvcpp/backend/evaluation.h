@@ -35,10 +35,12 @@ Embeddings CollectEmbeddings(const asv::Matrix& embeddings, const std::vector<st
                              const std::vector<std::string>& ids, const std::string& what);
 
 /// Writes embeddings as a Kaldi float-vector archive `<stem>.ark` with `<stem>.scp` (atomic), so
-/// Kaldi tools read them (e.g. `copy-vector scp:trial.scp ark,t:-`).
+/// Kaldi tools read them (e.g. `copy-vector scp:trial.scp ark,t:-`), and the archive's checksum
+/// file `<stem>.ark.sha256` (asvcpp/base/checksum.h).
 void WriteEmbeddings(const std::filesystem::path& stem, const Embeddings& embeddings);
 /// Reads `<stem>.scp`. Throws DataError naming the file when it is missing (not extracted yet),
-/// empty, or the vectors differ in size.
+/// empty, the vectors differ in size, or `<stem>.ark` does not match its checksum file (corrupt;
+/// an archive without one is read unchecked).
 Embeddings ReadEmbeddings(const std::filesystem::path& stem);
 
 /// The trained back-end.

@@ -7,7 +7,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/db/database.h"
-#include "asvcpp/db/file_checksum.h"
+#include "asvcpp/base/checksum.h"
 
 namespace asv::recipe {
 namespace {
@@ -44,7 +44,7 @@ void RunContext::RecordArtifact(const stdfs::path& file, const std::string& kind
     return;
   }
   const auto size = stdfs::file_size(file, ec);
-  RecordArtifactOfSize(file, kind, ec ? 0 : static_cast<std::int64_t>(size), db::FileChecksum(file));
+  RecordArtifactOfSize(file, kind, ec ? 0 : static_cast<std::int64_t>(size), fs::FileChecksum(file));
 }
 
 void RunContext::RecordFolderArtifacts(const stdfs::path& folder, const std::string& kind) {

@@ -75,8 +75,8 @@ class RunContext {
   // no-op without a database (dry runs, tests) and throws DbError when writing fails.
 
   /// Records `file` as an artifact of `kind` ("list", "features", "model", ...) with its size in
-  /// bytes from the file system and its checksum, db::FileChecksum ("sha256:<hex>", reading the
-  /// whole file); a missing file gets size 0 and no checksum. Throws DataError when the file
+  /// bytes from the file system and its checksum, fs::FileChecksum (asvcpp/base/checksum.h:
+  /// "sha256:<hex>", reading the whole file); a missing file gets size 0 and no checksum. Throws DataError when the file
   /// exists but cannot be read.
   void RecordArtifact(const std::filesystem::path& file, const std::string& kind);
   /// Records every regular file directly in `folder` (sorted by name) as an artifact of `kind`;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <torch/serialize.h>
 
+#include "asvcpp/base/checksum.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/nnet/layers.h"
@@ -34,6 +35,7 @@ class Reader {
  public:
   explicit Reader(std::filesystem::path path) : path_(std::move(path)) {
     const std::string bytes = fs::ReadFile(path_);
+    fs::VerifyChecksum(path_, bytes);  // a flipped byte is an error, not a silently different network
     c10::IValue root;
     try {
       root = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));
@@ -193,7 +195,12 @@ void WriteCheckpoint(const std::filesystem::path& path, const CheckpointMeta& me
   }
 
   const std::vector<char> bytes = torch::pickle_save(c10::IValue(root));
-  fs::WriteFileAtomic(path, std::string(bytes.begin(), bytes.end()));
+  const std::string contents(bytes.begin(), bytes.end());
+  // The old checksum file goes first: a crash between the writes leaves no checksum, never a
+  // wrong one.
+  fs::RemoveChecksumFile(path);
+  fs::WriteFileAtomic(path, contents);
+  fs::WriteChecksumFile(path, fs::BytesChecksum(contents));
 }
 
 CheckpointMeta ReadCheckpointMeta(const std::filesystem::path& path) {

@@ -49,12 +49,15 @@ struct CheckpointMeta {
 };
 
 /// Writes `model` (parameters and buffers), `optimizer` (may be null: no optimizer state) and
-/// `meta` to `path` atomically. Throws DataError when the file cannot be written.
+/// `meta` to `path` atomically, and its checksum file "<path>.sha256" (asvcpp/base/checksum.h)
+/// after it. Throws DataError when a file cannot be written.
 void WriteCheckpoint(const std::filesystem::path& path, const CheckpointMeta& meta, const torch::nn::Module& model,
                      const Sgd* optimizer);
 
 /// Reads only the metadata of a checkpoint (to build a matching network). Throws DataError for a
-/// missing, unreadable or foreign file.
+/// missing, unreadable or foreign file, and for one whose bytes do not match its checksum file
+/// (a corrupt file; checkpoints without a checksum file are read unchecked). The same holds for
+/// ReadCheckpoint.
 CheckpointMeta ReadCheckpointMeta(const std::filesystem::path& path);
 
 /// Loads the model state into `model` (every parameter and buffer must be in the file with the

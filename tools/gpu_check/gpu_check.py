@@ -240,7 +240,7 @@ class Check:
         prefix = ";".join([str(torch_root), str(torch_cmake), str(deps / "usr"), str(lib / "cmake")])
         configure = ["cmake", "-S", ROOT, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
                      f"-DCMAKE_PREFIX_PATH={prefix}", f"-DTORCH_CUDA_ARCH_LIST={arch}", "-DASV_WITH_LIBAV=OFF",
-                     f"-DPKG_CONFIG_EXECUTABLE={deps / 'usr' / 'bin' / 'pkgconf'}"]
+                     f"-DPKG_CONFIG_EXECUTABLE={deps / 'usr' / 'bin' / 'pkgconf'}", f"-DOPENSSL_ROOT_DIR={deps / 'usr'}"]
         t = now()
         _, text = self.run(configure, "build.log", min(300, self.left()))
         fig["configure_seconds"] = round(now() - t, 1)

@@ -39,6 +39,7 @@ make_bundle() {
     libsoxr-dev libsoxr0 libgomp1
     liblapack-dev liblapack3 libblas-dev libblas3 libgfortran5 libquadmath0
     pkgconf-bin libpkgconf3
+    libssl-dev libssl3
   )
   rm -rf "$dest.tmp"
   mkdir -p "$dest.tmp/debs" "$dest.tmp/root"
@@ -55,7 +56,7 @@ make_bundle() {
     done
     rm -f "$lib/$impl"/*.a "$lib/lib${impl}_pic.a"
   done
-  rm -f "$lib/libsqlite3.a"
+  rm -f "$lib/libsqlite3.a" "$lib/libssl.a" "$lib/libcrypto.a"
   rm -rf "$dest.tmp/root/usr/share/doc" "$dest.tmp/root/usr/share/man" "$dest.tmp/root/usr/share/lintian"
   rm -rf "$dest"
   mv "$dest.tmp" "$dest"

@@ -10,7 +10,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/db/database.h"
-#include "asvcpp/db/file_checksum.h"
+#include "asvcpp/base/checksum.h"
 #include "asvcpp/settings/settings.h"
 
 namespace asv::recipe {
@@ -77,7 +77,7 @@ TEST(RunContextTest, ResultsGetTheStageBeingRunAndArtifactsItsRow) {
   EXPECT_EQ(artifacts[1].record.bytes, 12);
   EXPECT_EQ(artifacts[2].record.bytes, 0);  // unreadable size: 0
   // Files carry their SHA-256; a folder and a missing file none.
-  EXPECT_EQ(artifacts[1].record.checksum, db::FileChecksum(f.dir / "lists" / "utt2spk"));
+  EXPECT_EQ(artifacts[1].record.checksum, fs::FileChecksum(f.dir / "lists" / "utt2spk"));
   EXPECT_EQ(artifacts[1].record.checksum.rfind("sha256:", 0), 0u);
   EXPECT_EQ(artifacts[1].record.checksum.size(), 7u + 64u);
   EXPECT_EQ(artifacts[0].record.checksum, "");

@@ -8,7 +8,9 @@
 #include <torch/torch.h>
 #include <unistd.h>
 
+#include "asvcpp/base/checksum.h"
 #include "asvcpp/base/error.h"
+#include "asvcpp/base/fs.h"
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/train/checkpoint_io.h"
 #include "asvcpp/train/sgd.h"
@@ -274,6 +276,33 @@ TEST(TrainerTest, CheckpointContentsAndMismatches) {
   std::ofstream(dir / "junk.pt") << "not a checkpoint";
   EXPECT_THROW(ReadCheckpointMeta(dir / "junk.pt"), DataError);
   EXPECT_THROW(ReadCheckpointMeta(dir / "absent.pt"), DataError);
+  stdfs::remove_all(dir);
+}
+
+// 16 flipped bytes inside the tensor data of a checkpoint load silently without a checksum (the
+// file still parses); its checksum file makes them an error naming the file.
+TEST(TrainerTest, CorruptCheckpointsAreCaughtByTheirChecksum) {
+  const auto dir = TempFolder("corrupt");
+  Trainer trainer(SmallOptions(dir), testing::MakeSyntheticData({}));
+  trainer.TrainEpoch();
+  const auto path = CheckpointPath(dir / "networks", 1);
+  ASSERT_TRUE(stdfs::exists(fs::ChecksumFilePath(path)));
+  EXPECT_TRUE(fs::VerifyFileChecksum(path));
+  std::string bytes = fs::ReadFile(path);
+  // The largest tensor's data lies in the second half of the file: flip 16 bytes there.
+  for (std::size_t i = 0; i < 16; ++i) bytes[bytes.size() / 2 + 64 * i] ^= 0x40;
+  { std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes; }
+  auto fresh = nnet::MakeXvectorNet(SmallOptions({}).network, 30, 8);
+  try {
+    ReadCheckpoint(path, *fresh, nullptr);
+    FAIL() << "a corrupt checkpoint was loaded";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + ": corrupt: its SHA-256 is "), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ReadCheckpointMeta(path), DataError);
+  // Without the checksum file the same bytes load: what the check protects against.
+  stdfs::remove(fs::ChecksumFilePath(path));
+  EXPECT_NO_THROW(ReadCheckpoint(path, *fresh, nullptr));
   stdfs::remove_all(dir);
 }
 
