@@ -157,7 +157,9 @@ TEST(RecipeE2eTest, InterruptedTrainingIsRecordedAndResumes) {
   const std::string asvrun = testing::ShellQuote(ASV_ASVRUN);
   const std::string script =
       asvrun + " voxceleb/xvector long --run-configs configs/run_configs >log 2>&1 & pid=$!;"
-      " for i in $(seq 1500); do [ -f out/long_system/networks/epoch.3.pt ] && break; sleep 0.2; done;"
+      // epoch 4's checkpoint: by then epoch 3's row is in the database too (a checkpoint is
+      // written before its epoch is recorded).
+      " for i in $(seq 1500); do [ -f out/long_system/networks/epoch.4.pt ] && break; sleep 0.2; done;"
       " kill -INT $pid; wait $pid; echo $? >status";
   ASSERT_EQ(testing::RunCommand({"/bin/sh", "-c", script}, dir.path()).status, 0);
   EXPECT_EQ(testing::Slurp(dir / "status"), "130\n") << testing::Slurp(dir / "log");
