@@ -43,7 +43,9 @@ struct Frame {
 // State of one statement's parse. A Reader reuses one for every statement of a file (Reset), so
 // its vectors keep their capacity.
 struct ParseState : g::SyntaxContext {
-  static constexpr std::size_t kMaxNesting = 100;
+  // The grammar recurses once per level of brackets in a value or a type; bounded so that no
+  // input can exhaust the stack (real configs nest a few levels).
+  static constexpr std::size_t kMaxNesting = 256;
   FileName file;
 
   std::vector<Frame> frames;
@@ -85,11 +87,13 @@ struct ParseState : g::SyntaxContext {
 
   void Push(Frame::Kind kind, char bracket, const SourcePos& open, const SourcePos& value_pos) {
     // Recursion in the grammar follows the nesting; keep it far from the stack limit.
-    if (frames.size() >= kMaxNesting) {
-      throw g::SyntaxError(fmt::format("values nested deeper than {} levels", kMaxNesting), open.line, open.column);
-    }
+    if (frames.size() >= kMaxNesting) TooDeep(open);
     frames.push_back(Frame{kind, value_pos, values.size(), false, false});
     open_brackets.push_back({bracket, open.line, open.column});
+  }
+
+  [[noreturn]] static void TooDeep(const SourcePos& pos) {
+    throw g::SyntaxError(fmt::format("nesting deeper than {} levels", kMaxNesting), pos.line, pos.column);
   }
 
   Frame Pop() {
@@ -471,6 +475,8 @@ template <>
 struct action<g::type_name> {
   template <typename Input>
   static void apply(const Input& in, ParseState& s) {
+    // One level of type_expr recursion per open '['.
+    if (s.types.size() >= ParseState::kMaxNesting) ParseState::TooDeep(s.Pos(in));
     std::string name = in.string();
     const auto dot = name.rfind('.');
     if (dot != std::string::npos) name.erase(0, dot + 1);  // typing.List -> List
@@ -674,10 +680,14 @@ class Reader {
   /// Skips the statement that starts on line i (brackets and strings balanced, never past a
   /// blank line) and at least up to line `min_next` (1-based line of an error).
   void Skip(std::size_t& i, std::size_t min_next = 0) {
-    Input in(text_.data() + lines_[i].begin, text_.data() + text_.size(), path_.c_str(),
-                             lines_[i].begin, i + 1, 1);
-    pegtl::parse<g::recover_statement>(in);
-    i = std::min(std::max({NextLine(in), i + 1, min_next}), lines_.size());
+    const std::size_t end = SkipStatement(lines_[i].begin);
+    // The line that holds `end` (the file's end is past the last line).
+    const auto next = end >= text_.size() ? lines_.size()
+                                          : static_cast<std::size_t>(
+                                                std::upper_bound(lines_.begin(), lines_.end(), end,
+                                                                 [](std::size_t p, const Line& l) { return p < l.begin; }) -
+                                                lines_.begin()) - 1;
+    i = std::min(std::max({next, i + 1, min_next}), lines_.size());
   }
 
   Diagnostic& Error(int line, int column, const std::string& message) {
@@ -729,6 +739,51 @@ class Reader {
     const std::size_t begin = p++;
     while (p < v.size() && ident(v[p], false)) ++p;
     return v.substr(begin, p - begin);
+  }
+
+  // Offset just past the statement that starts at `p` and its line break: the rest of the line,
+  // and while brackets are open the lines that follow, up to a blank line. Brackets (any closer
+  // closes the innermost), strings and comments are skipped whole, as the grammar reads them. A
+  // loop with a depth counter, not a recursive rule: the nesting of broken input is unbounded.
+  std::size_t SkipStatement(std::size_t p) const {
+    const std::string_view t(text_);
+    const auto eol_at = [&](std::size_t q) -> std::size_t {  // Length of the line break at q, or 0.
+      if (q < t.size() && t[q] == '\n') return 1;
+      if (q + 1 < t.size() && t[q] == '\r' && t[q + 1] == '\n') return 2;
+      return 0;
+    };
+    std::size_t depth = 0;
+    while (p < t.size()) {
+      const char c = t[p];
+      if (const std::size_t eol = eol_at(p)) {
+        if (depth == 0) break;
+        std::size_t q = p + eol;
+        while (q < t.size() && (t[q] == ' ' || t[q] == '\t')) ++q;
+        if (q == t.size() || eol_at(q) != 0) break;  // A blank line ends every open bracket.
+        p += eol;
+      } else if (c == '#') {
+        while (p < t.size() && eol_at(p) == 0) ++p;
+      } else if (c == '\'' || c == '"') {
+        for (++p; p < t.size();) {
+          const char d = t[p];
+          if (d == '\\' && p + 1 < t.size() && t[p + 1] != '\r' && t[p + 1] != '\n') {
+            p += 2;
+          } else if (d == c) {
+            ++p;
+            break;
+          } else if (d == '\\' || d == '\r' || d == '\n') {
+            break;
+          } else {
+            ++p;
+          }
+        }
+      } else {
+        if (c == '(' || c == '[' || c == '{') ++depth;
+        if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+        ++p;
+      }
+    }
+    return p + eol_at(p);
   }
 
   struct Line {
