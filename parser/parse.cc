@@ -554,8 +554,9 @@ class Reader {
     }
   }
 
-  /// Reports invalid UTF-8 and empty files; false when the file must not be parsed further.
-  bool CheckText() {
+  /// Reports invalid UTF-8 and, unless `empty_ok`, empty files (nothing but blank lines); false
+  /// when the file must not be parsed further.
+  bool CheckText(bool empty_ok = false) {
     if (const auto bad = text::FindInvalidUtf8(text_)) {
       std::size_t i = 0;
       while (i + 1 < lines_.size() && lines_[i + 1].begin <= *bad) ++i;
@@ -574,6 +575,7 @@ class Reader {
                    line);
       return false;
     }
+    if (empty_ok) return true;
     const bool empty = std::all_of(lines_.begin(), lines_.end(), [&](const Line& l) {
       return text::Trim(std::string_view(text_).substr(l.begin, l.end - l.begin)).empty();
     });
@@ -1071,7 +1073,8 @@ RunConfigsFile ParseRunConfigsFor(const std::string& text, const std::string& pa
 InitConfigFile ParseInitConfig(const std::string& text, const std::string& path, Diagnostics& diags) {
   InitConfigFile file{path, text, {}};
   Reader reader(text, path, diags);
-  if (!reader.CheckText()) return file;
+  // An empty init config leaves every setting at its default, as in ASVtorch.
+  if (!reader.CheckText(/*empty_ok=*/true)) return file;
   KeyIndex keys;
   std::size_t i = 0;
   while (i < reader.size()) {

@@ -39,7 +39,8 @@ RunConfigsFile ParseRunConfigsFor(const std::string& text, const std::string& pa
                                   const std::vector<std::string>& names, Diagnostics& diags);
 
 /// Parses an init config's text: assignments only (a header line is an error), blank and comment
-/// lines anywhere. Reports as ParseRunConfigs does; same costs.
+/// lines anywhere. An empty file (or one of blank and comment lines only) is no error: it sets
+/// nothing. Reports otherwise as ParseRunConfigs does; same costs.
 InitConfigFile ParseInitConfig(const std::string& text, const std::string& path, Diagnostics& diags);
 
 /// Reads and parses a file (ParseRunConfigs, ParseRunConfigsFor, ParseInitConfig); a missing or

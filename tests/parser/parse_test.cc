@@ -480,13 +480,18 @@ TEST(ParseInitTest, HeaderIsAnError) {
   EXPECT_EQ(init.assignments.size(), 2u);
 }
 
-TEST(ParseInitTest, CommentOnlyInitConfigIsFine) {
+// An init config may be empty (every setting keeps its default, as in ASVtorch); a run-configs
+// file may not (there would be no config to run).
+TEST(ParseInitTest, EmptyOrCommentOnlyInitConfigIsFine) {
+  for (const char* text : {"# all defaults\n", "", "\n", "\n\n", " \t\r\n", "\xEF\xBB\xBF\n", "\n# x\n\n"}) {
+    Diagnostics diags;
+    const auto init = ParseInitConfig(text, "init_config", diags);
+    EXPECT_TRUE(diags.empty()) << diags.Render();
+    EXPECT_TRUE(init.assignments.empty());
+  }
   Diagnostics diags;
-  const auto init = ParseInitConfig("# all defaults\n", "init_config", diags);
-  EXPECT_TRUE(diags.empty());
-  EXPECT_TRUE(init.assignments.empty());
-  ParseInitConfig("\n\n", "init_config", diags);
-  EXPECT_EQ(diags.Render(), "init_config: error: file is empty\n");
+  ParseRunConfigs("\n", "run_configs", diags);
+  EXPECT_EQ(diags.Render(), "run_configs: error: file is empty\n");
 }
 
 // ---- ParseRunConfigsFor: only the chains of the configs asked for ------------------------------
