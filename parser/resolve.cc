@@ -283,10 +283,10 @@ ResolvedConfig Resolver::Flatten(const Block& root) const {
   }
   for (const Block* block : preorder) {
     for (auto a = block->assignments.rbegin(); a != block->assignments.rend(); ++a) {
-      if (config.values.count(a->key) != 0) continue;
-      config.values.emplace(a->key, ResolvedValue{a->value, a->annotation,
-                                                  Provenance{Provenance::Source::kRunConfig, block->name, a->pos},
-                                                  a->source_line});
+      const auto [it, added] = config.values.try_emplace(a->key);
+      if (!added) continue;
+      it->second = ResolvedValue{a->value, a->annotation,
+                                 Provenance{Provenance::Source::kRunConfig, block->name, a->pos}, a->source_line};
     }
   }
   return config;

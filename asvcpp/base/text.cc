@@ -117,10 +117,22 @@ std::optional<std::string> Closest(std::string_view word, const std::vector<Name
   const std::size_t limit = std::max<std::size_t>(1, word.size() / 3);
   const Name* best = nullptr;
   std::size_t best_distance = limit + 1;
+  // Characters of the word by byte value, for a lower bound of the distance: every edit
+  // (transpositions included) changes the unmatched characters of either side by at most one.
+  std::array<int, 256> counts{};
+  for (const char ch : word) ++counts[static_cast<unsigned char>(ch)];
   for (const auto& c : candidates) {
     // Only a distance below the best so far matters: a tighter bound each time one is found.
     if (best_distance == 0) break;
-    const std::size_t dist = EditDistanceWithin(word, c, best_distance - 1);
+    const std::string_view candidate(c);
+    const std::size_t n = word.size(), m = candidate.size();
+    if ((n > m ? n - m : m - n) >= best_distance) continue;
+    std::size_t extra = 0;  // Characters of the candidate the word lacks.
+    for (const char ch : candidate) extra += counts[static_cast<unsigned char>(ch)]-- <= 0 ? 1 : 0;
+    for (const char ch : candidate) ++counts[static_cast<unsigned char>(ch)];
+    const std::size_t missing = n - (m - extra);  // And the other way round.
+    if (std::max(extra, missing) >= best_distance) continue;
+    const std::size_t dist = EditDistanceWithin(word, candidate, best_distance - 1);
     if (dist < best_distance) {
       best_distance = dist;
       best = &c;
