@@ -64,12 +64,20 @@ void ReportUndefinedParent(const Block& block, std::size_t j, const std::vector<
 }
 
 // `from`..`to` runs from the config that is reached again down to `block`, whose parent j closes
-// the loop.
+// the loop. A long cycle is named by its first and last configs (a file can hold as many cycles
+// as links, each as long as the file).
 template <typename It>
 void ReportCycle(It from, It to, const Block& block, std::size_t j, Diagnostics& diags) {
+  constexpr std::ptrdiff_t kShownEnds = 10;
+  const std::ptrdiff_t length = to - from;
   std::string chain;
-  for (; from != to; ++from) {
-    chain += *from;
+  for (std::ptrdiff_t k = 0; k < length; ++k) {
+    if (length > 3 * kShownEnds && k == kShownEnds) {
+      chain += fmt::format("... ({} more) < ", length - 2 * kShownEnds);
+      k = length - kShownEnds - 1;
+      continue;
+    }
+    chain += from[k];
     chain += " < ";
   }
   chain += block.parents[j];

@@ -54,9 +54,10 @@ struct ResolvedConfig {
 
 /// Checks a parsed run-configs file as a whole: duplicate block names (error at the second
 /// definition with a note at the first), undefined parents (with "did you mean"), cycles (the
-/// message names the whole chain, e.g. "a < b < c < a"). Reports into `diags`.
+/// message names the chain, e.g. "a < b < c < a"; of a chain over 30 configs the first and last
+/// ten). Reports into `diags`.
 /// Time O(blocks + parents) expected (one hash index of the block names, one depth-first search
-/// without recursion, so that any inheritance depth is fine), plus the length of each cycle named.
+/// without recursion, so that any inheritance depth is fine).
 void CheckRunConfigs(const RunConfigsFile& file, Diagnostics& diags);
 
 /// Resolves configs of one parsed file: the file's blocks are indexed by name once, and each
