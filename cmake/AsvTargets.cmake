@@ -1,7 +1,7 @@
 # Helpers shared by every folder: warnings, library targets and labelled tests.
 
 add_library(asv_warnings INTERFACE)
-target_compile_options(asv_warnings INTERFACE -Wall -Wextra -Wpedantic -Wshadow=local
+target_compile_options(asv_warnings INTERFACE -Wall -Wextra -Wpedantic $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local>
                                               $<$<BOOL:${ASV_WERROR}>:-Werror>)
 
 # asv_add_library(NAME SOURCES ... [DEPS ...]): one target per folder, include paths from the root.

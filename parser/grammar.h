@@ -5,6 +5,10 @@
 // is driven line by line in parse.cc; each statement (a header, an assignment, a `--set` literal)
 // is parsed with the rules below from its first character. Inside open brackets a value may
 // continue over several lines (Python's implicit line joining) but never across a blank line.
+//
+// Values and type annotations are recursive rules, one level of C++ recursion per bracket: the
+// actions in parse.cc stop at 256 levels with an error, so no input can exhaust the stack. After
+// an error, parse.cc skips the rest of the statement with a loop, not with a rule.
 #pragma once
 
 #include <tao/pegtl.hpp>
@@ -138,15 +142,6 @@ struct assignment : seq<must<key>, ws, opt<annotation>, ws, must<equals>, ws, mu
 // The value of `--set group.field=VALUE`.
 struct literal_end : seq<opt<eol>, eof> {};
 struct literal : seq<ws, must<value>, ws, must<literal_end>> {};
-
-// ---- Error recovery: skip the rest of a bad statement, brackets and strings balanced -----------
-struct lenient_string : sor<seq<one<'\''>, star<sor<escape, not_one<'\'', '\\', '\r', '\n'>>>, opt<one<'\''>>>,
-                            seq<one<'"'>, star<sor<escape, not_one<'"', '\\', '\r', '\n'>>>, opt<one<'"'>>>> {};
-struct lenient_group;
-struct lenient_inner : sor<comment, lenient_string, lenient_group, continuation, seq<not_at<one<')', ']', '}'>>, not_at<eol>, any>> {};
-struct lenient_group : seq<one<'(', '[', '{'>, star<lenient_inner>, opt<one<')', ']', '}'>>> {};
-struct lenient_token : sor<comment, lenient_string, lenient_group, seq<not_at<eol>, any>> {};
-struct recover_statement : seq<star<lenient_token>, opt<eol>> {};
 
 // ---- Error messages ----------------------------------------------------------------------------
 template <typename Rule>

@@ -38,12 +38,17 @@ struct Frame {
   std::size_t start = 0;
   bool has_key = false;  ///< Dict: a key waits for its value at the top of `values`.
   bool saw_comma = false;
+  /// Dict of many entries: key hash -> index of the key in `values`, so that finding a repeated
+  /// key stays O(1) (a linear search made a 50,000-entry dict take 20 s).
+  std::unique_ptr<std::unordered_multimap<std::size_t, std::size_t>> key_index;
 };
 
 // State of one statement's parse. A Reader reuses one for every statement of a file (Reset), so
 // its vectors keep their capacity.
 struct ParseState : g::SyntaxContext {
-  static constexpr std::size_t kMaxNesting = 100;
+  // The grammar recurses once per level of brackets in a value or a type; bounded so that no
+  // input can exhaust the stack (real configs nest a few levels).
+  static constexpr std::size_t kMaxNesting = 256;
   FileName file;
 
   std::vector<Frame> frames;
@@ -85,15 +90,17 @@ struct ParseState : g::SyntaxContext {
 
   void Push(Frame::Kind kind, char bracket, const SourcePos& open, const SourcePos& value_pos) {
     // Recursion in the grammar follows the nesting; keep it far from the stack limit.
-    if (frames.size() >= kMaxNesting) {
-      throw g::SyntaxError(fmt::format("values nested deeper than {} levels", kMaxNesting), open.line, open.column);
-    }
-    frames.push_back(Frame{kind, value_pos, values.size(), false, false});
+    if (frames.size() >= kMaxNesting) TooDeep(open);
+    frames.push_back(Frame{kind, value_pos, values.size(), false, false, nullptr});
     open_brackets.push_back({bracket, open.line, open.column});
   }
 
+  [[noreturn]] static void TooDeep(const SourcePos& pos) {
+    throw g::SyntaxError(fmt::format("nesting deeper than {} levels", kMaxNesting), pos.line, pos.column);
+  }
+
   Frame Pop() {
-    const Frame f = frames.back();
+    Frame f = std::move(frames.back());
     frames.pop_back();
     open_brackets.pop_back();
     return f;
@@ -129,6 +136,24 @@ struct ParseState : g::SyntaxContext {
   throw g::SyntaxError(message, pos.line, pos.column);
 }
 
+// A hash consistent with Value's ==, for the hashable kinds (dict keys).
+std::size_t HashKey(const Value& v) {
+  std::size_t h = (static_cast<std::size_t>(v.kind()) + 1) * 0x9e3779b97f4a7c15ULL;
+  switch (v.kind()) {
+    case Value::Kind::kBool: return h ^ std::hash<bool>()(v.as_bool());
+    case Value::Kind::kInt: return h ^ std::hash<std::int64_t>()(v.as_int());
+    case Value::Kind::kFloat: {
+      const double d = v.as_float();
+      return h ^ std::hash<double>()(d == 0.0 ? 0.0 : d);  // 0.0 == -0.0
+    }
+    case Value::Kind::kString: return h ^ std::hash<std::string>()(v.as_string());
+    case Value::Kind::kTuple:
+      for (const Value& x : v.items()) h = h * 31 + HashKey(x);  // Depth bounded by kMaxNesting.
+      return h;
+    default: return h;
+  }
+}
+
 bool IsHashable(const Value& v) {
   if (v.kind() == Value::Kind::kList || v.kind() == Value::Kind::kDict) return false;
   if (v.kind() == Value::Kind::kTuple) {
@@ -154,13 +179,28 @@ void ParseState::Emit(Value&& v) {
     return;
   }
   f.has_key = false;
-  // Python keeps the first key's position and the last value of a repeated key.
-  const Value& key = values.back();
-  for (std::size_t k = f.start; k + 1 < values.size(); k += 2) {
-    if (values[k] == key) {
-      values[k + 1] = std::move(v);
-      values.pop_back();
-      return;
+  // Python keeps the first key's position and the last value of a repeated key. Small dicts are
+  // searched linearly; past kIndexFrom entries through a hash index.
+  constexpr std::size_t kIndexFrom = 16;
+  const std::size_t at = values.size() - 1;  // The new key.
+  const Value& key = values[at];
+  const auto repeat = [&](std::size_t k) {
+    values[k + 1] = std::move(v);
+    values.pop_back();
+  };
+  if (!f.key_index && (at - f.start) / 2 >= kIndexFrom) {
+    f.key_index = std::make_unique<std::unordered_multimap<std::size_t, std::size_t>>();
+    for (std::size_t k = f.start; k < at; k += 2) f.key_index->emplace(HashKey(values[k]), k);
+  }
+  if (f.key_index) {
+    const std::size_t hash = HashKey(key);
+    for (auto [it, end] = f.key_index->equal_range(hash); it != end; ++it) {
+      if (values[it->second] == key) return repeat(it->second);
+    }
+    f.key_index->emplace(hash, at);
+  } else {
+    for (std::size_t k = f.start; k < at; k += 2) {
+      if (values[k] == key) return repeat(k);
     }
   }
   values.push_back(std::move(v));
@@ -471,6 +511,8 @@ template <>
 struct action<g::type_name> {
   template <typename Input>
   static void apply(const Input& in, ParseState& s) {
+    // One level of type_expr recursion per open '['.
+    if (s.types.size() >= ParseState::kMaxNesting) ParseState::TooDeep(s.Pos(in));
     std::string name = in.string();
     const auto dot = name.rfind('.');
     if (dot != std::string::npos) name.erase(0, dot + 1);  // typing.List -> List
@@ -548,8 +590,9 @@ class Reader {
     }
   }
 
-  /// Reports invalid UTF-8 and empty files; false when the file must not be parsed further.
-  bool CheckText() {
+  /// Reports invalid UTF-8 and, unless `empty_ok`, empty files (nothing but blank lines); false
+  /// when the file must not be parsed further.
+  bool CheckText(bool empty_ok = false) {
     if (const auto bad = text::FindInvalidUtf8(text_)) {
       std::size_t i = 0;
       while (i + 1 < lines_.size() && lines_[i + 1].begin <= *bad) ++i;
@@ -568,6 +611,7 @@ class Reader {
                    line);
       return false;
     }
+    if (empty_ok) return true;
     const bool empty = std::all_of(lines_.begin(), lines_.end(), [&](const Line& l) {
       return text::Trim(std::string_view(text_).substr(l.begin, l.end - l.begin)).empty();
     });
@@ -674,10 +718,14 @@ class Reader {
   /// Skips the statement that starts on line i (brackets and strings balanced, never past a
   /// blank line) and at least up to line `min_next` (1-based line of an error).
   void Skip(std::size_t& i, std::size_t min_next = 0) {
-    Input in(text_.data() + lines_[i].begin, text_.data() + text_.size(), path_.c_str(),
-                             lines_[i].begin, i + 1, 1);
-    pegtl::parse<g::recover_statement>(in);
-    i = std::min(std::max({NextLine(in), i + 1, min_next}), lines_.size());
+    const std::size_t end = SkipStatement(lines_[i].begin);
+    // The line that holds `end` (the file's end is past the last line).
+    const auto next = end >= text_.size() ? lines_.size()
+                                          : static_cast<std::size_t>(
+                                                std::upper_bound(lines_.begin(), lines_.end(), end,
+                                                                 [](std::size_t p, const Line& l) { return p < l.begin; }) -
+                                                lines_.begin()) - 1;
+    i = std::min(std::max({next, i + 1, min_next}), lines_.size());
   }
 
   Diagnostic& Error(int line, int column, const std::string& message) {
@@ -729,6 +777,51 @@ class Reader {
     const std::size_t begin = p++;
     while (p < v.size() && ident(v[p], false)) ++p;
     return v.substr(begin, p - begin);
+  }
+
+  // Offset just past the statement that starts at `p` and its line break: the rest of the line,
+  // and while brackets are open the lines that follow, up to a blank line. Brackets (any closer
+  // closes the innermost), strings and comments are skipped whole, as the grammar reads them. A
+  // loop with a depth counter, not a recursive rule: the nesting of broken input is unbounded.
+  std::size_t SkipStatement(std::size_t p) const {
+    const std::string_view t(text_);
+    const auto eol_at = [&](std::size_t q) -> std::size_t {  // Length of the line break at q, or 0.
+      if (q < t.size() && t[q] == '\n') return 1;
+      if (q + 1 < t.size() && t[q] == '\r' && t[q + 1] == '\n') return 2;
+      return 0;
+    };
+    std::size_t depth = 0;
+    while (p < t.size()) {
+      const char c = t[p];
+      if (const std::size_t eol = eol_at(p)) {
+        if (depth == 0) break;
+        std::size_t q = p + eol;
+        while (q < t.size() && (t[q] == ' ' || t[q] == '\t')) ++q;
+        if (q == t.size() || eol_at(q) != 0) break;  // A blank line ends every open bracket.
+        p += eol;
+      } else if (c == '#') {
+        while (p < t.size() && eol_at(p) == 0) ++p;
+      } else if (c == '\'' || c == '"') {
+        for (++p; p < t.size();) {
+          const char d = t[p];
+          if (d == '\\' && p + 1 < t.size() && t[p + 1] != '\r' && t[p + 1] != '\n') {
+            p += 2;
+          } else if (d == c) {
+            ++p;
+            break;
+          } else if (d == '\\' || d == '\r' || d == '\n') {
+            break;
+          } else {
+            ++p;
+          }
+        }
+      } else {
+        if (c == '(' || c == '[' || c == '{') ++depth;
+        if ((c == ')' || c == ']' || c == '}') && depth > 0) --depth;
+        ++p;
+      }
+    }
+    return p + eol_at(p);
   }
 
   struct Line {
@@ -1016,7 +1109,8 @@ RunConfigsFile ParseRunConfigsFor(const std::string& text, const std::string& pa
 InitConfigFile ParseInitConfig(const std::string& text, const std::string& path, Diagnostics& diags) {
   InitConfigFile file{path, text, {}};
   Reader reader(text, path, diags);
-  if (!reader.CheckText()) return file;
+  // An empty init config leaves every setting at its default, as in ASVtorch.
+  if (!reader.CheckText(/*empty_ok=*/true)) return file;
   KeyIndex keys;
   std::size_t i = 0;
   while (i < reader.size()) {

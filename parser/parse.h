@@ -16,8 +16,8 @@ namespace asv::parser {
 /// Parses a run-configs file's text. `path` is used for positions only.
 /// Reports (as errors in `diags`): non-UTF-8 bytes, an empty file, syntax errors, unterminated
 /// strings and brackets, a header where an assignment is expected (missing blank line), bad
-/// literals, and type annotations that are not type expressions; warns about a key set twice in
-/// one block.
+/// literals, type annotations that are not type expressions, and values or types nested deeper
+/// than 256 levels ("nesting deeper than 256 levels"); warns about a key set twice in one block.
 /// Time linear in the size of the text. The positions in the result share one interned copy of
 /// `path` (see FileName) and the source lines one copy of `text` (see SourceLine), so the result
 /// stays valid after `text` is gone; per assignment, only its key (when longer than the
@@ -39,7 +39,8 @@ RunConfigsFile ParseRunConfigsFor(const std::string& text, const std::string& pa
                                   const std::vector<std::string>& names, Diagnostics& diags);
 
 /// Parses an init config's text: assignments only (a header line is an error), blank and comment
-/// lines anywhere. Reports as ParseRunConfigs does; same costs.
+/// lines anywhere. An empty file (or one of blank and comment lines only) is no error: it sets
+/// nothing. Reports otherwise as ParseRunConfigs does; same costs.
 InitConfigFile ParseInitConfig(const std::string& text, const std::string& path, Diagnostics& diags);
 
 /// Reads and parses a file (ParseRunConfigs, ParseRunConfigsFor, ParseInitConfig); a missing or
@@ -51,7 +52,7 @@ InitConfigFile ParseInitConfigFile(const std::string& path, Diagnostics& diags);
 
 /// Parses a single literal (the value of `--set group.field=VALUE`). `origin` names where it
 /// came from in diagnostics (e.g. "--set network.max_epochs"). Returns nullopt after reporting an
-/// error.
+/// error (the syntax errors of ParseRunConfigs, nesting included).
 std::optional<Value> ParseLiteral(const std::string& text, const std::string& origin, Diagnostics& diags);
 
 }  // namespace asv::parser

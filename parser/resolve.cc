@@ -64,12 +64,20 @@ void ReportUndefinedParent(const Block& block, std::size_t j, const std::vector<
 }
 
 // `from`..`to` runs from the config that is reached again down to `block`, whose parent j closes
-// the loop.
+// the loop. A long cycle is named by its first and last configs (a file can hold as many cycles
+// as links, each as long as the file).
 template <typename It>
 void ReportCycle(It from, It to, const Block& block, std::size_t j, Diagnostics& diags) {
+  constexpr std::ptrdiff_t kShownEnds = 10;
+  const std::ptrdiff_t length = to - from;
   std::string chain;
-  for (; from != to; ++from) {
-    chain += *from;
+  for (std::ptrdiff_t k = 0; k < length; ++k) {
+    if (length > 3 * kShownEnds && k == kShownEnds) {
+      chain += fmt::format("... ({} more) < ", length - 2 * kShownEnds);
+      k = length - kShownEnds - 1;
+      continue;
+    }
+    chain += from[k];
     chain += " < ";
   }
   chain += block.parents[j];
@@ -101,34 +109,49 @@ void CheckRunConfigs(const RunConfigsFile& file, Diagnostics& diags) {
     }
   }
 
-  // Depth-first search over first definitions; each back edge closes one cycle, reported once.
+  // Depth-first search over first definitions, parents left to right, with an explicit stack;
+  // each back edge closes one cycle, reported once.
   enum class Mark : unsigned char { kNew, kActive, kDone };
   std::vector<Mark> marks(blocks.size(), Mark::kNew);  // By index of the first definition.
-  std::vector<std::string_view> path;
-  auto visit = [&](const auto& self, std::size_t b) -> void {
-    const Block& block = blocks[b];
+  std::vector<std::size_t> depth(blocks.size(), 0);    // Position on `path` of an active block.
+  struct Frame {
+    std::size_t block;
+    std::size_t next_parent;
+  };
+  std::vector<Frame> frames;
+  std::vector<std::string_view> path;  // Names of the active blocks, outermost first.
+  const auto enter = [&](std::size_t b) {
     marks[b] = Mark::kActive;
-    path.push_back(block.name);
-    for (std::size_t j = 0; j < block.parents.size(); ++j) {
+    depth[b] = path.size();
+    path.push_back(blocks[b].name);
+    frames.push_back({b, 0});
+  };
+  for (std::size_t root = 0; root < blocks.size(); ++root) {
+    if (marks[root] != Mark::kNew || first.at(blocks[root].name) != root) continue;
+    enter(root);
+    while (!frames.empty()) {
+      Frame& top = frames.back();
+      const Block& block = blocks[top.block];
+      if (top.next_parent == block.parents.size()) {
+        marks[top.block] = Mark::kDone;
+        path.pop_back();
+        frames.pop_back();
+        continue;
+      }
+      const std::size_t j = top.next_parent++;
       const auto def = first.find(block.parents[j]);
       if (def == first.end()) continue;
       const Mark mark = marks[def->second];
       if (mark == Mark::kActive) {
-        const auto from = std::find(path.begin(), path.end(), def->first);
-        ReportCycle(from, path.end(), block, j, diags);
+        ReportCycle(path.begin() + static_cast<std::ptrdiff_t>(depth[def->second]), path.end(), block, j, diags);
       } else if (mark == Mark::kNew) {
-        self(self, def->second);
+        enter(def->second);  // `top` is not used after this: frames may reallocate.
       }
     }
-    path.pop_back();
-    marks[b] = Mark::kDone;
-  };
-  for (std::size_t b = 0; b < blocks.size(); ++b) {
-    if (marks[b] == Mark::kNew && first.at(blocks[b].name) == b) visit(visit, b);
   }
 }
 
-Resolver::Resolver(const RunConfigsFile& file) : file_(file) {
+Resolver::Resolver(const RunConfigsFile& file) : file_(file), sound_(file.blocks.size(), 0) {
   first_.reserve(file.blocks.size());
   for (const auto& b : file.blocks) {
     if (!first_.emplace(b.name, &b).second) second_.emplace(b.name, &b);  // Keeps the second only.
@@ -146,54 +169,135 @@ const ResolvedConfig* Resolver::Resolve(const std::string& name, Diagnostics& di
     diags.Error(SourcePos{}, fmt::format("no config named '{}' in {}{}", name, file_.path, DidYouMean(name, names())));
     return nullptr;
   }
-  std::vector<std::string_view> stack;
-  return Get(*it->second, stack, diags);
+  const Block& block = *it->second;
+  if (const auto done = done_.find(block.name); done != done_.end()) return &done->second;
+  if (!CheckChain(block, diags)) return nullptr;
+  return &done_.emplace(block.name, Flatten(block)).first->second;
 }
 
-// Resolves `block` (the first definition of its name) after its parents, each config at most
-// once; reports the first broken link of a chain. `stack` holds the configs being resolved, to
-// detect cycles.
-const ResolvedConfig* Resolver::Get(const Block& block, std::vector<std::string_view>& stack, Diagnostics& diags) {
-  const std::string& name = block.name;
-  if (const auto it = done_.find(name); it != done_.end()) return &it->second;
-  if (const auto again = second_.find(name); again != second_.end()) {
-    ReportDuplicate(block, *again->second, diags);
-    return nullptr;
-  }
-  stack.push_back(name);
-  const auto fail = [&] {
-    stack.pop_back();
-    return nullptr;
+// Walks the ancestors of `block` depth first, parents rightmost first (the order in which they
+// are applied), and reports the first broken link: a name defined twice, an undefined parent, a
+// cycle. Ancestors found sound stay marked so, and are not walked again.
+bool Resolver::CheckChain(const Block& root, Diagnostics& diags) {
+  struct Frame {
+    const Block* block;
+    std::size_t parents_left;  // Parents [0, parents_left) are still to be walked.
   };
-  ResolvedConfig config;
-  config.name = name;
-  // Rightmost parent first, so parents further left override it (ASVtorch semantics).
-  for (std::size_t j = block.parents.size(); j-- > 0;) {
-    const std::string& parent = block.parents[j];
-    const auto def = first_.find(parent);
+  std::vector<Frame> frames;
+  std::vector<std::string_view> path;       // Names of the blocks on `frames`, outermost first.
+  std::unordered_map<std::size_t, std::size_t> on_path;  // Block index -> position on `path`.
+  const auto enter = [&](const Block& block) {
+    if (const auto again = second_.find(block.name); again != second_.end()) {
+      ReportDuplicate(block, *again->second, diags);
+      return false;
+    }
+    on_path.emplace(IndexOf(block), path.size());
+    path.push_back(block.name);
+    frames.push_back({&block, block.parents.size()});
+    return true;
+  };
+  if (sound_[IndexOf(root)]) return true;
+  if (!enter(root)) return false;
+  while (!frames.empty()) {
+    Frame& top = frames.back();
+    const Block& block = *top.block;
+    if (top.parents_left == 0) {
+      sound_[IndexOf(block)] = 1;
+      on_path.erase(IndexOf(block));
+      path.pop_back();
+      frames.pop_back();
+      continue;
+    }
+    const std::size_t j = --top.parents_left;
+    const auto def = first_.find(block.parents[j]);
     if (def == first_.end()) {
       ReportUndefinedParent(block, j, names(), diags);
-      return fail();
+      return false;
     }
-    if (const auto on_stack = std::find(stack.begin(), stack.end(), parent); on_stack != stack.end()) {
-      ReportCycle(on_stack, stack.end(), block, j, diags);
-      return fail();
+    const std::size_t parent = IndexOf(*def->second);
+    if (sound_[parent]) continue;
+    if (const auto at = on_path.find(parent); at != on_path.end()) {
+      ReportCycle(path.begin() + static_cast<std::ptrdiff_t>(at->second), path.end(), block, j, diags);
+      return false;
     }
-    const ResolvedConfig* resolved = Get(*def->second, stack, diags);
-    if (resolved == nullptr) return fail();
-    for (const auto& n : resolved->chain) {
-      config.chain.erase(std::remove(config.chain.begin(), config.chain.end(), n), config.chain.end());
-      config.chain.push_back(n);
-    }
-    for (const auto& key : resolved->keys) config.Set(key, resolved->values.at(key));
+    if (!enter(*def->second)) return false;  // `top` is not used after this: frames may reallocate.
   }
-  for (const auto& a : block.assignments) {
-    config.Set(a.key, ResolvedValue{a.value, a.annotation, Provenance{Provenance::Source::kRunConfig, name, a.pos},
-                                    a.source_line});
+  return true;
+}
+
+// The config `block` resolves to, its chain known sound. Semantically the blocks are applied in
+// the order of the expansion E(b) = E(rightmost parent) ... E(leftmost parent) b, in which an
+// ancestor reached on several paths appears several times:
+//  - the chain lists each ancestor once, at its last place in E: the reverse of the preorder of
+//    a depth-first walk with the parents leftmost first, each block visited once;
+//  - a key keeps the value of the last block in E that sets it (its last assignment there): the
+//    first block of that preorder that sets it;
+//  - keys are ordered by their first setting in E: the blocks in the postorder of a depth-first
+//    walk with the parents rightmost first, each block visited once.
+// Both walks use explicit stacks; each costs O(ancestors + parent links).
+ResolvedConfig Resolver::Flatten(const Block& root) const {
+  struct Frame {
+    const Block* block;
+    std::size_t next;  // Parents walked so far.
+  };
+  const auto parent_of = [&](const Block& block, std::size_t k) -> const Block& {
+    return *first_.at(block.parents[k]);
+  };
+
+  // Preorder, parents leftmost first.
+  std::vector<const Block*> preorder;
+  std::vector<char> seen(file_.blocks.size(), 0);
+  std::vector<const Block*> todo = {&root};
+  while (!todo.empty()) {
+    const Block* block = todo.back();
+    todo.pop_back();
+    if (seen[IndexOf(*block)]) continue;
+    seen[IndexOf(*block)] = 1;
+    preorder.push_back(block);
+    for (std::size_t k = block->parents.size(); k-- > 0;) {  // Leftmost on top.
+      const Block& parent = parent_of(*block, k);
+      if (!seen[IndexOf(parent)]) todo.push_back(&parent);
+    }
   }
-  config.chain.push_back(name);
-  stack.pop_back();
-  return &done_.emplace(name, std::move(config)).first->second;
+
+  // Postorder, parents rightmost first.
+  std::vector<const Block*> postorder;
+  std::fill(seen.begin(), seen.end(), 0);
+  std::vector<Frame> frames = {{&root, 0}};
+  seen[IndexOf(root)] = 1;
+  while (!frames.empty()) {
+    Frame& top = frames.back();
+    const Block& block = *top.block;
+    if (top.next == block.parents.size()) {
+      postorder.push_back(&block);
+      frames.pop_back();
+      continue;
+    }
+    const Block& parent = parent_of(block, block.parents.size() - 1 - top.next++);
+    if (seen[IndexOf(parent)]) continue;
+    seen[IndexOf(parent)] = 1;
+    frames.push_back({&parent, 0});  // `top` is not used after this: frames may reallocate.
+  }
+
+  ResolvedConfig config;
+  config.name = root.name;
+  config.chain.reserve(preorder.size());
+  for (auto it = preorder.rbegin(); it != preorder.rend(); ++it) config.chain.push_back((*it)->name);
+  std::unordered_set<std::string_view> key_seen;
+  for (const Block* block : postorder) {
+    for (const auto& a : block->assignments) {
+      if (key_seen.insert(a.key).second) config.keys.push_back(a.key);
+    }
+  }
+  for (const Block* block : preorder) {
+    for (auto a = block->assignments.rbegin(); a != block->assignments.rend(); ++a) {
+      const auto [it, added] = config.values.try_emplace(a->key);
+      if (!added) continue;
+      it->second = ResolvedValue{a->value, a->annotation,
+                                 Provenance{Provenance::Source::kRunConfig, block->name, a->pos}, a->source_line};
+    }
+  }
+  return config;
 }
 
 std::optional<ResolvedConfig> Resolve(const RunConfigsFile& file, const std::string& name, Diagnostics& diags) {

@@ -54,15 +54,18 @@ struct ResolvedConfig {
 
 /// Checks a parsed run-configs file as a whole: duplicate block names (error at the second
 /// definition with a note at the first), undefined parents (with "did you mean"), cycles (the
-/// message names the whole chain, e.g. "a < b < c < a"). Reports into `diags`.
-/// Time O(blocks + parents) expected (one hash index of the block names, one depth-first search).
+/// message names the chain, e.g. "a < b < c < a"; of a chain over 30 configs the first and last
+/// ten). Reports into `diags`.
+/// Time O(blocks + parents) expected (one hash index of the block names, one depth-first search
+/// without recursion, so that any inheritance depth is fine).
 void CheckRunConfigs(const RunConfigsFile& file, Diagnostics& diags);
 
-/// Resolves configs of one parsed file, sharing the work between them: the file's blocks are
-/// indexed by name once, and each config is resolved at most once, its result reused by every
-/// config that inherits from it. Resolving all n configs of a file therefore costs time linear in
-/// the number of resolved keys (with inheritance depth d: O(n * d * keys per block)), where
-/// resolving each config from scratch would walk its whole chain again.
+/// Resolves configs of one parsed file: the file's blocks are indexed by name once, and each
+/// config is resolved at most once (later calls return the same result).
+/// Resolving one config costs time linear in its ancestors, their parent links and their
+/// assignments (expected; the key map adds a log factor): each ancestor is visited once however
+/// many paths lead to it, and no intermediate config is built. Nothing recurses, so inheritance
+/// chains of any depth resolve (a 10,000-deep chain in milliseconds).
 /// Not thread-safe (it caches); `file` must outlive the resolver and stay unchanged (the index
 /// refers to its block names).
 class Resolver {
@@ -72,20 +75,24 @@ class Resolver {
 
   /// Resolves config `name`. Returns nullptr after reporting an error into `diags` when the name
   /// is unknown ("did you mean") or the config's chain is broken (duplicate definition, undefined
-  /// parent, cycle); never throws for bad input. The result stays valid as long as the resolver.
+  /// parent, cycle: the first broken link met walking the parents rightmost first, depth first);
+  /// never throws for bad input. The result stays valid as long as the resolver.
   const ResolvedConfig* Resolve(const std::string& name, Diagnostics& diags);
 
   /// Block names in file order, each once.
   const std::vector<std::string>& names() const;
 
  private:
-  const ResolvedConfig* Get(const Block& block, std::vector<std::string_view>& stack, Diagnostics& diags);
+  std::size_t IndexOf(const Block& block) const { return static_cast<std::size_t>(&block - file_.blocks.data()); }
+  bool CheckChain(const Block& block, Diagnostics& diags);
+  ResolvedConfig Flatten(const Block& block) const;
 
   const RunConfigsFile& file_;
   // Keys are views of the block names in `file_`.
   std::unordered_map<std::string_view, const Block*> first_;   // First definition of each name.
   std::unordered_map<std::string_view, const Block*> second_;  // Second one, for names defined twice.
   std::unordered_map<std::string_view, ResolvedConfig> done_;
+  std::vector<char> sound_;  // By block index: its whole chain was checked and is sound.
   mutable std::vector<std::string> names_;  // filled on first use (only error messages need it)
 };
 

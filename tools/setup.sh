@@ -14,6 +14,7 @@ packages=(
   tao-pegtl-dev libfmt-dev libsqlite3-dev sqlite3 libssl-dev libgtest-dev libgmock-dev libcli11-dev
   nlohmann-json3-dev libsndfile1-dev libsoxr-dev libavformat-dev libavcodec-dev libavutil-dev
   espeak-ng ffmpeg libopenblas0-pthread libblas-dev liblapack-dev
+  clang libclang-rt-14-dev  # tools/fuzz_configs.sh (libFuzzer)
 )
 cuda=0
 for arg in "$@"; do

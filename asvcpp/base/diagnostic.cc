@@ -41,6 +41,29 @@ const char* SeverityName(Severity s) {
   return "error";
 }
 
+// Source lines longer than this are shown as a window of this many bytes around the caret.
+constexpr std::size_t kMaxShownLine = 120;
+
+bool IsUtf8Continuation(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
+
+// The part of `line` shown for a caret at 0-based byte `caret`: at most kMaxShownLine bytes
+// around it, cut at character boundaries, with "..." where text was left out. `caret` becomes
+// the caret's byte offset in the result.
+std::string ShownLine(const std::string& line, std::size_t& caret) {
+  if (line.size() <= kMaxShownLine) return line;
+  caret = std::min(caret, line.size());
+  std::size_t begin = caret > kMaxShownLine / 2 ? caret - kMaxShownLine / 2 : 0;
+  std::size_t end = std::min(line.size(), begin + kMaxShownLine);
+  begin = end - std::min(end, kMaxShownLine);  // A caret near the end shows a full window too.
+  while (begin > 0 && begin < line.size() && IsUtf8Continuation(line[begin])) ++begin;
+  while (end < line.size() && end > begin && IsUtf8Continuation(line[end])) --end;
+  std::string shown = begin > 0 ? "..." : "";
+  caret = caret - begin + shown.size();
+  shown.append(line, begin, end - begin);
+  if (end < line.size()) shown += "...";
+  return shown;
+}
+
 void RenderInto(const Diagnostic& d, std::string& out) {
   const std::string where = d.pos.ToString();
   if (where.empty()) {
@@ -50,12 +73,14 @@ void RenderInto(const Diagnostic& d, std::string& out) {
   }
   if (d.pos.has_line() && !d.source_line.empty()) {
     const std::string number = std::to_string(d.pos.line);
-    out += fmt::format(" {} | {}\n", number, d.source_line);
+    std::size_t caret = d.pos.column > 0 ? static_cast<std::size_t>(d.pos.column) - 1 : 0;
+    const std::string line = ShownLine(d.source_line, caret);
+    out += fmt::format(" {} | {}\n", number, line);
     if (d.pos.column > 0) {
       // Keep tabs so the caret lines up under the same column in a terminal.
       std::string pad;
-      const auto limit = std::min<std::size_t>(d.pos.column - 1, d.source_line.size());
-      for (std::size_t i = 0; i < limit; ++i) pad += d.source_line[i] == '\t' ? '\t' : ' ';
+      const auto limit = std::min(caret, line.size());
+      for (std::size_t i = 0; i < limit; ++i) pad += line[i] == '\t' ? '\t' : ' ';
       out += fmt::format(" {} | {}^\n", std::string(number.size(), ' '), pad);
     }
   }
@@ -81,12 +106,31 @@ void Diagnostics::Append(const Diagnostics& other) {
 }
 
 void Diagnostics::AppendUnique(const Diagnostics& other) {
+  // Diagnostics by severity, position and message, in a hash set: linear in both lists (a file
+  // with many errors is resolved for each config asked for).
+  struct Key {
+    const Diagnostic* d;
+    bool operator==(const Key& o) const {
+      return d->severity == o.d->severity && d->pos.file == o.d->pos.file && d->pos.line == o.d->pos.line &&
+             d->pos.column == o.d->pos.column && d->message == o.d->message;
+    }
+  };
+  struct Hash {
+    std::size_t operator()(const Key& k) const {
+      const std::size_t h = std::hash<std::string>()(k.d->message);
+      return h ^ (std::hash<const std::string*>()(&k.d->pos.file.str()) + 0x9e3779b97f4a7c15ULL + (h << 6) +
+                  static_cast<std::size_t>(k.d->pos.line) * 31 + static_cast<std::size_t>(k.d->pos.column));
+    }
+  };
+  const std::size_t before = items_.size();
+  items_.reserve(before + other.items_.size());  // Keys point into items_: no reallocation below.
+  std::unordered_set<Key, Hash> seen;
+  seen.reserve(before + other.items_.size());
+  for (std::size_t i = 0; i < before; ++i) seen.insert(Key{&items_[i]});
   for (const auto& d : other.items_) {
-    const bool seen = std::any_of(items_.begin(), items_.end(), [&](const Diagnostic& e) {
-      return e.severity == d.severity && e.pos.file == d.pos.file && e.pos.line == d.pos.line &&
-             e.pos.column == d.pos.column && e.message == d.message;
-    });
-    if (!seen) items_.push_back(d);
+    if (seen.count(Key{&d}) != 0) continue;
+    items_.push_back(d);
+    seen.insert(Key{&items_.back()});
   }
 }
 

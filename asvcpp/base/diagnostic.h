@@ -62,7 +62,8 @@ struct Diagnostic {
   std::vector<Diagnostic> notes;  ///< Related positions ("first defined here").
 
   /// Renders "file:line:col: error: message", then the source line and a caret under the column,
-  /// then the notes, each the same way. Ends with a newline.
+  /// then the notes, each the same way. Ends with a newline. A source line longer than 120 bytes
+  /// is shown as 120 bytes around the caret, with "..." where text is left out.
   std::string Render() const;
 };
 
@@ -79,7 +80,8 @@ class Diagnostics {
   }
   void Append(const Diagnostics& other);
   /// Appends the diagnostics of `other` that are not already here (same severity, position and
-  /// message): resolving several configs from one file reports a shared problem once.
+  /// message): resolving several configs from one file reports a shared problem once. Linear
+  /// expected time in both lists (a hash set).
   void AppendUnique(const Diagnostics& other);
 
   bool has_errors() const noexcept;

@@ -6,12 +6,27 @@ namespace asv {
 
 namespace {
 
+// Errors shown in full; after them only the count of what follows.
+constexpr std::size_t kMaxShownErrors = 50;
+
 std::string RenderAll(const std::vector<Diagnostic>& diagnostics) {
   std::string out;
   std::size_t errors = 0;
+  std::size_t hidden_errors = 0;
+  std::size_t hidden_others = 0;
   for (const auto& d : diagnostics) {
-    out += d.Render();
-    if (d.severity == Severity::kError) ++errors;
+    const bool error = d.severity == Severity::kError;
+    if (errors >= kMaxShownErrors) {
+      ++(error ? hidden_errors : hidden_others);
+    } else {
+      out += d.Render();
+    }
+    if (error) ++errors;
+  }
+  if (hidden_errors > 0 || hidden_others > 0) {
+    out += fmt::format("and {} more error{}", hidden_errors, hidden_errors == 1 ? "" : "s");
+    if (hidden_others > 0) out += fmt::format(" and {} more warning{}", hidden_others, hidden_others == 1 ? "" : "s");
+    out += "\n";
   }
   out += fmt::format("{} error{} in configuration; nothing was run.", errors, errors == 1 ? "" : "s");
   return out;

@@ -31,8 +31,9 @@ class Error : public std::runtime_error {
   ExitCode code_;
 };
 
-/// Configuration problems: every diagnostic of all files at once. what() is the fully rendered
-/// report (file:line:column, source line, caret), one block per diagnostic.
+/// Configuration problems: every diagnostic of all files at once. what() is the rendered report
+/// (file:line:column, source line, caret), one block per diagnostic up to the 50th error, then
+/// "and N more errors" for the rest, then the total; diagnostics() keeps them all.
 class ConfigError : public Error {
  public:
   explicit ConfigError(std::vector<Diagnostic> diagnostics);

@@ -18,8 +18,12 @@ std::optional<std::size_t> FindInvalidUtf8(std::string_view s);
 std::size_t EditDistance(std::string_view a, std::string_view b);
 
 /// The candidate closest to `word` when it is close enough to be a plausible typo (distance at
-/// most max(1, |word|/3)), else nullopt. Ties keep the first candidate.
+/// most max(1, |word|/3)), else nullopt. Ties keep the first candidate. A word longer than 100
+/// bytes is no typo of a name: nullopt. Time O(|word| * distance bound) per candidate of a
+/// length within the bound, nothing for the others.
 std::optional<std::string> ClosestMatch(std::string_view word, const std::vector<std::string>& candidates);
+/// ClosestMatch over names held elsewhere (no copies of the candidates).
+std::optional<std::string> ClosestMatch(std::string_view word, const std::vector<std::string_view>& candidates);
 
 /// Removes leading and trailing spaces, tabs and carriage returns.
 std::string_view Trim(std::string_view s);

@@ -140,8 +140,9 @@ std::unique_ptr<RecipeSettings> ConfigSet::InitSettings(Diagnostics& diags) cons
 
 std::unique_ptr<LoadedConfig> ConfigSet::Resolve(const std::string& name, const std::vector<std::string>& overrides,
                                                  Diagnostics& diags) const {
-  const auto resolved = parser::Resolve(run_configs_, name, diags);
-  if (!resolved) return nullptr;
+  parser::Resolver resolver(run_configs_);  // Not parser::Resolve: no copy of the result.
+  const parser::ResolvedConfig* resolved = resolver.Resolve(name, diags);
+  if (resolved == nullptr) return nullptr;
   auto loaded = std::make_unique<LoadedConfig>();
   loaded->name = name;
   loaded->parents.assign(resolved->chain.begin(), resolved->chain.end());

@@ -10,11 +10,22 @@ namespace asv::settings {
 
 namespace {
 
+// A name as quoted in a message: whole when of a plausible length, else its start and end (the
+// source line under the message shows where it is).
+std::string Quoted(const std::string& name) {
+  constexpr std::size_t kMax = 80;
+  if (name.size() <= kMax) return name;
+  std::size_t head = kMax / 2, tail = name.size() - kMax / 4;
+  while (head > 0 && (static_cast<unsigned char>(name[head]) & 0xC0) == 0x80) --head;
+  while (tail < name.size() && (static_cast<unsigned char>(name[tail]) & 0xC0) == 0x80) ++tail;
+  return fmt::format("{}...{} ({} characters)", name.substr(0, head), name.substr(tail), name.size());
+}
+
 // Looks up `key` ("group.field"), reporting an unknown group or field with a suggestion.
 const Field* Lookup(const SettingsTree& tree, const std::string& key, const Site& site, Diagnostics& diags) {
   const auto dot = key.find('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 == key.size()) {
-    std::string message = fmt::format("'{}' is not a setting name; expected group.field", key);
+    std::string message = fmt::format("'{}' is not a setting name; expected group.field", Quoted(key));
     if (auto close = text::ClosestMatch(key, tree.Keys())) message += fmt::format(" (did you mean '{}'?)", *close);
     diags.Error(site.pos, message, site.source_line);
     return nullptr;
@@ -23,7 +34,7 @@ const Field* Lookup(const SettingsTree& tree, const std::string& key, const Site
   const std::string field_name = key.substr(dot + 1);
   const Group* group = tree.FindGroup(group_name);
   if (group == nullptr) {
-    std::string message = fmt::format("unknown settings group '{}'", group_name);
+    std::string message = fmt::format("unknown settings group '{}'", Quoted(group_name));
     if (auto close = text::ClosestMatch(group_name, tree.GroupNames())) {
       message += fmt::format(" (did you mean '{}'?)", *close);
     }
@@ -31,8 +42,11 @@ const Field* Lookup(const SettingsTree& tree, const std::string& key, const Site
     return nullptr;
   }
   if (const Field* field = group->Find(field_name)) return field;
-  std::string message = fmt::format("unknown field '{}'", key);
-  if (auto close = text::ClosestMatch(field_name, group->FieldNames())) {
+  std::string message = fmt::format("unknown field '{}'", Quoted(key));
+  std::vector<std::string_view> field_names;  // Views: an error per line must not copy every name.
+  field_names.reserve(group->fields.size());
+  for (const auto& f : group->fields) field_names.push_back(f.name);
+  if (auto close = text::ClosestMatch(field_name, field_names)) {
     message += fmt::format(" (did you mean '{}'?)", *close);
   } else {
     for (const auto& other : tree.groups()) {

@@ -12,7 +12,6 @@ TEST(GrammarTest, AnalyzeFindsNoProblems) {
   EXPECT_EQ(tao::pegtl::analyze<assignment>(), 0u);
   EXPECT_EQ(tao::pegtl::analyze<header>(), 0u);
   EXPECT_EQ(tao::pegtl::analyze<literal>(), 0u);
-  EXPECT_EQ(tao::pegtl::analyze<recover_statement>(), 0u);
   EXPECT_EQ(tao::pegtl::analyze<header_like>(), 0u);
   EXPECT_EQ(tao::pegtl::analyze<assignment_like>(), 0u);
 }
@@ -62,14 +61,6 @@ TEST(GrammarTest, NumberTokens) {
   EXPECT_TRUE(Matches<int_lit>("-1_000"));
   EXPECT_FALSE(Matches<int_lit>("1_"));
   EXPECT_FALSE(Matches<int_lit>("0x"));
-}
-
-// The recovery rule skips a whole multi-line value but stops at a blank line.
-TEST(GrammarTest, RecoveryStopsAtBlankLine) {
-  const std::string text = "a.b = [1,\n  2 3,\n  'x]'\n\nc.d = 1\n";
-  tao::pegtl::memory_input<> in(text, "t");
-  ASSERT_TRUE(tao::pegtl::parse<recover_statement>(in));
-  EXPECT_EQ(std::string(in.current()), "\nc.d = 1\n");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Literal values as ParseLiteral (the `--set` path) and the file parser read them; the expected
 // values are what Python 3's ast.literal_eval gives for the same text.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -171,6 +172,36 @@ TEST(LiteralTest, Dicts) {
   EXPECT_NE(Error("{[1]: 2}").find("a list cannot be a dict key"), std::string::npos);
   EXPECT_NE(Error("{(1, [2]): 2}").find("a tuple cannot be a dict key"), std::string::npos);
   EXPECT_NE(Error("{1, 2}").find("expected ':' after the dict key"), std::string::npos);
+}
+
+// Repeated keys in large dicts (found through a hash index past a few entries) behave as in
+// small ones: the first key's place, the last value; and the time stays linear.
+TEST(LiteralTest, LargeDictsKeepTheLastValueOfARepeatedKey) {
+  const int n = 100000;
+  std::string text = "{";
+  for (int round = 0; round < 2; ++round) {
+    for (int i = 0; i < n; ++i) {
+      switch (i % 4) {
+        case 0: text += fmt::format("{}: {}, ", i, round); break;
+        case 1: text += fmt::format("'k{}': {}, ", i, round); break;
+        case 2: text += fmt::format("({}, 'x'): {}, ", i, round); break;
+        default: text += fmt::format("{}.5: {}, ", i, round); break;
+      }
+    }
+  }
+  text += "0.0: 'zero', -0.0: 'minus zero', 'last': {'a': 1, 'a': 2}}";
+  const Value v = Lit(text);
+  ASSERT_EQ(v.entries().size(), static_cast<std::size_t>(n) + 2);
+  EXPECT_EQ(v.entries()[0].first, Value::Int(0));
+  EXPECT_EQ(v.entries()[0].second, Value::Int(1));
+  EXPECT_EQ(v.entries()[1].first, Value::String("k1"));
+  EXPECT_EQ(v.entries()[1].second, Value::Int(1));
+  EXPECT_EQ(v.entries()[2].first.Repr(), "(2, 'x')");
+  EXPECT_EQ(v.entries()[n - 1].first, Value::Float(99999.5));
+  EXPECT_EQ(v.entries()[n - 1].second, Value::Int(1));
+  EXPECT_EQ(v.entries()[n].first, Value::Float(0.0));
+  EXPECT_EQ(v.entries()[n].second, Value::String("minus zero"));
+  EXPECT_EQ(v.entries()[n + 1].second.Repr(), "{'a': 2}");
 }
 
 TEST(LiteralTest, ValuePositions) {

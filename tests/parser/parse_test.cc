@@ -352,10 +352,73 @@ TEST(ParseTest, LinesThatAreNeitherHeaderNorAssignment) {
 }
 
 TEST(ParseTest, NestingIsLimited) {
-  const std::string deep = "net\na.b = " + std::string(150, '[') + std::string(150, ']') + "\n";
-  EXPECT_NE(Errors(deep).find("run_configs:2:107: error: values nested deeper than 100 levels"), std::string::npos);
-  const std::string ok = "net\na.b = " + std::string(100, '[') + std::string(100, ']') + "\n";
+  const std::string deep = "net\na.b = " + std::string(300, '[') + std::string(300, ']') + "\n";
+  EXPECT_NE(Errors(deep).find("run_configs:2:263: error: nesting deeper than 256 levels"), std::string::npos);
+  const std::string ok = "net\na.b = " + std::string(256, '[') + std::string(256, ']') + "\n";
   EXPECT_EQ(ParseOk(ok).blocks[0].assignments.size(), 1u);
+
+  std::string type = "int";
+  for (int i = 0; i < 300; ++i) type = "List[" + type + "]";
+  EXPECT_NE(Errors("net\na.b: " + type + " = 1\n").find("run_configs:2:1286: error: nesting deeper than 256 levels"),
+            std::string::npos);
+  type = "int";
+  for (int i = 0; i < 255; ++i) type = "List[" + type + "]";
+  EXPECT_TRUE(ParseOk("net\na.b: " + type + " = []\n").blocks[0].assignments[0].annotation.has_value());
+}
+
+// After an error, the rest of the statement is skipped: brackets balanced (a bracket inside a
+// string or a comment does not count), over line breaks while one is open, never past a blank line.
+TEST(ParseTest, RecoverySkipsTheWholeBadStatement) {
+  Diagnostics diags;
+  auto file = ParseRunConfigs("net\na.b = [1 2,\n  'x]', # ]\n  a.c = 2\n\nnext\nc.d = [1,\n  2 3,\n  'x]'\n\nc.e = 1\n",
+                              "run_configs", diags);
+  EXPECT_EQ(diags.error_count(), 3u) << diags.Render();  // 1 2, 2 3, and c.e outside any config
+  ASSERT_EQ(file.blocks.size(), 2u);
+  EXPECT_TRUE(file.blocks[0].assignments.empty());
+  EXPECT_TRUE(file.blocks[1].assignments.empty());
+  Diagnostics closed_diags;
+  file = ParseRunConfigs("net\na.b = [1 2, (3, '('), {4: [5]}] # [\na.c = 2\n", "run_configs", closed_diags);
+  EXPECT_EQ(closed_diags.error_count(), 1u) << closed_diags.Render();
+  ASSERT_EQ(file.blocks[0].assignments.size(), 1u);
+  EXPECT_EQ(file.blocks[0].assignments[0].key, "a.c");
+}
+
+// Nesting far past the limit (each level once recursed in the grammar or in the recovery after
+// an error) is one error at the limit, and parsing goes on after the statement.
+TEST(ParseTest, HostileNestingIsAnErrorNotACrash) {
+  const std::size_t n = 100000;
+  for (const char* open : {"[", "(", "{", "{1: ", "[1, ", "([{"}) {
+    std::string value;
+    for (std::size_t i = 0; i < n; ++i) value += open;
+    const std::string text = "net\na.b = " + value + "\na.c = 1\n\nnext\na.d = 2\n";
+    Diagnostics diags;
+    const auto file = ParseRunConfigs(text, "run_configs", diags);
+    EXPECT_EQ(diags.error_count(), 1u) << open;
+    EXPECT_NE(diags.Render().find("nesting deeper than 256 levels"), std::string::npos) << open;
+    ASSERT_EQ(file.blocks.size(), 2u) << open;
+    EXPECT_EQ(file.blocks[1].assignments.size(), 1u) << open;
+  }
+  // Closed, over several lines, with strings and comments in between.
+  std::string value;
+  for (std::size_t i = 0; i < n; ++i) value += i % 1000 == 0 ? "[ # ]\n'[' ," : "[";
+  for (std::size_t i = 0; i < n; ++i) value += "]";
+  Diagnostics diags;
+  const auto file = ParseRunConfigs("net\na.b = " + value + "\na.c = 1\n", "run_configs", diags);
+  EXPECT_EQ(diags.error_count(), 1u) << diags.Render().substr(0, 2000);
+  ASSERT_EQ(file.blocks.size(), 1u);
+  ASSERT_EQ(file.blocks[0].assignments.size(), 1u);
+  EXPECT_EQ(file.blocks[0].assignments[0].key, "a.c");
+
+  std::string type;
+  for (std::size_t i = 0; i < n; ++i) type += "List[";
+  Diagnostics type_diags;
+  ParseInitConfig("a.b: " + type + "int" + std::string(n, ']') + " = 1\n", "init_config", type_diags);
+  EXPECT_EQ(type_diags.error_count(), 1u);
+  EXPECT_NE(type_diags.Render().find("init_config:1:1286: error: nesting deeper than 256 levels"), std::string::npos);
+
+  Diagnostics literal_diags;
+  EXPECT_FALSE(ParseLiteral(std::string(n, '(') + std::string(n, ')'), "--set a.b", literal_diags).has_value());
+  EXPECT_NE(literal_diags.Render().find("nesting deeper than 256 levels"), std::string::npos);
 }
 
 TEST(ParseTest, EmptyAndCommentOnlyFiles) {
@@ -417,13 +480,18 @@ TEST(ParseInitTest, HeaderIsAnError) {
   EXPECT_EQ(init.assignments.size(), 2u);
 }
 
-TEST(ParseInitTest, CommentOnlyInitConfigIsFine) {
+// An init config may be empty (every setting keeps its default, as in ASVtorch); a run-configs
+// file may not (there would be no config to run).
+TEST(ParseInitTest, EmptyOrCommentOnlyInitConfigIsFine) {
+  for (const char* text : {"# all defaults\n", "", "\n", "\n\n", " \t\r\n", "\xEF\xBB\xBF\n", "\n# x\n\n"}) {
+    Diagnostics diags;
+    const auto init = ParseInitConfig(text, "init_config", diags);
+    EXPECT_TRUE(diags.empty()) << diags.Render();
+    EXPECT_TRUE(init.assignments.empty());
+  }
   Diagnostics diags;
-  const auto init = ParseInitConfig("# all defaults\n", "init_config", diags);
-  EXPECT_TRUE(diags.empty());
-  EXPECT_TRUE(init.assignments.empty());
-  ParseInitConfig("\n\n", "init_config", diags);
-  EXPECT_EQ(diags.Render(), "init_config: error: file is empty\n");
+  ParseRunConfigs("\n", "run_configs", diags);
+  EXPECT_EQ(diags.Render(), "run_configs: error: file is empty\n");
 }
 
 // ---- ParseRunConfigsFor: only the chains of the configs asked for ------------------------------

@@ -1,6 +1,10 @@
 #include "parser/resolve.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
 
 #include "parser/parse.h"
 
@@ -142,6 +146,160 @@ TEST(ResolverTest, SharedResolutionEqualsResolvingEachAlone) {
   EXPECT_EQ(resolver.names(), (std::vector<std::string>{"score_net", "emb_net", "score", "emb", "net", "broken",
                                                         "child_of_broken"}));
 }
+
+// The definition of inheritance, followed literally: a config is its parents' configs applied
+// rightmost first (each resolved again wherever it is reached), then its own lines; the chain
+// keeps each name at its last application. Exponential on lattices: for small files only.
+ResolvedConfig Layered(const RunConfigsFile& file, const std::string& name) {
+  const auto block = std::find_if(file.blocks.begin(), file.blocks.end(), [&](const Block& b) { return b.name == name; });
+  ResolvedConfig config;
+  config.name = name;
+  for (std::size_t j = block->parents.size(); j-- > 0;) {
+    const ResolvedConfig parent = Layered(file, block->parents[j]);
+    for (const auto& n : parent.chain) {
+      config.chain.erase(std::remove(config.chain.begin(), config.chain.end(), n), config.chain.end());
+      config.chain.push_back(n);
+    }
+    for (const auto& key : parent.keys) config.Set(key, parent.values.at(key));
+  }
+  for (const auto& a : block->assignments) {
+    config.Set(a.key, ResolvedValue{a.value, a.annotation, Provenance{Provenance::Source::kRunConfig, name, a.pos},
+                                    a.source_line});
+  }
+  config.chain.push_back(name);
+  return config;
+}
+
+// Random inheritance lattices (parents in any order and file position, shared ancestors, keys
+// set in several places and twice in one block): the resolver gives exactly the definition.
+TEST(ResolverTest, AgreesWithTheDefinitionOnRandomLattices) {
+  std::mt19937 random(7);
+  const auto below = [&](std::size_t n) { return static_cast<std::size_t>(random() % n); };
+  for (int round = 0; round < 300; ++round) {
+    const std::size_t n = 1 + below(9);
+    std::vector<std::string> blocks;
+    for (std::size_t b = 0; b < n; ++b) {
+      std::string text = "c" + std::to_string(b);
+      std::vector<std::size_t> parents;
+      for (std::size_t k = b == 0 ? 0 : below(4); k > 0; --k) {
+        const std::size_t p = below(b);
+        if (std::find(parents.begin(), parents.end(), p) == parents.end()) parents.push_back(p);
+      }
+      for (const std::size_t p : parents) text += " < c" + std::to_string(p);
+      text += "\n";
+      for (std::size_t k = below(4); k > 0; --k) {
+        text += fmt::format("x.{} = {}\n", "abcd"[below(4)], below(1000));
+      }
+      blocks.push_back(text);
+    }
+    std::shuffle(blocks.begin(), blocks.end(), random);
+    std::string text;
+    for (const auto& b : blocks) text += b + "\n";
+    Diagnostics parse_diags;
+    const RunConfigsFile file = ParseRunConfigs(text, "run_configs", parse_diags);
+    ASSERT_FALSE(parse_diags.has_errors()) << parse_diags.Render();
+    Resolver resolver(file);
+    for (std::size_t b = n; b-- > 0;) {
+      const std::string name = "c" + std::to_string(b);
+      Diagnostics diags;
+      const ResolvedConfig* got = resolver.Resolve(name, diags);
+      ASSERT_NE(got, nullptr) << diags.Render();
+      const ResolvedConfig want = Layered(file, name);
+      EXPECT_EQ(got->chain, want.chain) << text << name;
+      EXPECT_EQ(got->keys, want.keys) << text << name;
+      EXPECT_EQ(Dump(*got), Dump(want)) << text << name;
+    }
+  }
+}
+
+std::string Chain(std::size_t depth) {
+  std::string text = "c0\nx.v0 = 0\n\n";
+  for (std::size_t i = 1; i < depth; ++i) text += fmt::format("c{} < c{}\nx.v{} = {}\n\n", i, i - 1, i % 7, i);
+  return text;
+}
+
+// Nothing recurses along the inheritance: chains far deeper than the stack allows resolve (and
+// in time linear in the chain: quadratic work would take minutes here).
+TEST(ResolverTest, DeepChainsResolve) {
+  const std::size_t depth = 100000;
+  const auto file = Parse(Chain(depth));
+  Diagnostics diags;
+  CheckRunConfigs(file, diags);
+  EXPECT_TRUE(diags.empty()) << diags.Render().substr(0, 1000);
+  Resolver resolver(file);
+  const ResolvedConfig* top = resolver.Resolve("c99999", diags);
+  ASSERT_NE(top, nullptr) << diags.Render().substr(0, 1000);
+  ASSERT_EQ(top->chain.size(), depth);
+  EXPECT_EQ(top->chain.front(), "c0");
+  EXPECT_EQ(top->chain[depth / 2], "c50000");
+  EXPECT_EQ(top->keys, (std::vector<std::string>{"x.v0", "x.v1", "x.v2", "x.v3", "x.v4", "x.v5", "x.v6"}));
+  for (std::size_t k = 0; k < 7; ++k) {
+    const std::size_t last = (depth - 1) - ((depth - 1) % 7 + 7 - k) % 7;  // Largest i < depth with i % 7 == k.
+    EXPECT_EQ(top->Find(fmt::format("x.v{}", k))->value, Value::Int(static_cast<std::int64_t>(last))) << k;
+  }
+  EXPECT_EQ(resolver.Resolve("c1", diags)->chain, (std::vector<std::string>{"c0", "c1"}));
+
+  // The same chain closed into a cycle: one error naming it whole, found by both.
+  std::string cyclic = Chain(depth);
+  cyclic.replace(0, 2, "c0 < c99999");
+  const auto cycle = Parse(cyclic);
+  Diagnostics cycle_diags;
+  CheckRunConfigs(cycle, cycle_diags);
+  ASSERT_EQ(cycle_diags.error_count(), 1u);
+  EXPECT_EQ(cycle_diags.all()[0].message.rfind("inheritance cycle: c0 < c99999 < c99998 < ", 0), 0u);
+  EXPECT_EQ(cycle_diags.all()[0].message,
+            "inheritance cycle: c0 < c99999 < c99998 < c99997 < c99996 < c99995 < c99994 < c99993 < c99992 < c99991 < "
+            "... (99980 more) < c10 < c9 < c8 < c7 < c6 < c5 < c4 < c3 < c2 < c1 < c0");
+  Diagnostics resolve_diags;
+  EXPECT_EQ(Resolver(cycle).Resolve("c5", resolve_diags), nullptr);
+  ASSERT_EQ(resolve_diags.error_count(), 1u);
+  EXPECT_EQ(resolve_diags.all()[0].message.rfind("inheritance cycle: c5 < c4 < c3 < c2 < c1 < c0 < c99999 < ", 0), 0u);
+}
+
+// Every config of a long chain closing its own cycle back to the first: one error each, each
+// message of bounded length (whole, they would hold the square of the chain).
+TEST(ResolverTest, ManyLongCyclesAreNamedShortly) {
+  std::string text;
+  const int depth = 20000;
+  for (int i = 0; i < depth; ++i) text += fmt::format("c{} < c{} < c0\n\n", i, i + 1);
+  text += fmt::format("c{}\n", depth);
+  Diagnostics diags;
+  CheckRunConfigs(Parse(text), diags);
+  ASSERT_EQ(diags.error_count(), static_cast<std::size_t>(depth));
+  std::size_t longest = 0;
+  for (const auto& d : diags.all()) longest = std::max(longest, d.message.size());
+  EXPECT_LT(longest, 250u);
+  EXPECT_EQ(diags.all()[depth - 3].message, "inheritance cycle: c0 < c1 < c2 < c0");  // Deepest first.
+  EXPECT_EQ(diags.all()[depth - 1].message, "inheritance cycle: c0 < c0");
+}
+
+TEST(ResolverTest, ManyParentsAndLattices) {
+  std::string wide = "x < p1";
+  for (int i = 2; i <= 10000; ++i) wide += fmt::format(" < p{}", i);
+  wide += "\n\n";
+  for (int i = 1; i <= 10000; ++i) wide += fmt::format("p{}\nx.v = {}\n\n", i, i);
+  const auto many = ResolveOk(Parse(wide), "x");
+  ASSERT_EQ(many.chain.size(), 10001u);
+  EXPECT_EQ(many.chain[0], "p10000");
+  EXPECT_EQ(many.chain[9999], "p1");
+  EXPECT_EQ(many.Find("x.v")->value, Value::Int(1));
+
+  // 300 configs, each inheriting from both configs of the layer below: 2^150 paths to the root.
+  std::string lattice = "d0_0\nx.v = 0\n\nd0_1\nx.w = 0\n\n";
+  for (int l = 1; l < 150; ++l) {
+    for (int k = 0; k < 2; ++k) lattice += fmt::format("d{}_{} < d{}_0 < d{}_1\nx.l{} = {}\n\n", l, k, l - 1, l - 1, l % 5, l);
+  }
+  const auto top = ResolveOk(Parse(lattice), "d149_0");
+  ASSERT_EQ(top.chain.size(), 299u);
+  EXPECT_EQ(top.chain.back(), "d149_0");
+  EXPECT_EQ(top.chain[297], "d148_0");
+  EXPECT_EQ(top.chain[296], "d147_0");
+  EXPECT_EQ(top.chain[0], "d148_1");
+  EXPECT_EQ(top.keys.size(), 7u);
+  EXPECT_EQ(top.Find("x.l4")->value, Value::Int(149));
+  EXPECT_EQ(top.Find("x.l3")->value, Value::Int(148));
+}
+
 TEST(CheckRunConfigsTest, CleanFileHasNoDiagnostics) {
   EXPECT_EQ(Checked("net\nx.v = 1\n\nemb < net\n\nscore < emb < net\n"), "");
 }

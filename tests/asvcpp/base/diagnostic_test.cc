@@ -66,6 +66,60 @@ TEST(DiagnosticTest, AppendUniqueSkipsRepeats) {
   EXPECT_EQ(a.all()[2].severity, Severity::kWarning);
 }
 
+TEST(DiagnosticTest, AppendUniqueOnManyDiagnostics) {
+  Diagnostics a;
+  Diagnostics b;
+  for (int i = 0; i < 20000; ++i) {
+    a.Error({"f", i, 1}, "bad");
+    b.Error({"f", i, 1}, "bad");
+    b.Error({"f", i, 1}, i % 2 == 0 ? "bad" : "other");
+  }
+  a.AppendUnique(b);
+  EXPECT_EQ(a.all().size(), 30000u);
+  EXPECT_EQ(a.all()[20000].message, "other");
+  EXPECT_EQ(a.all()[20000].pos.line, 1);
+}
+
+// Long source lines are shown as a window around the caret, cut at character boundaries.
+TEST(DiagnosticTest, LongLinesAreShortenedAroundTheCaret) {
+  const std::string line = "network." + std::string(1000000, 'a') + " = 1";
+  Diagnostic at_start{Severity::kError, {"f", 2, 1}, "m", line, {}};
+  EXPECT_EQ(at_start.Render(), "f:2:1: error: m\n 2 | " + line.substr(0, 120) + "...\n   | ^\n");
+  Diagnostic in_middle{Severity::kError, {"f", 2, 500001}, "m", line, {}};
+  EXPECT_EQ(in_middle.Render(),
+            "f:2:500001: error: m\n 2 | ..." + std::string(120, 'a') + "...\n   | " + std::string(63, ' ') + "^\n");
+  Diagnostic at_end{Severity::kError, {"f", 2, static_cast<int>(line.size())}, "m", line, {}};
+  EXPECT_EQ(at_end.Render(), "f:2:" + std::to_string(line.size()) + ": error: m\n 2 | ..." +
+                                 line.substr(line.size() - 120) + "\n   | " + std::string(3 + 119, ' ') + "^\n");
+  // Two-byte characters: the window never splits one.
+  std::string wide;
+  for (int i = 0; i < 200; ++i) wide += "\xC3\xA9";
+  Diagnostic utf8{Severity::kError, {"f", 1, 202}, "m", wide, {}};  // A window from byte 141 to 261.
+  const std::string shown = utf8.Render();
+  const std::string body = shown.substr(shown.find("| ") + 2, shown.find('\n', shown.find("| ")) - shown.find("| ") - 2);
+  EXPECT_EQ(body, "..." + wide.substr(142, 118) + "...");
+}
+
+// After 50 errors only their number is given.
+TEST(DiagnosticTest, ConfigErrorShowsTheFirstFiftyErrors) {
+  Diagnostics diags;
+  for (int i = 1; i <= 120; ++i) diags.Error({"f", i, 1}, "bad " + std::to_string(i));
+  diags.Warning({"f", 121, 1}, "late");
+  try {
+    diags.ThrowIfErrors();
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("f:50:1: error: bad 50\n"), std::string::npos);
+    EXPECT_EQ(what.find("bad 51"), std::string::npos);
+    EXPECT_EQ(what.find("late"), std::string::npos);
+    EXPECT_NE(what.find("and 70 more errors and 1 more warning\n120 errors in configuration; nothing was run."),
+              std::string::npos)
+        << what.substr(what.size() - 200);
+    EXPECT_EQ(e.diagnostics().size(), 121u);
+  }
+}
+
 TEST(DiagnosticTest, LineOf) {
   const std::string text = "a\nbb\r\n\nccc";
   EXPECT_EQ(LineOf(text, 1), "a");

@@ -1,6 +1,11 @@
 #include "asvcpp/base/text.h"
 
+#include <algorithm>
+#include <optional>
+#include <random>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -41,6 +46,43 @@ TEST(TextTest, ClosestMatch) {
   EXPECT_EQ(ClosestMatch("frame_layer_sise", fields), "frame_layer_size");
   EXPECT_EQ(ClosestMatch("stat_sizes", fields), "stat_size");
   EXPECT_FALSE(ClosestMatch("optimizer", fields).has_value());
+}
+
+// The banded, early-stopping search gives what the full distance gives.
+TEST(TextTest, ClosestMatchAgreesWithEditDistance) {
+  std::mt19937 random(3);
+  const auto word = [&](std::size_t max_size) {
+    std::string w(random() % (max_size + 1), 'a');
+    for (char& c : w) c = "abc_"[random() % 4];
+    return w;
+  };
+  for (int round = 0; round < 3000; ++round) {
+    const std::string w = word(12);
+    std::vector<std::string> candidates;
+    for (std::size_t k = random() % 6; k > 0; --k) candidates.push_back(word(14));
+    const std::size_t limit = std::max<std::size_t>(1, w.size() / 3);
+    std::optional<std::string> want;
+    std::size_t best = limit + 1;
+    for (const auto& c : candidates) {
+      if (EditDistance(w, c) < best) {
+        best = EditDistance(w, c);
+        want = c;
+      }
+    }
+    EXPECT_EQ(ClosestMatch(w, candidates), want) << w;
+    const std::vector<std::string_view> views(candidates.begin(), candidates.end());
+    EXPECT_EQ(ClosestMatch(w, views), want) << w;
+  }
+}
+
+TEST(TextTest, ClosestMatchIgnoresImplausiblyLongWords) {
+  const std::string near(100, 'a');
+  using Names = std::vector<std::string>;
+  EXPECT_EQ(ClosestMatch(near + "b", Names{near + "c", "a"}), std::nullopt);
+  EXPECT_EQ(ClosestMatch(near.substr(1) + "b", Names{near}), near);
+  // Two long words one edit apart, and a huge one: answered at once.
+  const std::string huge(1 << 20, 'a');
+  EXPECT_EQ(ClosestMatch(huge, Names{huge + "b", "network", "a"}), std::nullopt);
 }
 
 TEST(TextTest, Trim) {

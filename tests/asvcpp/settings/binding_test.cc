@@ -125,6 +125,21 @@ TEST(SettingsBinding, UnknownGroupsAndFieldsSuggestTheClosestName) {
             "run_configs:3:9: error: unknown field 'network.completely_unrelated'");
 }
 
+// A name far longer than any setting is quoted by its ends (the source line below the message
+// shows it) and gets no suggestion.
+TEST(SettingsBinding, HugeNamesAreQuotedShortened) {
+  const std::string field(1000000, 'a');
+  EXPECT_EQ(Check("network." + field + " = 1", Value::Int(1)),
+            "run_configs:3:9: error: unknown field 'network." + std::string(32, 'a') + "..." + std::string(20, 'a') +
+                " (1000008 characters)'");
+  EXPECT_EQ(Check(field + ".x = 1", Value::Int(1)),
+            "run_configs:3:1: error: unknown settings group '" + std::string(40, 'a') + "..." + std::string(20, 'a') +
+                " (1000000 characters)'");
+  EXPECT_EQ(Check(field + " = 1", Value::Int(1)),
+            "run_configs:3:1: error: '" + std::string(40, 'a') + "..." + std::string(20, 'a') +
+                " (1000000 characters)' is not a setting name; expected group.field");
+}
+
 TEST(SettingsBinding, AllProblemsAreCollected) {
   XvectorSettings x;
   Diagnostics diags;
