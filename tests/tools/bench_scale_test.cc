@@ -54,6 +54,7 @@ TEST(BenchScale, QuickModeReportsEveryCase) {
     for (const auto& step : row["steps"]) {
       EXPECT_FALSE(step["name"].get<std::string>().empty()) << name;
       EXPECT_GE(step["seconds"].get<double>(), 0.0) << name;
+      EXPECT_GE(step["cpu_seconds"].get<double>(), 0.0) << name;
     }
     // Every case runs in its own process, whose peak RSS covers at least its libraries.
     EXPECT_GT(row["peak_rss_mb"].get<double>(), 1.0) << name;
@@ -70,7 +71,7 @@ TEST(BenchScale, QuickModeReportsEveryCase) {
   // The Markdown table: a header with the scale and growth columns, and for every case its size
   // row and its peak RSS row.
   const std::string table = ReadText(dir / "table.md");
-  EXPECT_NE(table.find("| case | step | 1 % | growth |\n|---|---|---:|---|\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("| case | step | 1 % | growth | CPU time growth |\n|---|---|---:|---|---|\n"), std::string::npos) << table;
   for (const char* name : {"stage 0: list preparation", "stage 5: epoch sampler", "stage 7: extraction bookkeeping",
                            "back end: PLDA, scoring, metrics", "experiment database"}) {
     EXPECT_NE(table.find(std::string("| ") + name + " | size |"), std::string::npos) << name << "\n" << table;

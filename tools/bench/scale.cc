@@ -207,6 +207,14 @@ double StatusMb(const char* field) {
   return 0.0;
 }
 
+// User + system CPU seconds of this process so far.
+double CpuSeconds() {
+  struct rusage usage {};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 // ---------------------------------------------------------------------------------------------
 // The tree of empty files (case "tree").
 
@@ -267,9 +275,10 @@ struct CaseResult {
 
   template <class Fn>
   void Step(const std::string& name, Fn&& fn) {
+    const double cpu_start = CpuSeconds();
     const auto start = Clock::now();
     fn();
-    steps.push_back(Json{{"name", name}, {"seconds", Seconds(start)}});
+    steps.push_back(Json{{"name", name}, {"seconds", Seconds(start)}, {"cpu_seconds", CpuSeconds() - cpu_start}});
   }
   void SetupDone(Clock::time_point start) {
     setup_seconds = Seconds(start);
@@ -725,9 +734,11 @@ int Main(int argc, char** argv) {
     header += fmt::format(" {} |", Percent(s));
     rule += "---:|";
   }
-  header += " growth |";
-  rule += "---|";
-  fmt::print("Stage bookkeeping at {} of VoxCeleb1+2 ({}; {}, {} cores); seconds, peak RSS in MB\n\n",
+  header += " growth | CPU time growth |";
+  rule += "---|---|";
+  fmt::print(
+      "Stage bookkeeping at {} of VoxCeleb1+2 ({}; {}, {} cores): wall seconds, growth of wall and CPU "
+      "(user + system) time from scale to scale, resident memory in MB\n\n",
              fmt::format("{}", fmt::join(scales, " / ")) + " %", report["meta"]["date"].get<std::string>(),
              report["meta"]["cpu"].get<std::string>(), report["meta"]["cores"].get<int>());
   fmt::print("{}\n{}\n", header, rule);
@@ -741,14 +752,17 @@ int Main(int argc, char** argv) {
       rows.push_back(found);
     }
     const auto line = [&](const std::string& step, const std::function<std::string(const Json&)>& cell,
-                          const std::function<double(const Json&)>& value) {
+                          const std::function<double(const Json&)>& value,
+                          const std::function<double(const Json&)>& cpu = nullptr) {
       std::string text = fmt::format("| {} | {} |", kCaseNames.at(c), step);
-      std::vector<double> values;
+      std::vector<double> values, cpu_values;
       for (const Json* row : rows) {
         text += fmt::format(" {} |", row ? cell(*row) : "failed");
         if (row && value) values.push_back(value(*row));
+        if (row && cpu) cpu_values.push_back(cpu(*row));
       }
       text += fmt::format(" {} |", value && values.size() == rows.size() ? Growth(values) : "");
+      text += fmt::format(" {} |", cpu && cpu_values.size() == rows.size() ? Growth(cpu_values) : "");
       fmt::print("{}\n", text);
     };
     line("size", [](const Json& row) { return SizeText(row["size"]); }, nullptr);
@@ -758,7 +772,8 @@ int Main(int argc, char** argv) {
     for (std::size_t k = 0; k < (*any)["steps"].size(); ++k) {
       const std::string name = (*any)["steps"][k]["name"].get<std::string>();
       const auto seconds = [k](const Json& row) { return row["steps"][k]["seconds"].get<double>(); };
-      line(name, [&](const Json& row) { return Figure(seconds(row)); }, seconds);
+      const auto cpu = [k](const Json& row) { return row["steps"][k]["cpu_seconds"].get<double>(); };
+      line(name, [&](const Json& row) { return Figure(seconds(row)); }, seconds, cpu);
     }
     const auto before = [](const Json& row) { return row["rss_before_steps_mb"].get<double>(); };
     line("RSS before the steps (MB)", [&](const Json& row) { return Figure(before(row)); }, before);
