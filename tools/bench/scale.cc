@@ -23,9 +23,9 @@
 //   db       the experiment database (db::Database) with 10,000 runs at 100 %: each run begins,
 //            records 3 epochs and 3 results, and finishes; then ListRuns, the best result per
 //            config (all lists and one list) and one run's epochs.
-// Output: a Markdown table (stdout) of every step's seconds per scale with the growth factors
-// 1 % -> 10 % and 10 % -> 100 % (x10 is linear), the peak RSS of each case, and the JSON of
-// everything with --json.
+// Output: a Markdown table (stdout) of every step's wall seconds per scale with the growth factors
+// 1 % -> 10 % and 10 % -> 100 % (x10 is linear) of its wall and CPU time, each case's RSS before
+// its steps and peak RSS, and with --json everything (also each step's CPU seconds).
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
