@@ -137,11 +137,15 @@ std::vector<std::filesystem::path> ReadConcatList(const std::filesystem::path& l
   return parts;
 }
 
-void WriteConcatList(const std::filesystem::path& list,
-                     const std::vector<std::filesystem::path>& parts) {
+std::string ConcatListText(const std::vector<std::filesystem::path>& parts) {
   std::string out;
   for (const auto& p : parts) out += "file " + QuoteForFfmpeg(p.string()) + "\n";
-  fs::WriteFileAtomic(list, out);
+  return out;
+}
+
+void WriteConcatList(const std::filesystem::path& list,
+                     const std::vector<std::filesystem::path>& parts) {
+  fs::WriteFileAtomic(list, ConcatListText(parts));
 }
 
 }  // namespace asv::audio

@@ -49,8 +49,11 @@ struct AudioSource {
 /// change what is concatenated), for malformed lines and for a list with no file.
 std::vector<std::filesystem::path> ReadConcatList(const std::filesystem::path& list);
 
-/// Writes a concatenation list atomically (fs::WriteFileAtomic), one `file '<path>'` line per
-/// part, quotes escaped the ffmpeg way ('\''). Paths are written as given (use absolute paths).
+/// The text of a concatenation list: one `file '<path>'` line per part, quotes escaped the ffmpeg
+/// way ('\''). Paths are written as given (use absolute paths). Does not throw.
+std::string ConcatListText(const std::vector<std::filesystem::path>& parts);
+
+/// Writes ConcatListText(parts) to `list` atomically (fs::WriteFileAtomic; throws its DataError).
 void WriteConcatList(const std::filesystem::path& list,
                      const std::vector<std::filesystem::path>& parts);
 

@@ -2,10 +2,13 @@
 // running executable.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace asv::fs {
 
@@ -22,6 +25,19 @@ void WriteFileAtomic(const std::filesystem::path& path, const std::string& conte
 /// Like WriteFileAtomic, but the caller streams the contents into `write`.
 void WriteFileAtomic(const std::filesystem::path& path,
                      const std::function<void(std::ostream&)>& write);
+
+/// WriteFileAtomic for many files with one sync for all of them instead of one fsync each (an fsync
+/// costs milliseconds, which for VoxCeleb2's 150,480 concatenation lists added minutes): writes
+/// every (path, contents) into "<path>.tmp.<pid>" (missing parent folders created), syncs the file
+/// system of each distinct parent folder once (syncfs), then renames every file into place. Each
+/// file thus has its old contents or all of its new ones, as with WriteFileAtomic. On failure the
+/// temporary files are removed and DataError names the path; files renamed before the failure keep
+/// their new contents, the others their old ones. Callers bound the memory by passing batches.
+void WriteFilesAtomic(const std::vector<std::pair<std::filesystem::path, std::string>>& files);
+
+/// How many fsync/syncfs calls WriteFileAtomic and WriteFilesAtomic have made in this process (for
+/// tests of how often a writer syncs).
+std::int64_t SyncCalls();
 
 /// The running executable's path, symbolic links resolved (Linux: /proc/self/exe). asvrun uses it
 /// to start asvrun-torch beside itself and its data-parallel workers. Throws Error (exit status

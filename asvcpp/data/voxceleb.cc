@@ -8,6 +8,7 @@
 
 #include "asvcpp/audio/audio_source.h"
 #include "asvcpp/base/error.h"
+#include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/data/data_dir.h"
 #include "asvcpp/data/trial_list.h"
@@ -16,6 +17,10 @@ namespace asv::data {
 namespace {
 
 namespace stdfs = std::filesystem;
+
+// Concatenation lists written per file-system sync (bounds the memory of a batch: VoxCeleb2's
+// lists hold ~1 KB each).
+constexpr std::size_t kCatListsPerSync = 4096;
 
 enum class EntryType { kDirectory, kFile };
 
@@ -194,13 +199,21 @@ std::vector<PreparedDataset> PrepareVoxCeleb2(const stdfs::path& corpus, const s
   const stdfs::path cat_folder = cat.list_folder / "cat";
   DataDir concatenated;
   std::set<std::string> written;
+  // The lists are written in batches with one file-system sync per batch (fs::WriteFilesAtomic):
+  // an fsync per list took ~4 ms, 10 minutes for VoxCeleb2's 150,480 videos.
+  std::vector<std::pair<stdfs::path, std::string>> batch;
   for (const auto& [id, video] : videos) {
     const stdfs::path list = cat_folder / (id + ".txt");
-    audio::WriteConcatList(list, video.second);
+    batch.emplace_back(list, audio::ConcatListText(video.second));
+    if (batch.size() == kCatListsPerSync) {
+      fs::WriteFilesAtomic(batch);
+      batch.clear();
+    }
     written.insert(list.filename().string());
     concatenated.wav_scp[id] = std::string(audio::kConcatPrefix) + list.string();
     concatenated.utt2spk[id] = video.first;
   }
+  if (!batch.empty()) fs::WriteFilesAtomic(batch);
   for (const stdfs::path& old : SortedEntries(cat_folder, EntryType::kFile, ".txt")) {
     if (written.count(old.filename().string()) == 0) stdfs::remove(old, ec);
   }

@@ -51,6 +51,47 @@ TEST(FsTest, FailedWriteKeepsOldContents) {
   std::filesystem::remove_all(dir);
 }
 
+std::size_t EntriesIn(const std::filesystem::path& dir) {
+  std::size_t n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    (void)entry;
+    ++n;
+  }
+  return n;
+}
+
+TEST(FsTest, WriteFilesAtomicWritesEveryFileWithOneSyncPerFolder) {
+  const auto dir = TempDir("many");
+  WriteFileAtomic(dir / "lists" / "f7.txt", std::string("old"));
+  std::vector<std::pair<std::filesystem::path, std::string>> files;
+  for (int i = 0; i < 200; ++i) files.emplace_back(dir / "lists" / ("f" + std::to_string(i) + ".txt"), std::to_string(i * i));
+  files.emplace_back(dir / "new" / "folder" / "g.txt", "in a folder made on the way");
+  const std::int64_t syncs_before = SyncCalls();
+  WriteFilesAtomic(files);
+  // One sync per distinct folder (2), not one per file (201).
+  EXPECT_EQ(SyncCalls() - syncs_before, 2);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(ReadFile(dir / "lists" / ("f" + std::to_string(i) + ".txt")), std::to_string(i * i));
+  EXPECT_EQ(ReadFile(dir / "new" / "folder" / "g.txt"), "in a folder made on the way");
+  EXPECT_EQ(EntriesIn(dir / "lists"), 200u);  // f7 replaced, no temporary file left
+  EXPECT_EQ(EntriesIn(dir / "new" / "folder"), 1u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(FsTest, WriteFilesAtomicFailureNamesThePathAndLeavesNoTemporaryFile) {
+  const auto dir = TempDir("many_fail");
+  WriteFileAtomic(dir / "a.txt", std::string("old a"));
+  WriteFileAtomic(dir / "blocker", std::string("a file where a folder should be"));
+  try {
+    WriteFilesAtomic({{dir / "a.txt", "new a"}, {dir / "blocker" / "b.txt", "b"}});
+    FAIL() << "no error";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find((dir / "blocker" / "b.txt").string()), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(ReadFile(dir / "a.txt"), "old a");  // nothing was renamed
+  EXPECT_EQ(EntriesIn(dir), 2u);                // a.txt and blocker, no a.txt.tmp.<pid>
+  std::filesystem::remove_all(dir);
+}
+
 TEST(FsTest, ReadMissingFileNamesPath) {
   try {
     ReadFile("/nonexistent/asv/file.txt");

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include "asvcpp/audio/audio_source.h"
 #include "asvcpp/audio/decode.h"
 #include "asvcpp/data/data_dir.h"
@@ -138,6 +140,28 @@ TEST(VoxCelebTest, PrepareVoxCeleb2WritesPerFileAndPerVideoLists) {
   EXPECT_FALSE(std::filesystem::exists(ListFolder(root, "voxceleb2_cat") / "cat" / "old-video.txt"));
   EXPECT_EQ(fs::ReadFile(ds[1].list_folder / "spk2utt"),
             "id00012 id00012-vid1 id00012-vid2\nid00015 id00015-v\nid09999 id09999-t\n");
+}
+
+TEST(VoxCelebTest, PrepareVoxCeleb2SyncsTheConcatenationListsTogether) {
+  // VoxCeleb2 has 150,480 videos: one fsync per concatenation list took minutes. The lists are
+  // synced in batches, so the number of syncs does not grow with the videos (the six list files
+  // voxceleb2 and voxceleb2_cat's wav.scp, utt2spk and spk2utt are synced one by one).
+  TempDir dir("vox2_syncs");
+  const auto corpus = dir / "vox2";
+  constexpr int kVideos = 100;
+  for (int v = 0; v < kVideos; ++v) {
+    const auto video = corpus / "dev/aac" / ("id0" + std::to_string(v % 7)) / ("v" + std::to_string(v));
+    std::filesystem::create_directories(video);
+    std::ofstream(video / "00001.m4a") << "x";  // no fsync: the test counts the preparation's syncs
+  }
+  const std::int64_t syncs_before = fs::SyncCalls();
+  const std::vector<PreparedDataset> ds = PrepareVoxCeleb2(corpus, dir / "out" / "datasets");
+  EXPECT_LE(fs::SyncCalls() - syncs_before, 6 + 1);
+  ASSERT_EQ(ds.size(), 2u);
+  EXPECT_EQ(ds[1].utterances, static_cast<std::size_t>(kVideos));
+  const auto list = ds[1].list_folder / "cat" / "id03-v10.txt";
+  EXPECT_EQ(audio::ReadConcatList(list),
+            (std::vector<std::filesystem::path>{corpus / "dev/aac/id03/v10/00001.m4a"}));
 }
 
 TEST(VoxCelebTest, PrepareVoxCeleb2Errors) {
