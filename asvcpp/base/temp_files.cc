@@ -9,6 +9,7 @@
 #include <mutex>
 #include <set>
 #include <string>
+#include <string_view>
 
 namespace asv::fs {
 namespace {
@@ -54,19 +55,20 @@ std::size_t RemoveRegisteredTempFiles() noexcept {
   return removed;
 }
 
-std::size_t RemoveStaleTempFiles(const std::filesystem::path& target) noexcept {
+std::size_t RemoveStaleTempFiles(const std::filesystem::path& folder) noexcept {
   std::size_t removed = 0;
   try {
-    const std::filesystem::path folder = target.has_parent_path() ? target.parent_path() : ".";
-    const std::string prefix = target.filename().string() + ".tmp.";
+    constexpr std::string_view kMarker = ".tmp.";
     std::error_code ec;
-    for (std::filesystem::directory_iterator it(folder, ec), end; !ec && it != end; it.increment(ec)) {
+    for (std::filesystem::directory_iterator it(folder.empty() ? "." : folder, ec), end; !ec && it != end;
+         it.increment(ec)) {
       const std::string name = it->path().filename().string();
-      if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
-      const std::string_view digits = std::string_view(name).substr(prefix.size());
+      const std::size_t marker = name.rfind(kMarker);
+      if (marker == std::string::npos || marker == 0) continue;
+      const std::string_view digits = std::string_view(name).substr(marker + kMarker.size());
       pid_t pid = 0;
       const auto [end_ptr, error] = std::from_chars(digits.data(), digits.data() + digits.size(), pid);
-      if (error != std::errc() || end_ptr != digits.data() + digits.size() || pid <= 0) continue;
+      if (digits.empty() || error != std::errc() || end_ptr != digits.data() + digits.size() || pid <= 0) continue;
       if (pid == ::getpid() || !ProcessIsGone(pid)) continue;
       std::error_code remove_ec;
       if (std::filesystem::remove(it->path(), remove_ec)) ++removed;
@@ -78,7 +80,14 @@ std::size_t RemoveStaleTempFiles(const std::filesystem::path& target) noexcept {
 }
 
 ScopedTempFile::ScopedTempFile(const std::filesystem::path& target) : tmp_(TempPathFor(target)) {
-  RemoveStaleTempFiles(target);
+  const std::filesystem::path folder = target.parent_path();
+  bool first = false;
+  {
+    std::lock_guard<std::mutex> lock(RegistryMutex());
+    static auto* cleaned = new std::set<std::filesystem::path>();
+    first = cleaned->insert(folder).second;
+  }
+  if (first) RemoveStaleTempFiles(folder);
   RegisterTempFile(tmp_);
 }
 

@@ -2,11 +2,13 @@
 // and their cleanup when a process does not get to rename them:
 // - a process that is interrupted (asvrun's SIGINT/SIGTERM/SIGHUP watcher) removes its own
 //   temporary files before it exits (RemoveRegisteredTempFiles);
-// - a process killed outright (SIGKILL, power loss) leaves them behind; the next writer of the
-//   same target removes those whose process no longer runs on this host (RemoveStaleTempFiles).
+// - a process killed outright (SIGKILL, power loss) leaves them behind; the next process that
+//   writes into the same folder removes those whose process no longer runs on this host
+//   (RemoveStaleTempFiles, once per folder and process, so that writing many files into a large
+//   folder stays linear).
 // So disk use after any number of interrupted runs and one finished run is that of one finished
-// run. Writers of one target on several hosts at once are not supported (they would overwrite
-// each other's output anyway).
+// run. Output folders shared by writers on several hosts at once are not supported: a process id
+// of another host could look gone here.
 #pragma once
 
 #include <cstddef>
@@ -29,15 +31,16 @@ void UnregisterTempFile(const std::filesystem::path& tmp);
 /// Never throws; returns the number of files removed.
 std::size_t RemoveRegisteredTempFiles() noexcept;
 
-/// Removes the temporary files "<target>.tmp.<pid>" beside `target` whose process <pid> no longer
-/// exists on this host (left by a killed writer). Files of running processes, this one included,
-/// are kept. Never throws (a folder that cannot be read removes nothing); returns the number of
-/// files removed.
-std::size_t RemoveStaleTempFiles(const std::filesystem::path& target) noexcept;
+/// Removes the temporary files "<name>.tmp.<pid>" directly in `folder` whose process <pid> no
+/// longer exists on this host (left by a killed writer). Files of running processes, this one
+/// included, and every other file are kept. Never throws (a folder that cannot be read removes
+/// nothing); returns the number of files removed.
+std::size_t RemoveStaleTempFiles(const std::filesystem::path& folder) noexcept;
 
-/// Registers TempPathFor(target) for its lifetime and removes stale temporary files of `target`
-/// (RemoveStaleTempFiles) when constructed. The destructor removes the temporary file unless
-/// Release() was called after it was renamed into place.
+/// Registers TempPathFor(target) for its lifetime and, the first time this process writes into
+/// target's folder, removes the stale temporary files there (RemoveStaleTempFiles). The
+/// destructor removes the temporary file unless Release() was called after it was renamed into
+/// place.
 class ScopedTempFile {
  public:
   explicit ScopedTempFile(const std::filesystem::path& target);

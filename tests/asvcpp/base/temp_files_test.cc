@@ -21,7 +21,9 @@ namespace stdfs = std::filesystem;
 class TempFilesTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = stdfs::temp_directory_path() / ("asv_temp_files_test_" + std::to_string(::getpid()));
+    // One folder per test: a process cleans each folder once (see ScopedTempFile).
+    dir_ = stdfs::temp_directory_path() / ("asv_temp_files_test_" + std::to_string(::getpid()) + "_" +
+                                           ::testing::UnitTest::GetInstance()->current_test_info()->name());
     stdfs::remove_all(dir_);
     stdfs::create_directories(dir_);
   }
@@ -56,15 +58,16 @@ TEST_F(TempFilesTest, StaleFilesOfDeadProcessesAreRemovedOthersKept) {
   const std::string parent = std::to_string(::getppid());
   Touch("mfcc.ark");
   Touch("mfcc.ark.tmp." + dead);    // killed writer: removed
+  Touch("vad.ark.tmp." + dead);     // killed writer of another file: removed
   Touch("mfcc.ark.tmp." + self);    // this process: kept
   Touch("mfcc.ark.tmp." + parent);  // a running process: kept
   Touch("mfcc.ark.tmp.12ab");       // not a pid: kept
-  Touch("vad.ark.tmp." + dead);     // another target: kept
-  Touch("mfcc.arkx.tmp." + dead);   // another target: kept
-  EXPECT_EQ(RemoveStaleTempFiles(dir_ / "mfcc.ark"), 1u);
+  Touch(".tmp." + dead);            // no file name before the marker: kept
+  Touch("notes.txt");
+  EXPECT_EQ(RemoveStaleTempFiles(dir_), 2u);
   EXPECT_EQ(Files(), (std::set<std::string>{"mfcc.ark", "mfcc.ark.tmp." + self, "mfcc.ark.tmp." + parent,
-                                            "mfcc.ark.tmp.12ab", "vad.ark.tmp." + dead, "mfcc.arkx.tmp." + dead}));
-  EXPECT_EQ(RemoveStaleTempFiles(dir_ / "missing_folder" / "x"), 0u);  // no error either
+                                            "mfcc.ark.tmp.12ab", ".tmp." + dead, "notes.txt"}));
+  EXPECT_EQ(RemoveStaleTempFiles(dir_ / "missing_folder"), 0u);  // no error either
 }
 
 TEST_F(TempFilesTest, RegisteredFilesAreRemovedOnRequest) {
@@ -96,13 +99,18 @@ TEST_F(TempFilesTest, ScopedTempFileRemovesItsFileUnlessReleased) {
   EXPECT_EQ(Files(), (std::set<std::string>{"out", "out.tmp." + std::to_string(::getpid())}));
 }
 
-// A writer killed with SIGKILL cannot clean up; the next atomic write of the same file does.
+// A writer killed with SIGKILL cannot clean up; the next process's first atomic write into the
+// folder does (once per folder: writing many files into a large folder stays linear).
 TEST_F(TempFilesTest, AtomicWriteRemovesWhatAKilledWriterLeft) {
   const std::string dead = std::to_string(DeadPid());
   Touch("checkpoint.pt.tmp." + dead);
+  Touch("epoch.1.pt.tmp." + dead);
   WriteFileAtomic(dir_ / "checkpoint.pt", std::string("state"));
   EXPECT_EQ(Files(), std::set<std::string>{"checkpoint.pt"});
   EXPECT_EQ(ReadFile(dir_ / "checkpoint.pt"), "state");
+  Touch("later.tmp." + dead);  // appears after this process cleaned the folder: left for the next
+  WriteFileAtomic(dir_ / "other", std::string("x"));
+  EXPECT_EQ(Files(), (std::set<std::string>{"checkpoint.pt", "other", "later.tmp." + dead}));
 }
 
 }  // namespace
