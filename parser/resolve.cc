@@ -247,16 +247,16 @@ ResolvedConfig Resolver::Flatten(const Block& root) const {
   // Preorder, parents leftmost first.
   std::vector<const Block*> preorder;
   std::vector<char> seen(file_.blocks.size(), 0);
-  std::vector<const Block*> todo = {&root};
-  while (!todo.empty()) {
-    const Block* block = todo.back();
-    todo.pop_back();
+  std::vector<const Block*> pending = {&root};
+  while (!pending.empty()) {
+    const Block* block = pending.back();
+    pending.pop_back();
     if (seen[IndexOf(*block)]) continue;
     seen[IndexOf(*block)] = 1;
     preorder.push_back(block);
     for (std::size_t k = block->parents.size(); k-- > 0;) {  // Leftmost on top.
       const Block& parent = parent_of(*block, k);
-      if (!seen[IndexOf(parent)]) todo.push_back(&parent);
+      if (!seen[IndexOf(parent)]) pending.push_back(&parent);
     }
   }
 
