@@ -376,6 +376,20 @@ void Database::OpenReadWrite() {
   Migrate();
 }
 
+namespace {
+
+// A file whose schema is newer than this build's is refused before anything is read or changed.
+void RequireKnownSchema(int version, int latest) {
+  if (version > latest) {
+    throw DbError(fmt::format(
+        "schema version {} is newer than the newest this build of asvcpp knows ({}); use a newer asvcpp to open it",
+        version, latest));
+  }
+}
+
+}  // namespace
+
+
 void Database::OpenReadOnly() {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path_, ec)) {
@@ -391,12 +405,7 @@ void Database::OpenReadOnly() {
       throw DbError("the file has no asvcpp schema yet (no run was recorded in it)");
     }
     const int version = UserVersion(db_);
-    if (version > latest) {
-      throw DbError(fmt::format(
-          "schema version {} is newer than the newest this build of asvcpp knows ({}); use a "
-          "newer asvcpp to open it",
-          version, latest));
-    }
+    RequireKnownSchema(version, latest);
     if (version < latest) {
       throw DbError(fmt::format(
           "schema version {} is older than this build's ({}) and a read-only open cannot "
@@ -530,12 +539,7 @@ void Database::Configure() {
     std::string why;
     if (Classify(db_, &why) == FileKind::kForeign) ThrowForeign(why);
     const int version = UserVersion(db_);
-    if (version > latest) {
-      throw DbError(fmt::format(
-          "schema version {} is newer than the newest this build of asvcpp knows ({}); use a "
-          "newer asvcpp to open it",
-          version, latest));
-    }
+    RequireKnownSchema(version, latest);
   });
   Retry("enable WAL mode", nullptr, [&] {
     Statement stmt(db_, "PRAGMA journal_mode=WAL");
