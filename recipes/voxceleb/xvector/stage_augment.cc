@@ -1,6 +1,7 @@
 #include "recipes/voxceleb/xvector/stage_augment.h"
 
 #include "asvcpp/augment/augmenter.h"
+#include "asvcpp/augment/dataset_augmentation.h"
 #include "asvcpp/augment/noise_sets.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/data/data_dir.h"
@@ -11,13 +12,12 @@ namespace asv::recipes::voxceleb_xvector {
 
 namespace stdfs = std::filesystem;
 
-std::vector<augment::AugmentationReport> RunAugmentationStage(const XvectorSettings& settings,
-                                                              recipe::RunContext& context) {
+void RunAugmentationStage(recipe::RunContext& context) {
+  const XvectorSettings& settings = SettingsOf(context);
   const auto& datasets = settings.recipe().augmentation_datasets;
-  std::vector<augment::AugmentationReport> reports;
   if (datasets.empty()) {
     ASV_LOG(Info, "stage 2: recipe.augmentation_datasets is empty: no augmentation");
-    return reports;
+    return;
   }
   const auto& paths = settings.common().paths;
   const stdfs::path rirs = paths.rirs_folder.empty() ? stdfs::path(paths.kaldi_recipe_folder) / "RIRS_NOISES"
@@ -40,9 +40,7 @@ std::vector<augment::AugmentationReport> RunAugmentationStage(const XvectorSetti
     context.RecordArtifact(report.combined_list_folder / data::kFeatsScp, "features");
     context.RecordArtifact(report.combined_list_folder / data::kUtt2Spk, "list");
     ASV_LOG(Info, "{}", report.Summary());
-    reports.push_back(std::move(report));
   }
-  return reports;
 }
 
 }  // namespace asv::recipes::voxceleb_xvector

@@ -5,22 +5,15 @@
 // <paths.kaldi_recipe_folder>/RIRS_NOISES, the stage-1 MFCC options and recipe.seed.
 #pragma once
 
-#include <vector>
-
-#include "asvcpp/augment/dataset_augmentation.h"
-
 namespace asv::recipe {
 class RunContext;
 }
 
 namespace asv::recipes::voxceleb_xvector {
 
-class XvectorSettings;
-
-/// Stage 2: augment::AugmentDataset for every entry of recipe.augmentation_datasets (nothing when
+/// Stage 2 for the recipe settings `context` holds: augment::AugmentDataset for every entry of recipe.augmentation_datasets (nothing when
 /// it is empty), recording the outputs as artifacts. Throws DataError when a dataset, MUSAN or
 /// RIRS_NOISES is missing.
-std::vector<augment::AugmentationReport> RunAugmentationStage(const XvectorSettings& settings,
-                                                              recipe::RunContext& context);
+void RunAugmentationStage(recipe::RunContext& context);
 
 }  // namespace asv::recipes::voxceleb_xvector

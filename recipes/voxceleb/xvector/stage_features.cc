@@ -5,6 +5,7 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/data/data_dir.h"
+#include "asvcpp/prep/dataset_features.h"
 #include "asvcpp/recipe/run_context.h"
 #include "recipes/voxceleb/xvector/stage_prepare.h"
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
@@ -13,8 +14,8 @@ namespace asv::recipes::voxceleb_xvector {
 
 namespace stdfs = std::filesystem;
 
-std::vector<prep::FeatureExtractionReport> RunFeatureStage(const XvectorSettings& settings,
-                                                           recipe::RunContext& context) {
+void RunFeatureStage(recipe::RunContext& context) {
+  const XvectorSettings& settings = SettingsOf(context);
   const std::vector<std::string>& datasets = settings.recipe().feature_extraction_datasets;
   if (datasets.empty()) {
     throw DataError("recipe.feature_extraction_datasets is empty: stage 1 has nothing to extract");
@@ -32,7 +33,6 @@ std::vector<prep::FeatureExtractionReport> RunFeatureStage(const XvectorSettings
   }
   const prep::FeatureExtractionOptions options = prep::FeatureOptionsFromSettings(settings.common());
 
-  std::vector<prep::FeatureExtractionReport> reports;
   for (const auto& dataset : datasets) {
     prep::FeatureExtractionReport report = prep::ExtractDatasetFeatures(dataset, dataset_root, options);
     context.RecordArtifact(report.feature_folder / "mfcc.ark", "features");
@@ -42,9 +42,7 @@ std::vector<prep::FeatureExtractionReport> RunFeatureStage(const XvectorSettings
     context.RecordArtifact(report.list_folder / data::kVadScp, "vad");
     if (!report.skipped.empty()) context.RecordArtifact(report.list_folder / prep::kSkippedUtterances, "list");
     ASV_LOG(Info, "{}", report.Summary());
-    reports.push_back(std::move(report));
   }
-  return reports;
 }
 
 }  // namespace asv::recipes::voxceleb_xvector

@@ -4,24 +4,17 @@
 // atomicity).
 #pragma once
 
-#include <vector>
-
-#include "asvcpp/prep/dataset_features.h"
-
 namespace asv::recipe {
 class RunContext;
 }
 
 namespace asv::recipes::voxceleb_xvector {
 
-class XvectorSettings;
-
-/// Runs stage 1: checks that every dataset of recipe.feature_extraction_datasets has a list
-/// folder before extracting any (DataError naming the dataset otherwise, also when the list is
-/// empty), then prep::ExtractDatasetFeatures for each, logs its Summary() and records the outputs
-/// as artifacts (mfcc.ark, feats.scp, utt2num_frames: "features"; vad.ark, vad.scp: "vad";
+/// Runs stage 1 for the recipe settings `context` holds: checks that every dataset of
+/// recipe.feature_extraction_datasets has a list folder before extracting any (DataError naming
+/// the dataset otherwise, also when the list is empty), then prep::ExtractDatasetFeatures for
+/// each, logs its Summary() and records the outputs as artifacts (mfcc.ark, feats.scp, utt2num_frames: "features"; vad.ark, vad.scp: "vad";
 /// skipped_utterances: "list").
-std::vector<prep::FeatureExtractionReport> RunFeatureStage(const XvectorSettings& settings,
-                                                           recipe::RunContext& context);
+void RunFeatureStage(recipe::RunContext& context);
 
 }  // namespace asv::recipes::voxceleb_xvector

@@ -7,6 +7,7 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/data/data_dir.h"
+#include "asvcpp/data/voxceleb.h"
 #include "asvcpp/recipe/run_context.h"
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
 
@@ -73,14 +74,14 @@ std::vector<PreparationJob> ResolvePreparationJobs(const std::optional<std::vect
   return jobs;
 }
 
-std::vector<data::PreparedDataset> RunPrepareStage(const XvectorSettings& settings, recipe::RunContext& context) {
+void RunPrepareStage(recipe::RunContext& context) {
+  const XvectorSettings& settings = SettingsOf(context);
   const auto& paths = settings.common().paths;
   // Everything is checked before the first file is written.
   const std::vector<PreparationJob> jobs =
       ResolvePreparationJobs(settings.recipe().preparation_datasets, paths.datasets);
   const stdfs::path dataset_root = context.feature_and_list_folder();
 
-  std::vector<data::PreparedDataset> prepared;
   for (const auto& job : jobs) {
     ASV_LOG(Info, "preparing {} from {}", job.name, job.corpus.string());
     std::vector<data::PreparedDataset> result;
@@ -96,12 +97,8 @@ std::vector<data::PreparedDataset> RunPrepareStage(const XvectorSettings& settin
     }
     // PrepareVoxCeleb1/2 log the one-line summary of each list folder (utterances, speakers,
     // trial lists, trials).
-    for (auto& ds : result) {
-      context.RecordFolderArtifacts(ds.list_folder, "list");
-      prepared.push_back(std::move(ds));
-    }
+    for (const auto& ds : result) context.RecordFolderArtifacts(ds.list_folder, "list");
   }
-  return prepared;
 }
 
 }  // namespace asv::recipes::voxceleb_xvector

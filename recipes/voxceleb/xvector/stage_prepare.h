@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "asvcpp/data/voxceleb.h"
 #include "asvcpp/settings/types.h"
 
 namespace asv::recipe {
@@ -44,11 +43,10 @@ struct PreparationJob {
 std::vector<PreparationJob> ResolvePreparationJobs(const std::optional<std::vector<std::string>>& requested,
                                                    const settings::OrderedDict<std::string>& datasets);
 
-/// Runs stage 0 (see the header comment); PrepareVoxCeleb1/2 log one summary line per list
-/// folder (utterances, speakers, trial lists, trials). Returns the
-/// prepared list folders (voxceleb2 gives two). Throws DataError for bad requests (see
-/// ResolvePreparationJobs) and whatever the preparation functions throw (DataError naming the
-/// corpus folder or file).
-std::vector<data::PreparedDataset> RunPrepareStage(const XvectorSettings& settings, recipe::RunContext& context);
+/// Runs stage 0 (see the header comment) for the recipe settings `context` holds;
+/// PrepareVoxCeleb1/2 log one summary line per list folder (utterances, speakers, trial lists,
+/// trials). Throws DataError for bad requests (see ResolvePreparationJobs) and whatever the
+/// preparation functions throw (DataError naming the corpus folder or file).
+void RunPrepareStage(recipe::RunContext& context);
 
 }  // namespace asv::recipes::voxceleb_xvector

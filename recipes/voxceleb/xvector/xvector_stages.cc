@@ -24,9 +24,9 @@ using StageFunction = void (*)(recipe::RunContext&);
 // description live only in that table).
 const std::map<std::string, StageFunction>& StageFunctions() {
   static const std::map<std::string, StageFunction> functions = {
-      {"prepare", [](recipe::RunContext& c) { RunPrepareStage(SettingsOf(c), c); }},
-      {"features", [](recipe::RunContext& c) { RunFeatureStage(SettingsOf(c), c); }},
-      {"augmentation", [](recipe::RunContext& c) { RunAugmentationStage(SettingsOf(c), c); }},
+      {"prepare", RunPrepareStage},
+      {"features", RunFeatureStage},
+      {"augmentation", RunAugmentationStage},
       {"train", RunTraining},
       {"embeddings", RunEmbeddingExtraction},
       {"scoring", RunScoring},
