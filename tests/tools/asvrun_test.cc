@@ -3,10 +3,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <map>
 #include <sstream>
 
+#include "asvcpp/base/fs.h"
 #include "asvcpp/db/database.h"
 #include "tests/tools/test_util.h"
 
@@ -450,6 +453,32 @@ TEST(AsvrunTest, EvalComputesEerAndMinDcfOfAScoreFile) {
   ASSERT_EQ(j["min_dcf"].size(), 2u);
   EXPECT_DOUBLE_EQ(j["min_dcf"][0]["p_target"].get<double>(), 0.05);
   EXPECT_DOUBLE_EQ(j["min_dcf"][1]["p_target"].get<double>(), 0.01);
+  // Scores read as LLRs. PAV bins of the sorted labels 0 0 0 1 0 1 1 1: {-2}, {-1}, {0}, {0.5, 1}
+  // at 1/2, {2}, {3}, {4}: only the tied bin costs log 2 per trial, minCllr = 0.25 bit.
+  EXPECT_NEAR(j["min_cllr"].get<double>(), 0.25, 1e-15);
+  const double cllr = (std::log1p(std::exp(-4.0)) + std::log1p(std::exp(-3.0)) + std::log1p(std::exp(-2.0)) +
+                       std::log1p(std::exp(-0.5)) + std::log1p(std::exp(1.0)) + std::log1p(std::exp(0.0)) +
+                       std::log1p(std::exp(-1.0)) + std::log1p(std::exp(-2.0))) /
+                      4.0 / (2.0 * std::log(2.0));
+  EXPECT_NEAR(j["cllr"].get<double>(), cllr, 1e-14);
+  // Bayes threshold log 19 = 2.94 at 0.05: targets 2 and 0.5 missed, no false alarm.
+  ASSERT_EQ(j["act_dcf"].size(), 2u);
+  EXPECT_DOUBLE_EQ(j["act_dcf"][0]["value"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(j["act_dcf"][1]["value"].get<double>(), 1.0);  // log 99: every target missed
+  const auto three = Asvrun(dir, {"eval", "--scores", "scores", "--trials", "trials", "--json", "--p-target", "0.5",
+                                  "--p-target", "0.01", "--p-target", "0.001", "--det", "det.tsv"});
+  ASSERT_EQ(three.status, 0) << three.err;
+  const auto j3 = nlohmann::json::parse(three.out);
+  ASSERT_EQ(j3["min_dcf"].size(), 3u);
+  EXPECT_DOUBLE_EQ(j3["min_dcf"][0]["p_target"].get<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(j3["act_dcf"][2]["p_target"].get<double>(), 0.001);
+  // Only DET point k = 4 (FRR = FAR = 1/4) has both rates strictly between 0 and 1.
+  const std::string det = asv::fs::ReadFile(dir / "det.tsv");
+  EXPECT_EQ(det.substr(0, det.find('\n') + 1), "p_miss\tp_fa\tprobit_miss\tprobit_fa\tthreshold\n");
+  const std::string row = "0.25\t0.25\t-0.674489750196081";  // probit(1/4) = -0.6744897501960817
+  EXPECT_EQ(det.substr(det.find('\n') + 1, row.size()), row) << det;
+  EXPECT_EQ(det.substr(det.size() - 5), "\t0.5\n") << det;
+  EXPECT_EQ(std::count(det.begin(), det.end(), '\n'), 2) << det;
   const auto mismatch = Asvrun(dir, {"eval", "--scores", "trials", "--trials", "trials"});
   EXPECT_NE(mismatch.status, 0);
   const auto missing = Asvrun(dir, {"eval", "--scores", "nope", "--trials", "trials"});

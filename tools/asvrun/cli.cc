@@ -153,14 +153,19 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   auto* info_cmd = app.add_subcommand("info", "LibTorch version, CUDA/NCCL/Gloo support and visible GPUs");
 
   EvalOptions eval;
-  auto* eval_cmd = app.add_subcommand("eval", "EER and minDCF of a score file (ASVtorch's definitions)");
+  auto* eval_cmd = app.add_subcommand("eval", "EER, minDCF, Cllr and actDCF of a score file");
   eval_cmd->add_option("--scores", eval.scores, "Scores: one per line in trial order, or 'left right score'")
       ->required();
   eval_cmd->add_option("--trials", eval.trials,
                        "Trial list: 'left right label' per line, or VoxCeleb's 'label enrollment test' (detected)")
       ->required();
-  eval_cmd->add_option("--p-target", eval.p_target, "Target prior of minDCF (minDCF at 0.01 is reported too)")
+  eval_cmd->add_option("--p-target", eval.p_targets, "Target priors of minDCF and actDCF (repeatable)")
+      ->capture_default_str()
       ->check(CLI::Range(0.0, 1.0));
+  eval_cmd->add_option("--det", eval.det, "Write the DET points (miss and false-alarm rates, probit) to this file");
+  eval_cmd->add_option("--det-points", eval.det_points, "About how many DET points to keep")
+      ->capture_default_str()
+      ->check(CLI::Range(2, 1000000));
   eval_cmd->add_flag("--json", eval.json, "JSON output");
 
   // Kaldi-style commands parse their own --name=value options (Kaldi's rules, kaldi_commands.h):

@@ -12,6 +12,8 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/db/database.h"
+#include "asvcpp/eval/det.h"
+#include "asvcpp/eval/llr_metrics.h"
 #include "asvcpp/eval/metrics.h"
 #include "asvcpp/eval/score_file.h"
 #include "asvcpp/recipe/config_loader.h"
@@ -326,17 +328,19 @@ int Eval(const EvalOptions& options) {
   std::vector<double> nontarget_scores;
   eval::SplitScores(scores, trials.Classify(eval::LabelVocabulary::Default(), &counts), &target_scores,
                     &nontarget_scores);
-  const eval::SortedScores sorted(std::move(target_scores), std::move(nontarget_scores));
-  const auto eer = sorted.Eer();
-  std::vector<double> p_targets = {options.p_target};
-  if (options.p_target != 0.01) p_targets.push_back(0.01);
-  std::vector<eval::MinDcfResult> dcfs;
-  for (double p : p_targets) {
+  std::vector<eval::DcfParams> points;
+  for (double p : options.p_targets) {
     eval::DcfParams params;
     params.p_target = p;
     params.Validate();
-    dcfs.push_back(sorted.MinDcf(params));
+    points.push_back(params);
   }
+  const eval::LlrMetrics llr = eval::ComputeLlrMetrics(target_scores, nontarget_scores, points);
+  const eval::SortedScores sorted(std::move(target_scores), std::move(nontarget_scores));
+  const auto eer = sorted.Eer();
+  std::vector<eval::MinDcfResult> dcfs;
+  for (const auto& params : points) dcfs.push_back(sorted.MinDcf(params));
+  if (!options.det.empty()) eval::WriteDetPoints(options.det, eval::DetPoints(sorted, options.det_points));
   if (options.json) {
     nlohmann::ordered_json out;
     out["eer_percent"] = eer.percent();
@@ -345,6 +349,14 @@ int Eval(const EvalOptions& options) {
     for (const auto& d : dcfs) {
       out["min_dcf"].push_back({{"p_target", d.params.p_target}, {"c_miss", d.params.c_miss},
                                 {"c_fa", d.params.c_fa}, {"value", d.min_dcf}, {"threshold", d.threshold}});
+    }
+    out["cllr"] = llr.cllr;
+    out["min_cllr"] = llr.min_cllr;
+    out["act_dcf"] = nlohmann::ordered_json::array();
+    for (const auto& a : llr.act_dcf) {
+      out["act_dcf"].push_back({{"p_target", a.params.p_target}, {"c_miss", a.params.c_miss}, {"c_fa", a.params.c_fa},
+                                {"value", a.act_dcf}, {"threshold", a.threshold}, {"p_miss", a.p_miss},
+                                {"p_fa", a.p_fa}});
     }
     out["targets"] = counts.n_target;
     out["nontargets"] = counts.n_nontarget;
@@ -358,6 +370,13 @@ int Eval(const EvalOptions& options) {
     fmt::print("minDCF(p_target={:g}, c_miss={:g}, c_fa={:g}) = {:.4f}  (threshold {:.6g})\n", d.params.p_target,
                d.params.c_miss, d.params.c_fa, d.min_dcf, d.threshold);
   }
+  fmt::print("scores read as log-likelihood ratios: Cllr = {:.4f} bits, minCllr = {:.4f} bits\n", llr.cllr,
+             llr.min_cllr);
+  for (const auto& a : llr.act_dcf) {
+    fmt::print("actDCF(p_target={:g}) = {:.4f}  (Bayes threshold {:.6g})\n", a.params.p_target, a.act_dcf,
+               a.threshold);
+  }
+  if (!options.det.empty()) fmt::print("DET points written to {}\n", options.det);
   return kExitOk;
 }
 

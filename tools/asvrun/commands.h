@@ -116,11 +116,14 @@ int Info();
 struct EvalOptions {
   std::string scores;  ///< One score per line in trial order, or `left right score` lines.
   std::string trials;  ///< Trial list: `left right label` per line.
-  double p_target = 0.05;
+  std::vector<double> p_targets = {0.05, 0.01};  ///< Operating points of minDCF and actDCF.
+  std::string det;     ///< When not empty: DET points written there (eval::WriteDetPoints).
+  std::size_t det_points = 2000;
   bool json = false;
 };
-/// `asvrun eval --scores FILE --trials FILE`: EER and minDCF (at --p-target and at 0.01) exactly
-/// as ASVtorch computes them (asvcpp/eval/metrics.h), with the trial counts.
+/// `asvrun eval --scores FILE --trials FILE`: EER and minDCF at each p_target exactly as ASVtorch
+/// computes them (asvcpp/eval/metrics.h), Cllr, minCllr and actDCF of the scores read as LLRs
+/// (asvcpp/eval/llr_metrics.h), the trial counts, and optionally the DET points.
 int Eval(const EvalOptions& options);
 
 }  // namespace asv::tools

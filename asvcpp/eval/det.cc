@@ -1,0 +1,101 @@
+#include "asvcpp/eval/det.h"
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include <fmt/format.h>
+
+#include "asvcpp/base/fs.h"
+
+namespace asv::eval {
+namespace {
+
+// Acklam's approximation for p in (0, 0.5].
+double AcklamLowerHalf(double p) {
+  static constexpr double a[] = {-3.969683028665376e+01, 2.209460984245205e+02, -2.759285104469687e+02,
+                                 1.383577518672690e+02,  -3.066479806614716e+01, 2.506628277459239e+00};
+  static constexpr double b[] = {-5.447609879822406e+01, 1.615858368580409e+02, -1.556989798598866e+02,
+                                 6.680131188771972e+01, -1.328068155288572e+01};
+  static constexpr double c[] = {-7.784894002430293e-03, -3.223964580411365e-01, -2.400758277161838e+00,
+                                 -2.549732539343734e+00, 4.374664141464968e+00,  2.938163982698783e+00};
+  static constexpr double d[] = {7.784695709041462e-03, 3.224671290700398e-01, 2.445134137142996e+00,
+                                 3.754408661907416e+00};
+  constexpr double p_low = 0.02425;
+  if (p < p_low) {
+    const double q = std::sqrt(-2.0 * std::log(p));
+    return (((((c[0] * q + c[1]) * q + c[2]) * q + c[3]) * q + c[4]) * q + c[5]) /
+           ((((d[0] * q + d[1]) * q + d[2]) * q + d[3]) * q + 1.0);
+  }
+  const double q = p - 0.5;
+  const double r = q * q;
+  return (((((a[0] * r + a[1]) * r + a[2]) * r + a[3]) * r + a[4]) * r + a[5]) * q /
+         (((((b[0] * r + b[1]) * r + b[2]) * r + b[3]) * r + b[4]) * r + 1.0);
+}
+
+}  // namespace
+
+double Probit(double p) {
+  if (std::isnan(p) || p < 0.0 || p > 1.0) throw std::invalid_argument(fmt::format("Probit: {} is not in [0, 1]", p));
+  if (p == 0.0) return -std::numeric_limits<double>::infinity();
+  if (p == 1.0) return std::numeric_limits<double>::infinity();
+  if (p > 0.5) return -Probit(1.0 - p);  // 1 - p is exact for p in [0.5, 1]
+  double x = AcklamLowerHalf(p);
+  // Halley steps on Phi(x) - p, Phi(x) = erfc(-x / sqrt 2) / 2.
+  for (int i = 0; i < 2; ++i) {
+    const double e = 0.5 * std::erfc(-x / std::sqrt(2.0)) - p;
+    const double u = e * std::sqrt(2.0 * M_PI) * std::exp(x * x / 2.0);
+    if (!std::isfinite(u)) break;  // p near the smallest doubles: the approximation stands
+    x = x - u / (1.0 + x * u / 2.0);
+  }
+  return x;
+}
+
+std::vector<DetPoint> DetPoints(const SortedScores& scores, std::size_t max_points) {
+  if (max_points < 2) throw std::invalid_argument("DetPoints: max_points must be at least 2");
+  const DetCurve curve = scores.Curve();
+  const std::int64_t eer_index = scores.Eer().index;
+  struct Candidate {
+    std::size_t k;
+    double x, y;
+  };
+  std::vector<Candidate> inside;
+  for (std::size_t k = 0; k < curve.frr.size(); ++k) {
+    const double miss = curve.frr[k], fa = curve.far[k];
+    if (miss > 0 && miss < 1 && fa > 0 && fa < 1) inside.push_back({k, Probit(fa), Probit(miss)});
+  }
+  std::vector<DetPoint> points;
+  if (inside.empty()) return points;
+  double length = 0;
+  for (std::size_t i = 1; i < inside.size(); ++i) {
+    length += std::hypot(inside[i].x - inside[i - 1].x, inside[i].y - inside[i - 1].y);
+  }
+  const double step = length / static_cast<double>(max_points);
+  const auto keep = [&](const Candidate& c) {
+    points.push_back({curve.frr[c.k], curve.far[c.k], curve.thresholds[c.k]});
+  };
+  keep(inside.front());
+  Candidate last = inside.front();
+  for (std::size_t i = 1; i + 1 < inside.size(); ++i) {
+    const Candidate& c = inside[i];
+    const bool is_eer = static_cast<std::int64_t>(c.k) == eer_index;
+    if (is_eer || std::hypot(c.x - last.x, c.y - last.y) >= step) {
+      keep(c);
+      last = c;
+    }
+  }
+  if (inside.size() > 1) keep(inside.back());
+  return points;
+}
+
+void WriteDetPoints(const std::filesystem::path& path, const std::vector<DetPoint>& points) {
+  std::string text = "p_miss\tp_fa\tprobit_miss\tprobit_fa\tthreshold\n";
+  for (const DetPoint& p : points) {
+    text += fmt::format("{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\n", p.p_miss, p.p_fa, Probit(p.p_miss),
+                        Probit(p.p_fa), p.threshold);
+  }
+  fs::WriteFileAtomic(path, text);
+}
+
+}  // namespace asv::eval

@@ -1,0 +1,42 @@
+// DET curves for plots: the probit (inverse standard normal CDF) scale of DET plots (A. Martin et
+// al., "The DET curve in assessment of detection task performance", Eurospeech 1997) and a
+// thinned list of DET points that keeps the curve's shape on that scale, small enough to store
+// for every scored trial list.
+#pragma once
+
+#include <cstddef>
+#include <filesystem>
+#include <vector>
+
+#include "asvcpp/eval/metrics.h"
+
+namespace asv::eval {
+
+/// Inverse of the standard normal CDF: the z with Phi(z) = p, for p in (0, 1); -inf at 0, +inf at
+/// 1. Acklam's rational approximation (P. J. Acklam, "An algorithm for computing the inverse
+/// normal cumulative distribution function", 2003; relative error 1.15e-9) refined by two Halley
+/// steps on std::erfc, which brings it to about 1e-15. Throws std::invalid_argument for p outside
+/// [0, 1] or NaN.
+double Probit(double p);
+
+/// One point of a DET curve: operating point k of metrics.h (the k lowest scores rejected).
+struct DetPoint {
+  double p_miss = 0;     ///< FRR[k], fraction in [0, 1].
+  double p_fa = 0;       ///< FAR[k], fraction in [0, 1].
+  double threshold = 0;  ///< threshold[k].
+};
+
+/// The DET points of `scores` whose rates are both in (0, 1) (the others lie off a probit plot),
+/// thinned to about `max_points` (at most max_points + 3): walking along the curve, a point is
+/// kept when it lies at least L / max_points away (Euclidean, in probit units) from the last
+/// point kept, L being the curve's length on probit axes; the first and last points and the EER
+/// point are always kept. Sorts all scores (O(n log n)). Throws std::invalid_argument when
+/// max_points < 2.
+std::vector<DetPoint> DetPoints(const SortedScores& scores, std::size_t max_points = 2000);
+
+/// Writes `points` as a tab-separated file with the header
+/// "p_miss<TAB>p_fa<TAB>probit_miss<TAB>probit_fa<TAB>threshold" (rates as fractions, 17
+/// significant digits), to a temporary name then renamed. Throws DataError naming the path.
+void WriteDetPoints(const std::filesystem::path& path, const std::vector<DetPoint>& points);
+
+}  // namespace asv::eval
