@@ -19,132 +19,11 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/db/schema.h"
+#include "asvcpp/db/statement.h"
 #include "asvcpp/db/timestamp.h"
 
 namespace asv::db {
 namespace {
-
-// An SQLite failure inside a Retry body; Retry turns it into DbError or a retry.
-struct SqliteFailure {
-  int code;
-  std::string message;
-};
-
-// "message (generic text of the code)", or just the message when both say the same.
-std::string Describe(const std::string& message, int rc) {
-  const std::string generic = sqlite3_errstr(rc);
-  return message == generic ? message : fmt::format("{} ({})", message, generic);
-}
-
-[[noreturn]] void ThrowFailure(sqlite3* db, int rc) {
-  throw SqliteFailure{rc, Describe(sqlite3_errmsg(db), rc)};
-}
-
-bool IsBusy(int code) {
-  const int primary = code & 0xff;
-  return primary == SQLITE_BUSY || primary == SQLITE_LOCKED;
-}
-
-void Exec(sqlite3* db, const std::string& sql) {
-  char* error = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-  if (rc != SQLITE_OK) {
-    std::string message = error ? error : sqlite3_errmsg(db);
-    sqlite3_free(error);
-    throw SqliteFailure{rc, Describe(message, rc)};
-  }
-}
-
-// A prepared statement. Parameters are bound by name (":name"); a name the statement does not use
-// is ignored so that one binder can serve several query variants.
-class Statement {
- public:
-  Statement(sqlite3* db, std::string_view sql) : db_(db) {
-    const int rc =
-        sqlite3_prepare_v2(db, sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr);
-    if (rc != SQLITE_OK) ThrowFailure(db, rc);
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  Statement& Bind(const char* name, std::int64_t value) {
-    if (const int i = Index(name)) Check(sqlite3_bind_int64(stmt_, i, value));
-    return *this;
-  }
-  Statement& Bind(const char* name, int value) {
-    return Bind(name, static_cast<std::int64_t>(value));
-  }
-  Statement& Bind(const char* name, double value) {
-    if (const int i = Index(name)) {
-      Check(std::isnan(value) ? sqlite3_bind_null(stmt_, i) : sqlite3_bind_double(stmt_, i, value));
-    }
-    return *this;
-  }
-  Statement& Bind(const char* name, std::string_view value) {
-    if (const int i = Index(name)) {
-      Check(sqlite3_bind_text64(stmt_, i, value.data(), value.size(), SQLITE_TRANSIENT,
-                                SQLITE_UTF8));
-    }
-    return *this;
-  }
-  Statement& Bind(const char* name, const std::string& value) {
-    return Bind(name, std::string_view(value));
-  }
-  Statement& Bind(const char* name, const char* value) {
-    return Bind(name, std::string_view(value));
-  }
-  template <typename T>
-  Statement& Bind(const char* name, const std::optional<T>& value) {
-    if (value) return Bind(name, *value);
-    if (const int i = Index(name)) Check(sqlite3_bind_null(stmt_, i));
-    return *this;
-  }
-  // Binds NULL for an empty string.
-  Statement& BindOrNull(const char* name, const std::string& value) {
-    return value.empty() ? Bind(name, std::optional<std::string>()) : Bind(name, value);
-  }
-
-  // Advances to the next row; false when done.
-  bool Step() {
-    const int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    ThrowFailure(db_, rc);
-  }
-  void Run() {
-    while (Step()) {
-    }
-  }
-
-  bool IsNull(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  std::int64_t Int(int col) const { return sqlite3_column_int64(stmt_, col); }
-  double Real(int col) const {
-    return IsNull(col) ? std::numeric_limits<double>::quiet_NaN() : sqlite3_column_double(stmt_, col);
-  }
-  std::optional<double> OptReal(int col) const {
-    if (IsNull(col)) return std::nullopt;
-    return sqlite3_column_double(stmt_, col);
-  }
-  std::string Text(int col) const {
-    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-    return text ? std::string(text, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
-                : std::string();
-  }
-  std::optional<std::string> OptText(int col) const {
-    if (IsNull(col)) return std::nullopt;
-    return Text(col);
-  }
-
- private:
-  int Index(const char* name) const { return sqlite3_bind_parameter_index(stmt_, name); }
-  void Check(int rc) const {
-    if (rc != SQLITE_OK) ThrowFailure(db_, rc);
-  }
-
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
 
 int UserVersion(sqlite3* db) {
   Statement stmt(db, "PRAGMA user_version");
@@ -246,15 +125,14 @@ template <typename T>
 std::vector<T> FromJson(const std::string& text, const char* column) {
   const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (json.is_discarded() || !json.is_array()) {
-    throw SqliteFailure{SQLITE_MISMATCH,
-                        fmt::format("column {} is not a JSON array: '{}'", column, text)};
+    throw SqliteError(SQLITE_MISMATCH, fmt::format("column {} is not a JSON array: '{}'", column, text));
   }
   std::vector<T> values;
   try {
     for (const auto& item : json) values.push_back(item.get<T>());
   } catch (const nlohmann::json::exception&) {
-    throw SqliteFailure{SQLITE_MISMATCH,
-                        fmt::format("column {} has an element of the wrong type: '{}'", column, text)};
+    throw SqliteError(SQLITE_MISMATCH,
+                      fmt::format("column {} has an element of the wrong type: '{}'", column, text));
   }
   return values;
 }
@@ -263,7 +141,7 @@ RunStatus StatusColumn(const Statement& stmt, int col) {
   try {
     return ParseRunStatus(stmt.Text(col));
   } catch (const DbError& e) {
-    throw SqliteFailure{SQLITE_MISMATCH, e.what()};
+    throw SqliteError(SQLITE_MISMATCH, e.what());
   }
 }
 
@@ -345,7 +223,7 @@ void Database::OpenConnection(const std::string& name, int flags) {
   if (rc != SQLITE_OK) {
     const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
     throw DbError(
-        fmt::format("experiment database {}: open: {}", path_.string(), Describe(message, rc)));
+        fmt::format("experiment database {}: open: {}", path_.string(), DescribeSqlite(message, rc)));
   }
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, static_cast<int>(options_.busy_timeout.count()));
@@ -419,18 +297,15 @@ void Database::OpenReadOnly() {
   // be writing either (a writer needs the same file), so the main file is the whole database:
   // open it as immutable, which needs no -shm and takes no locks.
   int rc = SQLITE_OK;
-  {
-    sqlite3_stmt* probe = nullptr;
-    rc = sqlite3_prepare_v2(db_, "SELECT count(*) FROM sqlite_master", -1, &probe, nullptr);
-    if (rc == SQLITE_OK) {
-      rc = sqlite3_step(probe);
-      if (rc == SQLITE_ROW) rc = SQLITE_OK;
-    }
-    sqlite3_finalize(probe);
+  std::string reason;
+  try {
+    Statement(db_, "SELECT count(*) FROM sqlite_master").Step();
+  } catch (const SqliteError& e) {
+    rc = e.sqlite_code();
+    reason = e.detail();
   }
   const int primary = rc & 0xff;
   if (primary == SQLITE_READONLY || primary == SQLITE_CANTOPEN) {
-    const std::string reason = Describe(sqlite3_errmsg(db_), rc);
     std::error_code wal_ec;
     const auto wal = std::filesystem::path(path_.string() + "-wal");
     if (std::filesystem::exists(wal, wal_ec) && std::filesystem::file_size(wal, wal_ec) > 0 &&
@@ -490,22 +365,22 @@ void Database::Retry(std::string_view operation, const char* begin,
       body();
       if (begin) Exec(db_, "COMMIT");
       return;
-    } catch (const SqliteFailure& failure) {
+    } catch (const SqliteError& failure) {
       rollback();
       const auto elapsed = Clock::now() - start;
-      if (full != nullptr && (failure.code & 0xff) == SQLITE_FULL) {
+      if (full != nullptr && failure.full()) {
         *full = true;
         return;
       }
-      if (!IsBusy(failure.code)) {
+      if (!failure.busy()) {
         throw DbError(fmt::format("experiment database {}: {}: {}", path_.string(), operation,
-                                  failure.message));
+                                  failure.what()));
       }
       if (elapsed >= options_.retry_limit) {
         throw DbError(fmt::format(
             "experiment database {}: {}: {}; gave up after {} attempts in {} ms (another process "
             "holds the database lock)",
-            path_.string(), operation, failure.message, attempt,
+            path_.string(), operation, failure.what(), attempt,
             std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
       }
     } catch (const DbError& e) {
@@ -581,7 +456,7 @@ void Database::Migrate() {
         return;
       }
       const Migration& migration = Migrations()[static_cast<std::size_t>(version)];
-      Exec(db_, std::string(migration.sql));
+      Exec(db_, migration.sql);
       Exec(db_, fmt::format("PRAGMA user_version = {}", migration.version));
       ASV_LOG(Debug, "experiment database {}: migrated to schema version {} ({})", path_.string(),
               migration.version, migration.description);
@@ -966,7 +841,7 @@ std::vector<RunRow> Database::QueryRuns(const RunFilter& filter,
     if (filter.status) {
       stmt.Bind(":status", ToString(*filter.status));
     } else {
-      stmt.Bind(":status", std::optional<std::string>());
+      stmt.Bind(":status", std::nullopt);
     }
     while (stmt.Step()) rows.push_back(ReadRun(stmt));
   });
