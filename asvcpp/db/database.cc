@@ -18,6 +18,7 @@
 #include "asvcpp/base/check.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/db/row_mappers.h"
 #include "asvcpp/db/schema.h"
 #include "asvcpp/db/statement.h"
 #include "asvcpp/db/timestamp.h"
@@ -119,74 +120,6 @@ std::string Utf8Prefix(const std::string& text, std::size_t max_bytes) {
 template <typename T>
 std::string ToJson(const std::vector<T>& values) {
   return nlohmann::json(values).dump();
-}
-
-template <typename T>
-std::vector<T> FromJson(const std::string& text, const char* column) {
-  const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (json.is_discarded() || !json.is_array()) {
-    throw SqliteError(SQLITE_MISMATCH, fmt::format("column {} is not a JSON array: '{}'", column, text));
-  }
-  std::vector<T> values;
-  try {
-    for (const auto& item : json) values.push_back(item.get<T>());
-  } catch (const nlohmann::json::exception&) {
-    throw SqliteError(SQLITE_MISMATCH,
-                      fmt::format("column {} has an element of the wrong type: '{}'", column, text));
-  }
-  return values;
-}
-
-RunStatus StatusColumn(const Statement& stmt, int col) {
-  try {
-    return ParseRunStatus(stmt.Text(col));
-  } catch (const DbError& e) {
-    throw SqliteError(SQLITE_MISMATCH, e.what());
-  }
-}
-
-// Effective status of a run: a 'running' run this host cannot check (other host, boot or pid
-// namespace) is reported crashed once its heartbeat is stale; one of this host whose process is
-// gone is reported crashed too (MarkCrashedRuns persists that first, except read-only).
-constexpr std::string_view kRunColumns = R"sql(
-  id, recipe, config, parent_chain, settings_json, settings_hash, command_line, host, pid,
-  process_start, boot_id, pid_namespace, gpu_ids, world_size, code_version, output_folder,
-  status, start_time, end_time, heartbeat_time, error_text,
-  CASE WHEN status = 'running'
-        AND CASE WHEN host = :self_host AND boot_id = :self_boot AND pid_namespace = :self_ns
-                 THEN NOT asv_process_alive(pid, process_start)
-                 ELSE heartbeat_time < :stale_before END
-       THEN 'crashed' ELSE status END AS effective_status
-)sql";
-
-RunRow ReadRun(const Statement& s) {
-  RunRow row;
-  row.id = s.Int(0);
-  row.info.recipe = s.Text(1);
-  row.info.config = s.Text(2);
-  row.info.parent_chain = FromJson<std::string>(s.Text(3), "runs.parent_chain");
-  row.info.settings_json = s.Text(4);
-  row.info.settings_hash = s.Text(5);
-  row.info.command_line = s.Text(6);
-  row.info.host = s.Text(7);
-  row.info.pid = s.Int(8);
-  row.info.process_start = s.Int(9);
-  row.info.boot_id = s.Text(10);
-  row.info.pid_namespace = s.Text(11);
-  row.info.gpu_ids = FromJson<int>(s.Text(12), "runs.gpu_ids");
-  row.info.world_size = static_cast<int>(s.Int(13));
-  row.info.code_version = s.Text(14);
-  row.info.output_folder = s.Text(15);
-  const RunStatus stored = StatusColumn(s, 16);
-  row.start_time = s.Text(17);
-  row.end_time = s.OptText(18);
-  row.heartbeat_time = s.Text(19);
-  row.error_text = s.OptText(20);
-  row.status = StatusColumn(s, 21);
-  row.status_inferred = row.status != stored;
-  // An inferred crash ends, like a persisted one, at the last sign of life.
-  if (row.status_inferred && !row.end_time) row.end_time = row.heartbeat_time;
-  return row;
 }
 
 // Throws DbError naming the missing row when the last statement changed nothing.
@@ -537,14 +470,10 @@ std::vector<RunRow> Database::SelectGpuHolders(const std::string& host,
     WHERE effective_status = 'running'
     ORDER BY id)sql",
                                   kRunColumns));
-  stmt.Bind(":self_host", self_.host)
-      .Bind(":self_boot", self_.boot_id)
-      .Bind(":self_ns", self_.pid_namespace)
-      .Bind(":stale_before",
-            FormatUtc(std::chrono::system_clock::now() - options_.stale_heartbeat))
-      .Bind(":host", host);
+  BindEffectiveStatus(stmt, self_, options_.stale_heartbeat);
+  stmt.Bind(":host", host);
   while (stmt.Step()) {
-    RunRow row = ReadRun(stmt);
+    RunRow row = ReadRunRow(stmt);
     const bool overlaps = std::any_of(row.info.gpu_ids.begin(), row.info.gpu_ids.end(), [&](int g) {
       return std::find(gpu_ids.begin(), gpu_ids.end(), g) != gpu_ids.end();
     });
@@ -819,8 +748,6 @@ std::vector<RunRow> Database::QueryRuns(const RunFilter& filter,
   std::vector<RunRow> rows;
   Read("ListRuns", [&] {
     rows.clear();
-    const std::string stale_before =
-        FormatUtc(std::chrono::system_clock::now() - options_.stale_heartbeat);
     Statement stmt(db_, fmt::format(R"sql(
       SELECT * FROM (SELECT {} FROM runs)
       WHERE (:recipe IS NULL OR recipe = :recipe)
@@ -830,11 +757,8 @@ std::vector<RunRow> Database::QueryRuns(const RunFilter& filter,
       ORDER BY id DESC
       LIMIT :limit)sql",
                                     kRunColumns));
-    stmt.Bind(":self_host", self_.host)
-        .Bind(":self_boot", self_.boot_id)
-        .Bind(":self_ns", self_.pid_namespace)
-        .Bind(":stale_before", stale_before)
-        .Bind(":recipe", filter.recipe)
+    BindEffectiveStatus(stmt, self_, options_.stale_heartbeat);
+    stmt.Bind(":recipe", filter.recipe)
         .Bind(":config", filter.config)
         .Bind(":id", run_id)
         .Bind(":limit", filter.limit > 0 ? filter.limit : -1);
@@ -843,7 +767,7 @@ std::vector<RunRow> Database::QueryRuns(const RunFilter& filter,
     } else {
       stmt.Bind(":status", std::nullopt);
     }
-    while (stmt.Step()) rows.push_back(ReadRun(stmt));
+    while (stmt.Step()) rows.push_back(ReadRunRow(stmt));
   });
   return rows;
 }
@@ -858,7 +782,7 @@ std::optional<RunRow> Database::GetRun(std::int64_t run_id) {
   return std::move(rows.front());
 }
 
-// Every result matching the filters, newest first.
+// Every result matching the filters, newest first (columns as ReadResultRow reads them).
 constexpr std::string_view kResultsSql = R"sql(
   SELECT r.id, r.run_id, runs.recipe, runs.config, r.epoch, r.trial_list, r.eer, r.min_dcf,
          r.p_target, r.c_miss, r.c_fa, r.n_target, r.n_nontarget, r.recorded_time, r.stage
@@ -926,25 +850,7 @@ std::vector<ResultRow> Database::Results(const ResultFilter& filter) {
         .Bind(":run_id", filter.run_id)
         .Bind(":stage", filter.stage)
         .Bind(":limit", filter.limit > 0 ? filter.limit : -1);
-    while (stmt.Step()) {
-      ResultRow row;
-      row.id = stmt.Int(0);
-      row.run_id = stmt.Int(1);
-      row.recipe = stmt.Text(2);
-      row.config = stmt.Text(3);
-      if (!stmt.IsNull(4)) row.record.epoch = static_cast<int>(stmt.Int(4));
-      row.record.trial_list = stmt.Text(5);
-      row.record.eer = stmt.Real(6);
-      row.record.min_dcf = stmt.Real(7);
-      row.record.p_target = stmt.Real(8);
-      row.record.c_miss = stmt.Real(9);
-      row.record.c_fa = stmt.Real(10);
-      row.record.n_target = stmt.Int(11);
-      row.record.n_nontarget = stmt.Int(12);
-      row.recorded_time = stmt.Text(13);
-      if (!stmt.IsNull(14)) row.record.stage = static_cast<int>(stmt.Int(14));
-      rows.push_back(std::move(row));
-    }
+    while (stmt.Step()) rows.push_back(ReadResultRow(stmt));
   });
   return rows;
 }
@@ -953,27 +859,10 @@ std::vector<EpochRow> Database::Epochs(std::int64_t run_id) {
   std::vector<EpochRow> rows;
   Read("Epochs", [&] {
     rows.clear();
-    Statement stmt(db_, R"sql(
-      SELECT id, run_id, epoch, loss, accuracy, learning_rate, seconds, frames_per_second,
-             val_loss, val_accuracy, recorded_time, data_wait_percent
-      FROM epochs WHERE run_id = :run_id ORDER BY epoch)sql");
+    Statement stmt(db_, fmt::format("SELECT {} FROM epochs WHERE run_id = :run_id ORDER BY epoch",
+                                    kEpochColumns));
     stmt.Bind(":run_id", run_id);
-    while (stmt.Step()) {
-      EpochRow row;
-      row.id = stmt.Int(0);
-      row.run_id = stmt.Int(1);
-      row.record.epoch = static_cast<int>(stmt.Int(2));
-      row.record.loss = stmt.Real(3);
-      row.record.accuracy = stmt.Real(4);
-      row.record.learning_rate = stmt.Real(5);
-      row.record.seconds = stmt.Real(6);
-      row.record.frames_per_second = stmt.Real(7);
-      row.record.val_loss = stmt.OptReal(8);
-      row.record.val_accuracy = stmt.OptReal(9);
-      row.recorded_time = stmt.Text(10);
-      row.record.data_wait_percent = stmt.OptReal(11);
-      rows.push_back(std::move(row));
-    }
+    while (stmt.Step()) rows.push_back(ReadEpochRow(stmt));
   });
   return rows;
 }
@@ -982,22 +871,10 @@ std::vector<StageRow> Database::Stages(std::int64_t run_id) {
   std::vector<StageRow> rows;
   Read("Stages", [&] {
     rows.clear();
-    Statement stmt(db_, R"sql(
-      SELECT id, run_id, stage, name, status, start_time, end_time, error_text
-      FROM stages WHERE run_id = :run_id ORDER BY id)sql");
+    Statement stmt(db_, fmt::format("SELECT {} FROM stages WHERE run_id = :run_id ORDER BY id",
+                                    kStageColumns));
     stmt.Bind(":run_id", run_id);
-    while (stmt.Step()) {
-      StageRow row;
-      row.id = stmt.Int(0);
-      row.run_id = stmt.Int(1);
-      row.stage = static_cast<int>(stmt.Int(2));
-      row.name = stmt.Text(3);
-      row.status = StatusColumn(stmt, 4);
-      row.start_time = stmt.Text(5);
-      row.end_time = stmt.OptText(6);
-      row.error_text = stmt.OptText(7);
-      rows.push_back(std::move(row));
-    }
+    while (stmt.Step()) rows.push_back(ReadStageRow(stmt));
   });
   return rows;
 }
@@ -1006,22 +883,10 @@ std::vector<ArtifactRow> Database::Artifacts(std::int64_t run_id) {
   std::vector<ArtifactRow> rows;
   Read("Artifacts", [&] {
     rows.clear();
-    Statement stmt(db_, R"sql(
-      SELECT id, run_id, stage_id, path, kind, checksum, bytes, recorded_time
-      FROM artifacts WHERE run_id = :run_id ORDER BY id)sql");
+    Statement stmt(db_, fmt::format("SELECT {} FROM artifacts WHERE run_id = :run_id ORDER BY id",
+                                    kArtifactColumns));
     stmt.Bind(":run_id", run_id);
-    while (stmt.Step()) {
-      ArtifactRow row;
-      row.id = stmt.Int(0);
-      row.run_id = stmt.Int(1);
-      if (!stmt.IsNull(2)) row.record.stage_id = stmt.Int(2);
-      row.record.path = stmt.Text(3);
-      row.record.kind = stmt.Text(4);
-      row.record.checksum = stmt.Text(5);
-      row.record.bytes = stmt.Int(6);
-      row.recorded_time = stmt.Text(7);
-      rows.push_back(std::move(row));
-    }
+    while (stmt.Step()) rows.push_back(ReadArtifactRow(stmt));
   });
   return rows;
 }
