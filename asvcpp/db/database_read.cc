@@ -1,0 +1,208 @@
+// The reads of the experiment database: runs (with their effective status), the runs holding
+// GPUs, results (plain and best per config), epochs, stages and artifacts. Each query runs in one
+// deferred transaction (Database::Read), so its statements see one snapshot; the queries of runs
+// first mark dead local runs crashed (MarkCrashedRuns). Rows become structs through the row
+// mappers of row_mappers.h.
+#include "asvcpp/db/database.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "asvcpp/db/row_mappers.h"
+#include "asvcpp/db/statement.h"
+
+namespace asv::db {
+
+std::vector<RunRow> Database::RunsHoldingGpus(const std::string& host,
+                                              const std::vector<int>& gpu_ids) {
+  if (gpu_ids.empty()) return {};
+  MarkCrashedRuns();
+  std::vector<RunRow> holders;
+  Read("RunsHoldingGpus", [&] { holders = SelectGpuHolders(host, gpu_ids); });
+  return holders;
+}
+
+std::vector<RunRow> Database::SelectGpuHolders(const std::string& host,
+                                               const std::vector<int>& gpu_ids) {
+  std::vector<RunRow> holders;
+  if (gpu_ids.empty()) return holders;
+  Statement stmt(db_, fmt::format(R"sql(
+    SELECT * FROM (SELECT {} FROM runs WHERE status = 'running' AND host = :host)
+    WHERE effective_status = 'running'
+    ORDER BY id)sql",
+                                  kRunColumns));
+  BindEffectiveStatus(stmt, self_, options_.stale_heartbeat);
+  stmt.Bind(":host", host);
+  while (stmt.Step()) {
+    RunRow row = ReadRunRow(stmt);
+    const bool overlaps = std::any_of(row.info.gpu_ids.begin(), row.info.gpu_ids.end(), [&](int g) {
+      return std::find(gpu_ids.begin(), gpu_ids.end(), g) != gpu_ids.end();
+    });
+    if (!overlaps) continue;
+    // A local process that died after MarkCrashedRuns() looked holds nothing either.
+    const bool local = row.info.host == self_.host && row.info.boot_id == self_.boot_id &&
+                       row.info.pid_namespace == self_.pid_namespace;
+    if (local && !IsProcessAlive(row.info.pid, row.info.process_start)) continue;
+    holders.push_back(std::move(row));
+  }
+  return holders;
+}
+
+std::vector<RunRow> Database::QueryRuns(const RunFilter& filter,
+                                        std::optional<std::int64_t> run_id) {
+  MarkCrashedRuns();
+  std::vector<RunRow> rows;
+  Read("ListRuns", [&] {
+    rows.clear();
+    Statement stmt(db_, fmt::format(R"sql(
+      SELECT * FROM (SELECT {} FROM runs)
+      WHERE (:recipe IS NULL OR recipe = :recipe)
+        AND (:config IS NULL OR config = :config)
+        AND (:status IS NULL OR effective_status = :status)
+        AND (:id IS NULL OR id = :id)
+      ORDER BY id DESC
+      LIMIT :limit)sql",
+                                    kRunColumns));
+    BindEffectiveStatus(stmt, self_, options_.stale_heartbeat);
+    stmt.Bind(":recipe", filter.recipe)
+        .Bind(":config", filter.config)
+        .Bind(":id", run_id)
+        .Bind(":limit", filter.limit > 0 ? filter.limit : -1);
+    if (filter.status) {
+      stmt.Bind(":status", ToString(*filter.status));
+    } else {
+      stmt.Bind(":status", std::nullopt);
+    }
+    while (stmt.Step()) rows.push_back(ReadRunRow(stmt));
+  });
+  return rows;
+}
+
+std::vector<RunRow> Database::ListRuns(const RunFilter& filter) {
+  return QueryRuns(filter, std::nullopt);
+}
+
+std::optional<RunRow> Database::GetRun(std::int64_t run_id) {
+  auto rows = QueryRuns({}, run_id);
+  if (rows.empty()) return std::nullopt;
+  return std::move(rows.front());
+}
+
+namespace {
+
+// Every result matching the filters, newest first (columns as ReadResultRow reads them).
+constexpr std::string_view kResultsSql = R"sql(
+  SELECT r.id, r.run_id, runs.recipe, runs.config, r.epoch, r.trial_list, r.eer, r.min_dcf,
+         r.p_target, r.c_miss, r.c_fa, r.n_target, r.n_nontarget, r.recorded_time, r.stage
+  FROM results AS r JOIN runs ON runs.id = r.run_id
+  WHERE (:recipe IS NULL OR runs.recipe = :recipe)
+    AND (:config IS NULL OR runs.config = :config)
+    AND (:trial_list IS NULL OR r.trial_list = :trial_list)
+    AND (:run_id IS NULL OR r.run_id = :run_id)
+    AND (:stage IS NULL OR r.stage = :stage)
+  ORDER BY r.id DESC
+  LIMIT :limit)sql";
+
+// The best result of each (recipe, config, trial list) without reading every result: one seek in
+// index results(run_id, trial_list, eer, id DESC, stage) (schema version 4) per (run, trial list).
+//   names  the distinct trial lists, skipping from one to the next in results(trial_list, eer)
+//          (a loose index scan; SQLite's GROUP BY/DISTINCT would read every entry)
+//   best   per matching run and name: the first non-NULL EER in (eer, id DESC) order, that is the
+//          lowest EER and among ties the latest; only when there is none, the latest NaN (NULL)
+//          EER. Pairs without results give NULL. MATERIALIZED: inlined, SQLite would evaluate the
+//          subqueries again for every reference to their value. INDEXED BY: with sqlite_stat1 the
+//          planner may prefer results(trial_list, eer), a scan over every run's results.
+//   ranked the best of the runs of each config, with the same ordering rule
+constexpr std::string_view kBestPerConfigSql = R"sql(
+  WITH RECURSIVE
+    names(trial_list) AS (
+      SELECT COALESCE(:trial_list, (SELECT MIN(trial_list) FROM results))
+      UNION ALL
+      SELECT (SELECT MIN(trial_list) FROM results WHERE results.trial_list > names.trial_list)
+      FROM names WHERE :trial_list IS NULL AND names.trial_list IS NOT NULL),
+    best AS MATERIALIZED (
+      SELECT COALESCE(
+               (SELECT id FROM results INDEXED BY results_run_trial_list_eer
+                WHERE run_id = runs.id AND trial_list = names.trial_list AND eer IS NOT NULL
+                  AND (:stage IS NULL OR stage = :stage)
+                ORDER BY eer, id DESC LIMIT 1),
+               (SELECT MAX(id) FROM results INDEXED BY results_run_trial_list_eer
+                WHERE run_id = runs.id AND trial_list = names.trial_list AND eer IS NULL
+                  AND (:stage IS NULL OR stage = :stage))) AS id
+      FROM runs CROSS JOIN names
+      WHERE names.trial_list IS NOT NULL
+        AND (:recipe IS NULL OR runs.recipe = :recipe)
+        AND (:config IS NULL OR runs.config = :config)
+        AND (:run_id IS NULL OR runs.id = :run_id)),
+    ranked AS (
+      SELECT r.id, r.run_id, runs.recipe, runs.config, r.epoch, r.trial_list, r.eer, r.min_dcf,
+             r.p_target, r.c_miss, r.c_fa, r.n_target, r.n_nontarget, r.recorded_time, r.stage,
+             ROW_NUMBER() OVER (PARTITION BY runs.recipe, runs.config, r.trial_list
+                                ORDER BY r.eer IS NULL, r.eer ASC, r.id DESC) AS rank
+      FROM best JOIN results AS r ON r.id = best.id JOIN runs ON runs.id = r.run_id)
+  SELECT id, run_id, recipe, config, epoch, trial_list, eer, min_dcf, p_target, c_miss, c_fa,
+         n_target, n_nontarget, recorded_time, stage
+  FROM ranked
+  WHERE rank = 1
+  ORDER BY recipe, config, trial_list
+  LIMIT :limit)sql";
+
+}  // namespace
+
+std::vector<ResultRow> Database::Results(const ResultFilter& filter) {
+  std::vector<ResultRow> rows;
+  Read("Results", [&] {
+    rows.clear();
+    Statement stmt(db_, filter.best_per_config ? kBestPerConfigSql : kResultsSql);
+    stmt.Bind(":recipe", filter.recipe)
+        .Bind(":config", filter.config)
+        .Bind(":trial_list", filter.trial_list)
+        .Bind(":run_id", filter.run_id)
+        .Bind(":stage", filter.stage)
+        .Bind(":limit", filter.limit > 0 ? filter.limit : -1);
+    while (stmt.Step()) rows.push_back(ReadResultRow(stmt));
+  });
+  return rows;
+}
+
+std::vector<EpochRow> Database::Epochs(std::int64_t run_id) {
+  std::vector<EpochRow> rows;
+  Read("Epochs", [&] {
+    rows.clear();
+    Statement stmt(db_, fmt::format("SELECT {} FROM epochs WHERE run_id = :run_id ORDER BY epoch",
+                                    kEpochColumns));
+    stmt.Bind(":run_id", run_id);
+    while (stmt.Step()) rows.push_back(ReadEpochRow(stmt));
+  });
+  return rows;
+}
+
+std::vector<StageRow> Database::Stages(std::int64_t run_id) {
+  std::vector<StageRow> rows;
+  Read("Stages", [&] {
+    rows.clear();
+    Statement stmt(db_, fmt::format("SELECT {} FROM stages WHERE run_id = :run_id ORDER BY id",
+                                    kStageColumns));
+    stmt.Bind(":run_id", run_id);
+    while (stmt.Step()) rows.push_back(ReadStageRow(stmt));
+  });
+  return rows;
+}
+
+std::vector<ArtifactRow> Database::Artifacts(std::int64_t run_id) {
+  std::vector<ArtifactRow> rows;
+  Read("Artifacts", [&] {
+    rows.clear();
+    Statement stmt(db_, fmt::format("SELECT {} FROM artifacts WHERE run_id = :run_id ORDER BY id",
+                                    kArtifactColumns));
+    stmt.Bind(":run_id", run_id);
+    while (stmt.Step()) rows.push_back(ReadArtifactRow(stmt));
+  });
+  return rows;
+}
+
+}  // namespace asv::db

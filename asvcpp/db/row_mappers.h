@@ -1,0 +1,72 @@
+// How a row of each table of the experiment database becomes the struct database.h returns: one
+// column list and one mapper per table, used by every query that reads the table. A query selects
+// the table's k*Columns (or, for results, the columns ReadResultRow names, in that order) and
+// passes each row of its Statement to the mapper.
+//
+// For the implementation of Database (database_*.cc) and its tests; callers use database.h.
+//
+// Every mapper throws SqliteError (SQLITE_MISMATCH) when a column holds a value the struct cannot
+// take (an unknown status, gpu_ids that are not a JSON array of integers): a hand-edited or damaged
+// file. Database turns it into DbError naming the file and the operation.
+#pragma once
+
+#include <chrono>
+#include <string_view>
+
+#include "asvcpp/db/database.h"
+#include "asvcpp/db/run_info.h"
+#include "asvcpp/db/statement.h"
+
+namespace asv::db {
+
+/// Columns of `runs` in ReadRunRow's order, ending with effective_status: the stored status,
+/// except 'crashed' for a 'running' run whose process is gone (a run of this host, boot and pid
+/// namespace: SQL function asv_process_alive) or, for a run this host cannot check, whose
+/// heartbeat_time is older than :stale_before. Bind the parameters with BindEffectiveStatus.
+inline constexpr std::string_view kRunColumns = R"sql(
+  id, recipe, config, parent_chain, settings_json, settings_hash, command_line, host, pid,
+  process_start, boot_id, pid_namespace, gpu_ids, world_size, code_version, output_folder,
+  status, start_time, end_time, heartbeat_time, error_text,
+  CASE WHEN status = 'running'
+        AND CASE WHEN host = :self_host AND boot_id = :self_boot AND pid_namespace = :self_ns
+                 THEN NOT asv_process_alive(pid, process_start)
+                 ELSE heartbeat_time < :stale_before END
+       THEN 'crashed' ELSE status END AS effective_status
+)sql";
+
+/// Binds the parameters of kRunColumns: `self` is this process's identity (host, boot_id,
+/// pid_namespace), and heartbeats older than `stale_heartbeat` before now count as stale.
+void BindEffectiveStatus(Statement& stmt, const RunInfo& self, std::chrono::seconds stale_heartbeat);
+
+/// A row of kRunColumns. status is effective_status; status_inferred says that it differs from
+/// the stored status, and then a missing end_time becomes heartbeat_time (the last sign of life).
+RunRow ReadRunRow(const Statement& stmt);
+
+/// Columns of `stages` in ReadStageRow's order.
+inline constexpr std::string_view kStageColumns =
+    "id, run_id, stage, name, status, start_time, end_time, error_text";
+
+/// A row of kStageColumns.
+StageRow ReadStageRow(const Statement& stmt);
+
+/// Columns of `epochs` in ReadEpochRow's order (NULL losses and accuracies read back as NaN).
+inline constexpr std::string_view kEpochColumns =
+    "id, run_id, epoch, loss, accuracy, learning_rate, seconds, frames_per_second, val_loss, "
+    "val_accuracy, recorded_time, data_wait_percent";
+
+/// A row of kEpochColumns.
+EpochRow ReadEpochRow(const Statement& stmt);
+
+/// A row of `results` joined with its run, columns in this order: results.id, run_id,
+/// runs.recipe, runs.config, epoch, trial_list, eer, min_dcf, p_target, c_miss, c_fa, n_target,
+/// n_nontarget, recorded_time, stage (NULL eer and min_dcf read back as NaN).
+ResultRow ReadResultRow(const Statement& stmt);
+
+/// Columns of `artifacts` in ReadArtifactRow's order.
+inline constexpr std::string_view kArtifactColumns =
+    "id, run_id, stage_id, path, kind, checksum, bytes, recorded_time";
+
+/// A row of kArtifactColumns.
+ArtifactRow ReadArtifactRow(const Statement& stmt);
+
+}  // namespace asv::db
