@@ -2,13 +2,14 @@
 // every rule used under must<> has its message in the error table at the end of this file.
 //
 // The line structure (blank lines separating blocks, comment lines, headers versus assignments)
-// is driven line by line in parse.cc; each statement (a header, an assignment, a `--set` literal)
-// is parsed with the rules below from its first character. Inside open brackets a value may
-// continue over several lines (Python's implicit line joining) but never across a blank line.
+// is driven line by line by the Reader (reader.h, blocks.cc); each statement (a header, an
+// assignment, a `--set` literal) is parsed with the rules below from its first character. Inside
+// open brackets a value may continue over several lines (Python's implicit line joining) but
+// never across a blank line.
 //
 // Values and type annotations are recursive rules, one level of C++ recursion per bracket: the
-// actions in parse.cc stop at 256 levels with an error, so no input can exhaust the stack. After
-// an error, parse.cc skips the rest of the statement with a loop, not with a rule.
+// actions (actions.cc) stop at 256 levels with an error, so no input can exhaust the stack. After
+// an error, the Reader (reader.cc) skips the rest of the statement with a loop, not with a rule.
 #pragma once
 
 #include <tao/pegtl.hpp>
