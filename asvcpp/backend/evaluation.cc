@@ -131,24 +131,35 @@ ListResult ScoreTrialList(const Backend& backend, const Embeddings& processed, c
   std::vector<double> nontarget_scores;
   eval::SplitScores(result.scores, trials.Classify(eval::LabelVocabulary::Default(), &counts), &target_scores,
                     &nontarget_scores);
+  std::vector<eval::DcfParams> points = {params};
+  if (params.p_target != 0.01) {
+    eval::DcfParams p001;
+    p001.p_target = 0.01;
+    points.push_back(p001);
+  }
+  result.llr = eval::ComputeLlrMetrics(target_scores, nontarget_scores, points);
   const eval::SortedScores sorted(std::move(target_scores), std::move(nontarget_scores));
   result.metrics.eer = sorted.Eer();
-  result.metrics.min_dcf = sorted.MinDcf(params);
+  for (const auto& point : points) result.min_dcfs.push_back(sorted.MinDcf(point));
+  result.metrics.min_dcf = result.min_dcfs.front();
   result.metrics.counts = counts;
-  eval::DcfParams p001;
-  p001.p_target = 0.01;
-  result.min_dcf_001 = sorted.MinDcf(p001);
+  result.det = eval::DetPoints(sorted);
   if (counts.n_other > 0) ASV_LOG(Warning, "{}: {}", file.string(), counts.Describe());
   return result;
 }
 
 std::string FormatResult(const ListResult& result, std::optional<int> epoch) {
-  return fmt::format(
-      "EER = {:.4f}  minDCF = {:.4f}  {}[{}]  (minDCF(p_target=0.01) = {:.4f}; {} target, {} "
-      "non-target trials)",
-      result.metrics.eer.percent(), result.metrics.min_dcf.min_dcf,
-      epoch ? fmt::format("[epoch {}] ", *epoch) : std::string(), result.name, result.min_dcf_001.min_dcf,
-      result.metrics.counts.n_target, result.metrics.counts.n_nontarget);
+  std::string others;
+  for (std::size_t i = 1; i < result.min_dcfs.size(); ++i) {
+    others += fmt::format("minDCF(p_target={:g}) = {:.4f}; ", result.min_dcfs[i].params.p_target,
+                          result.min_dcfs[i].min_dcf);
+  }
+  return fmt::format("EER = {:.4f}  minDCF = {:.4f}  {}[{}]  ({}Cllr = {:.4f}, minCllr = {:.4f}; {} target, {} "
+                     "non-target trials)",
+                     result.metrics.eer.percent(), result.metrics.min_dcf.min_dcf,
+                     epoch ? fmt::format("[epoch {}] ", *epoch) : std::string(), result.name, others,
+                     result.llr.cllr, result.llr.min_cllr, result.metrics.counts.n_target,
+                     result.metrics.counts.n_nontarget);
 }
 
 db::ResultRecord ResultRecordOf(const ListResult& result, std::optional<int> epoch) {
@@ -162,6 +173,14 @@ db::ResultRecord ResultRecordOf(const ListResult& result, std::optional<int> epo
   record.c_fa = result.metrics.min_dcf.params.c_fa;
   record.n_target = result.metrics.counts.n_target;
   record.n_nontarget = result.metrics.counts.n_nontarget;
+  record.cllr = result.llr.cllr;
+  record.min_cllr = result.llr.min_cllr;
+  for (std::size_t i = 0; i < result.min_dcfs.size(); ++i) {
+    const eval::MinDcfResult& m = result.min_dcfs[i];
+    db::CostRecord cost{m.params.p_target, m.params.c_miss, m.params.c_fa, m.min_dcf, std::nullopt};
+    if (i < result.llr.act_dcf.size()) cost.act_dcf = result.llr.act_dcf[i].act_dcf;
+    record.costs.push_back(cost);
+  }
   return record;
 }
 

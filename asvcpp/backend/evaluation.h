@@ -15,6 +15,8 @@
 #include "asvcpp/backend/vector_processor.h"
 #include "asvcpp/base/matrix.h"
 #include "asvcpp/db/database.h"
+#include "asvcpp/eval/det.h"
+#include "asvcpp/eval/llr_metrics.h"
 #include "asvcpp/eval/metrics.h"
 #include "asvcpp/eval/score_file.h"
 #include "asvcpp/settings/settings.h"
@@ -75,7 +77,12 @@ struct ListResult {
   std::filesystem::path file;      ///< the trial list file
   std::vector<double> scores;      ///< trial order
   eval::Metrics metrics;           ///< EER and minDCF at backend.p_target
-  eval::MinDcfResult min_dcf_001;  ///< minDCF at p_target 0.01 (c_miss = c_fa = 1)
+  /// minDCF at every operating point (c_miss = c_fa = 1): backend.p_target, then 0.01 unless the
+  /// same.
+  std::vector<eval::MinDcfResult> min_dcfs;
+  /// Cllr, minCllr and actDCF (at the same operating points) of the scores read as LLRs.
+  eval::LlrMetrics llr;
+  std::vector<eval::DetPoint> det;  ///< DET points for plots (eval::DetPoints, about 2000)
 };
 
 /// Scores one trial list and computes its metrics.
@@ -83,11 +90,12 @@ ListResult ScoreTrialList(const Backend& backend, const Embeddings& processed, c
                           const std::filesystem::path& file, const settings::BackendSettings& settings);
 
 /// ASVtorch's result line: "EER = 2.9640  minDCF = 0.2010  [epoch 37] [vox1_original]", followed
-/// by asvcpp's "minDCF(0.01) = ..." and the trial counts.
+/// by asvcpp's minDCF at the other operating points, Cllr and the trial counts.
 std::string FormatResult(const ListResult& result, std::optional<int> epoch);
 
 /// The database row of a result: EER in percent, minDCF at the configured p_target, trial counts,
-/// `epoch` of the network (nullopt: none). The stage is left to the recorder
+/// Cllr, minCllr, minDCF and actDCF at every operating point, `epoch` of the network (nullopt:
+/// none). The stage is left to the recorder
 /// (recipe::RunContext::RecordResult fills in the stage being run).
 db::ResultRecord ResultRecordOf(const ListResult& result, std::optional<int> epoch);
 

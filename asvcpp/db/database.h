@@ -94,6 +94,15 @@ struct EpochRecord {
   std::optional<double> data_wait_percent;
 };
 
+/// The detection costs of a result at one operating point (normalised as min_dcf below).
+struct CostRecord {
+  double p_target = 0.05;
+  double c_miss = 1;
+  double c_fa = 1;
+  double min_dcf = 0;              ///< Normalised minimum detection cost.
+  std::optional<double> act_dcf;   ///< Normalised actual cost of the scores read as LLRs.
+};
+
 /// One evaluation of a system on a trial list. minDCF follows the NIST SRE definition
 /// (normalised by min(c_miss * p_target, c_fa * (1 - p_target))).
 struct ResultRecord {
@@ -107,6 +116,11 @@ struct ResultRecord {
   std::int64_t n_target = 0;     ///< Number of target trials scored.
   std::int64_t n_nontarget = 0;  ///< Number of non-target trials scored.
   std::optional<int> stage;      ///< Recipe stage that produced it (e.g. 5 training, 9 scoring).
+  std::optional<double> cllr;      ///< Cllr of the scores read as LLRs, bits (asvcpp/eval/llr_metrics.h).
+  std::optional<double> min_cllr;  ///< minCllr, bits.
+  /// minDCF (and actDCF) at every operating point evaluated, in the order recorded; usually the
+  /// first is (p_target, c_miss, c_fa) above. Operating points must be distinct.
+  std::vector<CostRecord> costs;
 };
 
 /// A file produced by a run.
@@ -281,7 +295,8 @@ class Database {
   /// from before a resume. Throws DbError if the run does not exist.
   void RecordEpoch(std::int64_t run_id, const EpochRecord& epoch);
 
-  /// Records an evaluation result; returns its id. Throws DbError if the run does not exist.
+  /// Records an evaluation result with its costs (one transaction); returns its id. Throws
+  /// DbError if the run does not exist or two costs share an operating point.
   std::int64_t RecordResult(std::int64_t run_id, const ResultRecord& result);
 
   /// Records an artifact; returns its id. Throws DbError if the run (or the given stage) does

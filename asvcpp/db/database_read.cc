@@ -97,7 +97,8 @@ namespace {
 // Every result matching the filters, newest first (columns as ReadResultRow reads them).
 constexpr std::string_view kResultsSql = R"sql(
   SELECT r.id, r.run_id, runs.recipe, runs.config, r.epoch, r.trial_list, r.eer, r.min_dcf,
-         r.p_target, r.c_miss, r.c_fa, r.n_target, r.n_nontarget, r.recorded_time, r.stage
+         r.p_target, r.c_miss, r.c_fa, r.n_target, r.n_nontarget, r.recorded_time, r.stage,
+         r.cllr, r.min_cllr
   FROM results AS r JOIN runs ON runs.id = r.run_id
   WHERE (:recipe IS NULL OR runs.recipe = :recipe)
     AND (:config IS NULL OR runs.config = :config)
@@ -141,11 +142,12 @@ constexpr std::string_view kBestPerConfigSql = R"sql(
     ranked AS (
       SELECT r.id, r.run_id, runs.recipe, runs.config, r.epoch, r.trial_list, r.eer, r.min_dcf,
              r.p_target, r.c_miss, r.c_fa, r.n_target, r.n_nontarget, r.recorded_time, r.stage,
+             r.cllr, r.min_cllr,
              ROW_NUMBER() OVER (PARTITION BY runs.recipe, runs.config, r.trial_list
                                 ORDER BY r.eer IS NULL, r.eer ASC, r.id DESC) AS rank
       FROM best JOIN results AS r ON r.id = best.id JOIN runs ON runs.id = r.run_id)
   SELECT id, run_id, recipe, config, epoch, trial_list, eer, min_dcf, p_target, c_miss, c_fa,
-         n_target, n_nontarget, recorded_time, stage
+         n_target, n_nontarget, recorded_time, stage, cllr, min_cllr
   FROM ranked
   WHERE rank = 1
   ORDER BY recipe, config, trial_list
@@ -165,6 +167,14 @@ std::vector<ResultRow> Database::Results(const ResultFilter& filter) {
         .Bind(":stage", filter.stage)
         .Bind(":limit", filter.limit > 0 ? filter.limit : -1);
     while (stmt.Step()) rows.push_back(ReadResultRow(stmt));
+    // The costs of each row, in recording order: one seek in the (result_id, ...) index per result.
+    Statement costs(db_, fmt::format("SELECT {} FROM result_costs WHERE result_id = :id ORDER BY id",
+                                     kCostColumns));
+    for (ResultRow& row : rows) {
+      costs.Reset();
+      costs.Bind(":id", row.id);
+      while (costs.Step()) row.record.costs.push_back(ReadCostRecord(costs));
+    }
   });
   return rows;
 }

@@ -247,9 +247,9 @@ std::int64_t Database::RecordResult(std::int64_t run_id, const ResultRecord& res
     const std::string now = NowUtc();
     Statement(db_, R"sql(
       INSERT INTO results (run_id, epoch, trial_list, eer, min_dcf, p_target, c_miss, c_fa,
-                           n_target, n_nontarget, recorded_time, stage)
+                           n_target, n_nontarget, recorded_time, stage, cllr, min_cllr)
       VALUES (:run_id, :epoch, :trial_list, :eer, :min_dcf, :p_target, :c_miss, :c_fa,
-              :n_target, :n_nontarget, :now, :stage))sql")
+              :n_target, :n_nontarget, :now, :stage, :cllr, :min_cllr))sql")
         .Bind(":run_id", run_id)
         .Bind(":epoch", result.epoch)
         .Bind(":trial_list", result.trial_list)
@@ -262,8 +262,25 @@ std::int64_t Database::RecordResult(std::int64_t run_id, const ResultRecord& res
         .Bind(":n_nontarget", result.n_nontarget)
         .Bind(":stage", result.stage)
         .Bind(":now", now)
+        .Bind(":cllr", result.cllr)
+        .Bind(":min_cllr", result.min_cllr)
         .Run();
     id = sqlite3_last_insert_rowid(db_);
+    if (!result.costs.empty()) {
+      Statement cost(db_, R"sql(
+        INSERT INTO result_costs (result_id, p_target, c_miss, c_fa, min_dcf, act_dcf)
+        VALUES (:id, :p_target, :c_miss, :c_fa, :min_dcf, :act_dcf))sql");
+      for (const CostRecord& c : result.costs) {
+        cost.Reset();
+        cost.Bind(":id", id)
+            .Bind(":p_target", c.p_target)
+            .Bind(":c_miss", c.c_miss)
+            .Bind(":c_fa", c.c_fa)
+            .Bind(":min_dcf", c.min_dcf)
+            .Bind(":act_dcf", c.act_dcf)
+            .Run();
+      }
+    }
     TouchHeartbeat(db_, run_id, now);
   });
   return id;

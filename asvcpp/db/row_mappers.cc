@@ -129,7 +129,19 @@ ResultRow ReadResultRow(const Statement& s) {
   row.record.n_nontarget = s.Int(12);
   row.recorded_time = s.Text(13);
   row.record.stage = OptIntColumn(s, 14);
+  row.record.cllr = s.OptReal(15);
+  row.record.min_cllr = s.OptReal(16);
   return row;
+}
+
+CostRecord ReadCostRecord(const Statement& s) {
+  CostRecord cost;
+  cost.p_target = s.Real(0);
+  cost.c_miss = s.Real(1);
+  cost.c_fa = s.Real(2);
+  cost.min_dcf = s.Real(3);
+  cost.act_dcf = s.OptReal(4);
+  return cost;
 }
 
 ArtifactRow ReadArtifactRow(const Statement& s) {

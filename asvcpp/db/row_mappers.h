@@ -59,8 +59,15 @@ EpochRow ReadEpochRow(const Statement& stmt);
 
 /// A row of `results` joined with its run, columns in this order: results.id, run_id,
 /// runs.recipe, runs.config, epoch, trial_list, eer, min_dcf, p_target, c_miss, c_fa, n_target,
-/// n_nontarget, recorded_time, stage (NULL eer and min_dcf read back as NaN).
+/// n_nontarget, recorded_time, stage, cllr, min_cllr (NULL eer and min_dcf read back as NaN).
+/// The costs are read separately (ReadCostRecord).
 ResultRow ReadResultRow(const Statement& stmt);
+
+/// Columns of `result_costs` in ReadCostRecord's order.
+inline constexpr std::string_view kCostColumns = "p_target, c_miss, c_fa, min_dcf, act_dcf";
+
+/// A row of kCostColumns (NULL min_dcf reads back as NaN).
+CostRecord ReadCostRecord(const Statement& stmt);
 
 /// Columns of `artifacts` in ReadArtifactRow's order.
 inline constexpr std::string_view kArtifactColumns =

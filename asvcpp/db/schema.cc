@@ -118,6 +118,24 @@ constexpr std::string_view kV5EpochDataWait = R"sql(
 ALTER TABLE epochs ADD COLUMN data_wait_percent REAL;
 )sql";
 
+// Every metric of a result (schema version 6): Cllr and minCllr of the scores read as LLRs (bits),
+// and minDCF and actDCF at every operating point the back end evaluated, not only at the
+// p_target in results.min_dcf.
+constexpr std::string_view kV6ResultMetrics = R"sql(
+ALTER TABLE results ADD COLUMN cllr REAL;
+ALTER TABLE results ADD COLUMN min_cllr REAL;
+CREATE TABLE result_costs (
+  id         INTEGER PRIMARY KEY,
+  result_id  INTEGER NOT NULL REFERENCES results(id) ON DELETE CASCADE,
+  p_target   REAL    NOT NULL,
+  c_miss     REAL    NOT NULL,
+  c_fa       REAL    NOT NULL,
+  min_dcf    REAL,
+  act_dcf    REAL,
+  UNIQUE (result_id, p_target, c_miss, c_fa)
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -127,6 +145,8 @@ const std::vector<Migration>& Migrations() {
       {3, "results.stage: the stage that produced a result", kV3ResultStage},
       {4, "index results(run_id, trial_list, eer, id DESC, stage) for best EER per config", kV4BestEerIndex},
       {5, "epochs.data_wait_percent: share of the epoch the training step waited for data", kV5EpochDataWait},
+      {6, "results.cllr, results.min_cllr and table result_costs (minDCF and actDCF per p_target)",
+       kV6ResultMetrics},
   };
   return migrations;
 }

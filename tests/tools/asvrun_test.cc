@@ -360,7 +360,11 @@ TEST(AsvrunTest, ResultsAndDiffReadTheDatabase) {
       return r;
     };
     database.RecordResult(base, result(1, 9.5));
-    database.RecordResult(base, result(2, 7.25));
+    db::ResultRecord with_costs = result(2, 7.25);
+    with_costs.cllr = 0.5;
+    with_costs.min_cllr = 0.25;
+    with_costs.costs = {{0.05, 1, 1, 0.725, 0.875}, {0.01, 1, 1, 0.8125, std::nullopt}};
+    database.RecordResult(base, with_costs);
     database.RecordResult(child, result(1, 8.0));
     db::EpochRecord epoch;
     epoch.epoch = 2;
@@ -380,13 +384,30 @@ TEST(AsvrunTest, ResultsAndDiffReadTheDatabase) {
   }
   const auto best = Asvrun(dir, {"results", "--best", "--format", "csv"});
   ASSERT_EQ(best.status, 0) << best.err;
-  EXPECT_NE(best.out.find("voxceleb/xvector,base,,2,vox1_original,7.2500,0.7250,0.05,100,200"), std::string::npos)
+  // One min_dcf and act_dcf column per operating point of the results' costs, then Cllr and
+  // minCllr; empty where a result has none.
+  EXPECT_EQ(best.out.substr(0, best.out.find('\n')),
+            "run,recipe,config,stage,epoch,trial_list,eer_percent,min_dcf,p_target,min_dcf(0.05),min_dcf(0.01),"
+            "act_dcf(0.05),act_dcf(0.01),cllr,min_cllr,targets,nontargets");
+  EXPECT_NE(best.out.find("voxceleb/xvector,base,,2,vox1_original,7.2500,0.7250,0.05,0.7250,0.8125,0.8750,,0.5000,"
+                          "0.2500,100,200"),
+            std::string::npos)
       << best.out;
   EXPECT_NE(best.out.find("voxceleb/xvector,child,,1,vox1_original,8.0000"), std::string::npos) << best.out;
   EXPECT_EQ(best.out.find("9.5000"), std::string::npos);
   const auto json = Asvrun(dir, {"results", "--format", "json", "--config", "base"});
   ASSERT_EQ(json.status, 0) << json.err;
-  EXPECT_EQ(nlohmann::json::parse(json.out).size(), 2u);
+  const auto parsed_results = nlohmann::json::parse(json.out);
+  ASSERT_EQ(parsed_results.size(), 2u);
+  EXPECT_EQ(parsed_results[0]["min_cllr"], 0.25);  // newest first
+  ASSERT_EQ(parsed_results[0]["costs"].size(), 2u);
+  EXPECT_EQ(parsed_results[0]["costs"][1]["p_target"], 0.01);
+  EXPECT_TRUE(parsed_results[0]["costs"][1]["act_dcf"].is_null());
+  EXPECT_TRUE(parsed_results[1]["cllr"].is_null());
+  const auto results_table = Asvrun(dir, {"results", "--config", "base"});
+  ASSERT_EQ(results_table.status, 0) << results_table.err;
+  EXPECT_NE(results_table.out.find("min_dcf(0.01)"), std::string::npos) << results_table.out;
+  EXPECT_EQ(results_table.out.find("act_dcf"), std::string::npos) << results_table.out;  // CSV and JSON only
 
   const auto epochs = Asvrun(dir, {"epochs", "1", "--format", "csv"});
   ASSERT_EQ(epochs.status, 0) << epochs.err;

@@ -111,6 +111,19 @@ TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
     EXPECT_GE(r.record.eer, 0);
     EXPECT_LE(r.record.eer, 100);
     EXPECT_EQ(static_cast<std::size_t>(r.record.n_target + r.record.n_nontarget), trials);
+    // Every metric at both operating points: p_target 0.05 (the setting) and 0.01.
+    ASSERT_TRUE(r.record.cllr.has_value());
+    ASSERT_TRUE(r.record.min_cllr.has_value());
+    EXPECT_LE(*r.record.min_cllr, *r.record.cllr + 1e-12);
+    EXPECT_LE(*r.record.min_cllr, 1.0);
+    ASSERT_EQ(r.record.costs.size(), 2u);
+    EXPECT_EQ(r.record.costs[0].p_target, 0.05);
+    EXPECT_EQ(r.record.costs[0].min_dcf, r.record.min_dcf);
+    EXPECT_EQ(r.record.costs[1].p_target, 0.01);
+    for (const auto& cost : r.record.costs) {
+      ASSERT_TRUE(cost.act_dcf.has_value());
+      EXPECT_GE(*cost.act_dcf + 1e-12, cost.min_dcf);
+    }
   }
   // Newest first: the final scoring (stage 9, epoch 2), then the two evaluations of stage 5.
   EXPECT_EQ(results[0].record.stage, std::optional<int>(9));
@@ -121,12 +134,15 @@ TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
   EXPECT_TRUE(fs::exists(system / "networks/epoch.1.pt"));
   EXPECT_TRUE(fs::exists(system / "networks/epoch.2.pt"));
   EXPECT_EQ(CountLines(system / "scores/scores_veri_test.txt"), trials);
+  // DET points: the header, then points inside the probit axes, at most one per trial.
+  EXPECT_GE(CountLines(system / "scores/det_veri_test.tsv"), 2u);
+  EXPECT_LE(CountLines(system / "scores/det_veri_test.tsv"), trials + 1);
   EXPECT_TRUE(fs::exists(system / "embeddings/trial.scp"));
   EXPECT_EQ(CountLines(system / "results/results.txt"), 1u);
 
   std::set<std::string> kinds;
   for (const auto& artifact : database.Artifacts(runs[0].id)) kinds.insert(artifact.record.kind);
-  for (const char* kind : {"list", "features", "vad", "checkpoint", "embeddings", "scores", "results"}) {
+  for (const char* kind : {"list", "features", "vad", "checkpoint", "embeddings", "scores", "det", "results"}) {
     EXPECT_EQ(kinds.count(kind), 1u) << kind;
   }
 

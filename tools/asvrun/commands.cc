@@ -4,10 +4,13 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <tuple>
 #include <utility>
+#include <vector>
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
@@ -203,17 +206,56 @@ int Results(const ResultsOptions& options) {
   if (options.stage >= 0) filter.stage = options.stage;
   filter.best_per_config = options.best;
   const auto results = database.Results(filter);
-  const std::vector<std::string> header = {"run", "recipe", "config", "stage", "epoch", "trial_list",
-                                           "eer_percent", "min_dcf", "p_target", "targets", "nontargets"};
+  // The operating points of the results' costs, in order of first appearance: one min_dcf column
+  // each (and act_dcf in CSV), beside ASVtorch's min_dcf at p_target.
+  std::vector<std::tuple<double, double, double>> points;
+  for (const auto& r : results) {
+    for (const auto& c : r.record.costs) {
+      const auto point = std::make_tuple(c.p_target, c.c_miss, c.c_fa);
+      if (std::find(points.begin(), points.end(), point) == points.end()) points.push_back(point);
+    }
+  }
+  const auto point_name = [](const std::tuple<double, double, double>& point) {
+    const auto [p, c_miss, c_fa] = point;
+    return c_miss == 1 && c_fa == 1 ? fmt::format("{:g}", p) : fmt::format("{:g},{:g},{:g}", p, c_miss, c_fa);
+  };
+  const bool csv = options.format == "csv";
+  std::vector<std::string> header = {"run", "recipe", "config", "stage", "epoch", "trial_list",
+                                     "eer_percent", "min_dcf", "p_target"};
+  for (const auto& point : points) header.push_back(fmt::format("min_dcf({})", point_name(point)));
+  if (csv) {
+    for (const auto& point : points) header.push_back(fmt::format("act_dcf({})", point_name(point)));
+  }
+  for (const char* name : {"cllr", "min_cllr", "targets", "nontargets"}) header.emplace_back(name);
+  const auto optional = [](const std::optional<double>& v) { return v ? fmt::format("{:.4f}", *v) : std::string(); };
   std::vector<std::vector<std::string>> rows;
   for (const auto& r : results) {
     const auto& x = r.record;
-    rows.push_back({std::to_string(r.run_id), r.recipe, r.config, x.stage ? std::to_string(*x.stage) : "",
-                    x.epoch ? std::to_string(*x.epoch) : "",
-                    x.trial_list, fmt::format("{:.4f}", x.eer), fmt::format("{:.4f}", x.min_dcf),
-                    fmt::format("{:g}", x.p_target), std::to_string(x.n_target), std::to_string(x.n_nontarget)});
+    std::vector<std::string> row = {std::to_string(r.run_id), r.recipe, r.config,
+                                    x.stage ? std::to_string(*x.stage) : "", x.epoch ? std::to_string(*x.epoch) : "",
+                                    x.trial_list, fmt::format("{:.4f}", x.eer), fmt::format("{:.4f}", x.min_dcf),
+                                    fmt::format("{:g}", x.p_target)};
+    const auto cost_at = [&x](const std::tuple<double, double, double>& point) -> const db::CostRecord* {
+      for (const auto& c : x.costs) {
+        if (std::make_tuple(c.p_target, c.c_miss, c.c_fa) == point) return &c;
+      }
+      return nullptr;
+    };
+    for (const auto& point : points) {
+      const db::CostRecord* c = cost_at(point);
+      row.push_back(c ? fmt::format("{:.4f}", c->min_dcf) : "");
+    }
+    if (csv) {
+      for (const auto& point : points) {
+        const db::CostRecord* c = cost_at(point);
+        row.push_back(c ? optional(c->act_dcf) : "");
+      }
+    }
+    row.insert(row.end(), {optional(x.cllr), optional(x.min_cllr), std::to_string(x.n_target),
+                           std::to_string(x.n_nontarget)});
+    rows.push_back(std::move(row));
   }
-  if (options.format == "csv") {
+  if (csv) {
     std::cout << FormatCsv(header, rows);
   } else if (options.format == "json") {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
@@ -224,6 +266,16 @@ int Results(const ResultsOptions& options) {
                      {"epoch", x.epoch ? nlohmann::ordered_json(*x.epoch) : nlohmann::ordered_json()},
                      {"trial_list", x.trial_list}, {"eer_percent", x.eer}, {"min_dcf", x.min_dcf},
                      {"p_target", x.p_target}, {"targets", x.n_target}, {"nontargets", x.n_nontarget}});
+      auto& entry = out.back();
+      entry["cllr"] = x.cllr ? nlohmann::ordered_json(*x.cllr) : nlohmann::ordered_json();
+      entry["min_cllr"] = x.min_cllr ? nlohmann::ordered_json(*x.min_cllr) : nlohmann::ordered_json();
+      entry["costs"] = nlohmann::ordered_json::array();
+      for (const auto& c : x.costs) {
+        entry["costs"].push_back(
+            {{"p_target", c.p_target}, {"c_miss", c.c_miss}, {"c_fa", c.c_fa},
+             {"min_dcf", std::isnan(c.min_dcf) ? nlohmann::ordered_json() : nlohmann::ordered_json(c.min_dcf)},
+             {"act_dcf", c.act_dcf ? nlohmann::ordered_json(*c.act_dcf) : nlohmann::ordered_json()}});
+      }
     }
     std::cout << out.dump(2) << "\n";
   } else {

@@ -55,6 +55,9 @@ void RunScoring(recipe::RunContext& context) {
     const fs::path score_file = context.system_folder() / "scores" / ("scores_" + file.filename().string());
     eval::WriteScoreFile(score_file, result.scores);
     context.RecordArtifact(score_file, "scores");
+    const fs::path det_file = context.system_folder() / "scores" / ("det_" + file.stem().string() + ".tsv");
+    eval::WriteDetPoints(det_file, result.det);
+    context.RecordArtifact(det_file, "det");
     const std::string line = backend::FormatResult(result, epoch);
     ASV_LOG(Info, "{}", line);
     summary += line + "\n";

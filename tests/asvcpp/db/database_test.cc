@@ -257,6 +257,55 @@ TEST_F(DbDatabaseTest, ResultsRoundTrip) {
   db_->RecordResult(run, Result("voxceleb1_o", 2.0));
   EXPECT_EQ(db_->Results(final_only).size(), 1u);
   EXPECT_FALSE(db_->Results()[0].record.epoch.has_value());  // Newest first.
+  // Without LLR metrics and costs: NULL columns, no cost rows.
+  EXPECT_FALSE(rows[0].record.cllr.has_value());
+  EXPECT_TRUE(rows[0].record.costs.empty());
+}
+
+TEST_F(DbDatabaseTest, EveryMetricAtEveryOperatingPointRoundTrips) {
+  const std::int64_t run = db_->BeginRun(SampleRunInfo("voxceleb/xvector", "fe"));
+  ResultRecord r = Result("voxceleb1_e", 1.25);
+  r.cllr = 0.71875;
+  r.min_cllr = 0.046875;
+  r.costs = {{0.05, 1, 1, 0.125, 0.5}, {0.01, 1, 1, 0.25, std::nullopt}, {0.001, 1, 10, 0.375, 1.5}};
+  const std::int64_t id = db_->RecordResult(run, r);
+  db_->RecordResult(run, Result("voxceleb1_h", 2.5));
+  r.trial_list = "voxceleb1_o";
+  r.costs = {{0.5, 1, 1, 0.0625, 0.0625}};
+  db_->RecordResult(run, r);
+  for (const bool best : {false, true}) {
+    SCOPED_TRACE(best);
+    ResultFilter filter;
+    filter.best_per_config = best;
+    filter.trial_list = "voxceleb1_e";
+    const auto rows = db_->Results(filter);
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].id, id);
+    EXPECT_EQ(rows[0].record.cllr, std::optional<double>(0.71875));
+    EXPECT_EQ(rows[0].record.min_cllr, std::optional<double>(0.046875));
+    const auto& c = rows[0].record.costs;
+    ASSERT_EQ(c.size(), 3u);  // in the order recorded
+    EXPECT_EQ(c[0].p_target, 0.05);
+    EXPECT_EQ(c[0].min_dcf, 0.125);
+    EXPECT_EQ(c[0].act_dcf, std::optional<double>(0.5));
+    EXPECT_EQ(c[1].p_target, 0.01);
+    EXPECT_FALSE(c[1].act_dcf.has_value());
+    EXPECT_EQ(c[2].p_target, 0.001);
+    EXPECT_EQ(c[2].c_fa, 10);
+    EXPECT_EQ(c[2].act_dcf, std::optional<double>(1.5));
+  }
+  const auto all = db_->Results();
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].record.costs.size(), 1u);  // voxceleb1_o, newest first
+  EXPECT_EQ(all[1].record.costs.size(), 0u);
+  // Two costs at one operating point are refused, and the result is not half recorded.
+  r.trial_list = "dup";
+  r.costs = {{0.05, 1, 1, 0.1, 0.2}, {0.05, 1, 1, 0.3, 0.4}};
+  EXPECT_THROW(db_->RecordResult(run, r), DbError);
+  ResultFilter dup;
+  dup.trial_list = "dup";
+  EXPECT_TRUE(db_->Results(dup).empty());
+  EXPECT_EQ(db_->IntegrityCheck(), "ok");
 }
 
 TEST_F(DbDatabaseTest, ResultFiltersAndBestPerConfig) {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <fstream>
 #include <optional>
 #include <thread>
@@ -46,7 +48,7 @@ TEST(DbSchemaTest, CreatesFileAndParentsAtLatestVersionInWalMode) {
   EXPECT_EQ(raw.Scalar("PRAGMA journal_mode"), "wal");
   EXPECT_EQ(raw.Scalar("PRAGMA user_version"), std::to_string(LatestSchemaVersion()));
   EXPECT_EQ(raw.Query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"),
-            (std::vector<std::string>{"artifacts", "epochs", "results", "runs", "stages"}));
+            (std::vector<std::string>{"artifacts", "epochs", "result_costs", "results", "runs", "stages"}));
 }
 
 TEST(DbSchemaTest, ReopeningKeepsData) {
@@ -88,6 +90,8 @@ TEST(DbSchemaTest, UpgradesVersion1DatabaseOnOpen) {
     EXPECT_EQ(db.Results()[0].run_id, id);
     EXPECT_EQ(db.Results()[0].record.eer, 2.5);
     EXPECT_FALSE(db.Results()[0].record.stage.has_value());  // v3 column, NULL for old rows
+    EXPECT_FALSE(db.Results()[0].record.cllr.has_value());   // v6 columns and table
+    EXPECT_TRUE(db.Results()[0].record.costs.empty());
     EXPECT_EQ(db.IntegrityCheck(), "ok");
   }
   RawDb raw(path);
@@ -128,17 +132,17 @@ TEST(DbSchemaTest, UpgradesVersion3DatabaseToBestEerIndexKeepingEveryRow) {
     artifact.path = "networks/epoch.1.pt";
     artifact.kind = "checkpoint";
     db.RecordArtifact(ok, artifact);
+    // Result rows as version 3 stored them (RecordResult of today writes later columns too).
     for (const auto& [run, list, eer, result_stage] :
-         std::vector<std::tuple<std::int64_t, std::string, double, std::optional<int>>>{
-             {ok, "voxceleb1_o", 3.0, 5},
-             {ok, "voxceleb1_o", 2.0, 9},
-             {ok, "voxceleb1_e", 4.0, std::nullopt},
-             {failed, "voxceleb1_o", 1.0, 5}}) {
-      ResultRecord result;
-      result.trial_list = list;
-      result.eer = eer;
-      result.stage = result_stage;
-      db.RecordResult(run, result);
+         std::vector<std::tuple<std::int64_t, std::string, double, std::string>>{
+             {ok, "voxceleb1_o", 3.0, "5"},
+             {ok, "voxceleb1_o", 2.0, "9"},
+             {ok, "voxceleb1_e", 4.0, "NULL"},
+             {failed, "voxceleb1_o", 1.0, "5"}}) {
+      RawDb(path).Exec(fmt::format(
+          "INSERT INTO results (run_id, trial_list, eer, min_dcf, p_target, c_miss, c_fa, n_target, n_nontarget, "
+          "recorded_time, stage) VALUES ({}, '{}', {}, 0, 0.01, 1, 1, 0, 0, '2026-01-01T00:00:00.000Z', {})",
+          run, list, eer, result_stage));
     }
     db.FinishStage(stage, RunStatus::kFinished);
     db.FinishRun(ok, RunStatus::kFinished);
@@ -154,13 +158,6 @@ TEST(DbSchemaTest, UpgradesVersion3DatabaseToBestEerIndexKeepingEveryRow) {
     Database db(path, v4);
     EXPECT_EQ(db.SchemaVersion(), 4);
     EXPECT_EQ(db.IntegrityCheck(), "ok");
-    ResultFilter best;
-    best.best_per_config = true;
-    best.trial_list = "voxceleb1_o";
-    const auto rows = db.Results(best);
-    ASSERT_EQ(rows.size(), 2u);
-    EXPECT_EQ(rows[0].config + " " + std::to_string(rows[0].record.eer), "a 2.000000");
-    EXPECT_EQ(rows[1].run_id, failed);  // Failed runs count (ResultFilter::best_per_config).
   }
   RawDb raw(path);
   EXPECT_EQ(AllRows(raw), before);
@@ -178,6 +175,16 @@ TEST(DbSchemaTest, UpgradesVersion3DatabaseToBestEerIndexKeepingEveryRow) {
   EXPECT_NE(text.find("SEARCH x USING COVERING INDEX results_run_trial_list_eer (run_id=? AND trial_list=?)"),
             std::string::npos)
       << text;
+  {
+    Database db(path);  // on to the latest version: best per config
+    ResultFilter best;
+    best.best_per_config = true;
+    best.trial_list = "voxceleb1_o";
+    const auto rows = db.Results(best);
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].config + " " + std::to_string(rows[0].record.eer), "a 2.000000");
+    EXPECT_EQ(rows[1].run_id, failed);  // Failed runs count (ResultFilter::best_per_config).
+  }
   // Deleting a run still cascades to its results through the new index.
   raw.Exec("PRAGMA foreign_keys = ON");
   raw.Exec("DELETE FROM runs WHERE id = " + std::to_string(failed));
@@ -201,7 +208,9 @@ TEST(DbSchemaTest, UpgradesVersion4DatabaseWithEpochDataWaitKeepingEveryRow) {
     before = AllRows(raw);
   }
   {
-    Database db(path);
+    DatabaseOptions v5;
+    v5.max_schema_version = 5;
+    Database db(path, v5);
     EXPECT_EQ(db.SchemaVersion(), 5);
     EXPECT_EQ(db.IntegrityCheck(), "ok");
     EpochRecord second;
