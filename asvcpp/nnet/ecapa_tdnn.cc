@@ -10,9 +10,9 @@
 namespace asv::nnet {
 namespace {
 
-constexpr std::int64_t kScale = 8;                    // Res2Net scale of every block
+constexpr std::int64_t kScale = 8;                     // Res2Net scale of every block
 constexpr std::int64_t kAggregatedChannels = 3 * 512;  // `conv` output, fixed upstream
-constexpr std::int64_t kBottleneck = 128;             // SE and attention bottlenecks
+constexpr std::int64_t kBottleneck = 128;              // SE and attention bottlenecks
 
 torch::nn::BatchNorm1d Norm(std::int64_t channels) {
   return torch::nn::BatchNorm1d(torch::nn::BatchNorm1dOptions(channels).eps(1e-5).momentum(0.1));
@@ -20,8 +20,7 @@ torch::nn::BatchNorm1d Norm(std::int64_t channels) {
 
 }  // namespace
 
-EcapaTdnnOptions EcapaTdnnOptionsFor(const std::string& wespeaker_name, std::int64_t feat_dim,
-                                     std::int64_t embed_dim) {
+EcapaTdnnOptions EcapaTdnnOptionsFor(const std::string& wespeaker_name, std::int64_t feat_dim, std::int64_t embed_dim) {
   EcapaTdnnOptions options;
   options.feat_dim = feat_dim;
   options.embed_dim = embed_dim;
@@ -30,9 +29,9 @@ EcapaTdnnOptions EcapaTdnnOptionsFor(const std::string& wespeaker_name, std::int
   } else if (wespeaker_name == "ECAPA_TDNN_c1024" || wespeaker_name == "ECAPA_TDNN_GLOB_c1024") {
     options.channels = 1024;
   } else {
-    throw ConfigError(fmt::format(
-        "'{}' is not one of ECAPA_TDNN_c512, ECAPA_TDNN_GLOB_c512, ECAPA_TDNN_c1024, ECAPA_TDNN_GLOB_c1024",
-        wespeaker_name));
+    throw ConfigError(
+        fmt::format("'{}' is not one of ECAPA_TDNN_c512, ECAPA_TDNN_GLOB_c512, ECAPA_TDNN_c1024, ECAPA_TDNN_GLOB_c1024",
+                    wespeaker_name));
   }
   options.global_context = wespeaker_name.find("_GLOB_") != std::string::npos;
   return options;
@@ -47,13 +46,15 @@ Conv1dReluBnImpl::Conv1dReluBnImpl(std::int64_t in_channels, std::int64_t out_ch
   bn = register_module("bn", Norm(out_channels));
 }
 
-torch::Tensor Conv1dReluBnImpl::forward(const torch::Tensor& x) { return bn(torch::relu(conv(x))); }
+torch::Tensor Conv1dReluBnImpl::forward(const torch::Tensor& x) {
+  return bn(torch::relu(conv(x)));
+}
 
 Res2Conv1dReluBnImpl::Res2Conv1dReluBnImpl(std::int64_t channels, std::int64_t kernel_size, std::int64_t padding,
                                            std::int64_t dilation, std::int64_t scale) {
   if (scale < 2 || channels % scale != 0) {
-    throw ConfigError(fmt::format("Res2Net block: channels = {} must be a multiple of scale = {} (>= 2)", channels,
-                                  scale));
+    throw ConfigError(
+        fmt::format("Res2Net block: channels = {} must be a multiple of scale = {} (>= 2)", channels, scale));
   }
   width_ = channels / scale;
   convs = register_module("convs", torch::nn::ModuleList());
@@ -99,7 +100,9 @@ SeRes2BlockImpl::SeRes2BlockImpl(std::int64_t channels, std::int64_t kernel_size
                             Conv1dReluBn(channels, channels, 1), SeConnect(channels, kBottleneck)));
 }
 
-torch::Tensor SeRes2BlockImpl::forward(const torch::Tensor& x) { return x + se_res2block->forward(x); }
+torch::Tensor SeRes2BlockImpl::forward(const torch::Tensor& x) {
+  return x + se_res2block->forward(x);
+}
 
 EcapaTdnnImpl::EcapaTdnnImpl(const EcapaTdnnOptions& options) : options_(options) {
   if (options.channels <= 0 || options.channels % kScale != 0 || options.feat_dim <= 0 || options.embed_dim <= 0) {
@@ -120,8 +123,8 @@ EcapaTdnnImpl::EcapaTdnnImpl(const EcapaTdnnOptions& options) : options_(options
 
 torch::Tensor EcapaTdnnImpl::FrameLevelFeatures(const torch::Tensor& x) {
   if (x.dim() != 3 || x.size(2) != options_.feat_dim || x.size(1) < 1) {
-    throw DataError(fmt::format("ECAPA-TDNN: input {} must be [batch, frames >= 1, {}]", ShapeString(x),
-                                options_.feat_dim));
+    throw DataError(
+        fmt::format("ECAPA-TDNN: input {} must be [batch, frames >= 1, {}]", ShapeString(x), options_.feat_dim));
   }
   const torch::Tensor out1 = layer1(x.permute({0, 2, 1}));
   const torch::Tensor out2 = layer2(out1);

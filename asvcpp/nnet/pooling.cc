@@ -48,8 +48,8 @@ AttentiveStatsPoolingImpl::AttentiveStatsPoolingImpl(std::int64_t in_dim, std::i
 torch::Tensor AttentiveStatsPoolingImpl::forward(const torch::Tensor& x) {
   const torch::Tensor flat = FlattenChannels(x, "attentive statistics pooling");
   if (flat.size(1) != in_dim_) {
-    throw DataError(fmt::format("attentive statistics pooling: input {} has {} channels, expected {}",
-                                ShapeString(x), flat.size(1), in_dim_));
+    throw DataError(fmt::format("attentive statistics pooling: input {} has {} channels, expected {}", ShapeString(x),
+                                flat.size(1), in_dim_));
   }
   const std::int64_t min_frames = global_context_ ? 2 : 1;
   if (flat.size(2) < min_frames) {
@@ -58,9 +58,9 @@ torch::Tensor AttentiveStatsPoolingImpl::forward(const torch::Tensor& x) {
   }
   torch::Tensor attention_in = flat;
   if (global_context_) {
-    attention_in = torch::cat({flat, flat.mean(-1, /*keepdim=*/true).expand_as(flat),
-                               UnbiasedStd(flat, /*keepdim=*/true).expand_as(flat)},
-                              1);
+    attention_in = torch::cat(
+        {flat, flat.mean(-1, /*keepdim=*/true).expand_as(flat), UnbiasedStd(flat, /*keepdim=*/true).expand_as(flat)},
+        1);
   }
   const torch::Tensor alpha = torch::softmax(linear2(torch::tanh(linear1(attention_in))), 2);
   const torch::Tensor mean = torch::sum(alpha * flat, 2);

@@ -11,8 +11,7 @@ namespace asv::nnet {
 namespace {
 
 torch::nn::Conv2d Conv(std::int64_t in, std::int64_t out, std::int64_t kernel, std::int64_t stride) {
-  return torch::nn::Conv2d(
-      torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
+  return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
 }
 
 torch::nn::BatchNorm2d Norm(std::int64_t channels) {
@@ -101,6 +100,8 @@ torch::Tensor ResNetImpl::FrameLevelFeatures(const torch::Tensor& x) {
   return layer4->forward(out);
 }
 
-torch::Tensor ResNetImpl::forward(const torch::Tensor& x) { return seg_1(pool(FrameLevelFeatures(x))); }
+torch::Tensor ResNetImpl::forward(const torch::Tensor& x) {
+  return seg_1(pool(FrameLevelFeatures(x)));
+}
 
 }  // namespace asv::nnet

@@ -30,9 +30,9 @@ namespace asv::nnet {
 
 /// Everything that shapes a ResNet (WeSpeaker ResNet's constructor arguments).
 struct ResNetOptions {
-  std::int64_t feat_dim = 80;                     ///< fbank channels; a multiple of 8
-  std::int64_t embed_dim = 256;                   ///< embedding size
-  std::int64_t m_channels = 32;                   ///< channels of conv1 and layer1
+  std::int64_t feat_dim = 80;                          ///< fbank channels; a multiple of 8
+  std::int64_t embed_dim = 256;                        ///< embedding size
+  std::int64_t m_channels = 32;                        ///< channels of conv1 and layer1
   std::array<std::int64_t, 4> num_blocks{3, 4, 6, 3};  ///< BasicBlocks in layer1..4 (ResNet34)
 };
 
