@@ -1,0 +1,107 @@
+#include "asvcpp/nnet/resnet.h"
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/nnet/layers.h"
+
+namespace asv::nnet {
+namespace {
+
+torch::nn::Conv2d Conv(std::int64_t in, std::int64_t out, std::int64_t kernel, std::int64_t stride) {
+  return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
+}
+
+torch::nn::BatchNorm2d Norm(std::int64_t channels) {
+  return torch::nn::BatchNorm2d(torch::nn::BatchNorm2dOptions(channels).eps(1e-5).momentum(0.1));
+}
+
+// The three stride-2 stages take ⌈n/2⌉ three times.
+std::int64_t Downsampled(std::int64_t n) {
+  for (int i = 0; i < 3; ++i) n = (n + 1) / 2;
+  return n;
+}
+
+}  // namespace
+
+ResNetOptions ResNet34Options(std::int64_t feat_dim, std::int64_t embed_dim) {
+  ResNetOptions options;
+  options.feat_dim = feat_dim;
+  options.embed_dim = embed_dim;
+  options.m_channels = 32;
+  options.num_blocks = {3, 4, 6, 3};
+  return options;
+}
+
+BasicBlockImpl::BasicBlockImpl(std::int64_t in_planes, std::int64_t planes, std::int64_t stride) {
+  conv1 = register_module("conv1", Conv(in_planes, planes, 3, stride));
+  bn1 = register_module("bn1", Norm(planes));
+  conv2 = register_module("conv2", Conv(planes, planes, 3, 1));
+  bn2 = register_module("bn2", Norm(planes));
+  shortcut = register_module("shortcut", torch::nn::Sequential());
+  if (stride != 1 || in_planes != planes) {
+    shortcut->push_back(Conv(in_planes, planes, 1, stride));
+    shortcut->push_back(Norm(planes));
+  }
+}
+
+torch::Tensor BasicBlockImpl::forward(const torch::Tensor& x) {
+  torch::Tensor out = bn2(conv2(torch::relu(bn1(conv1(x)))));
+  out = out + (shortcut->is_empty() ? x : shortcut->forward(x));
+  return torch::relu(out);
+}
+
+ResNetImpl::ResNetImpl(const ResNetOptions& options) : options_(options) {
+  if (options.feat_dim <= 0 || options.feat_dim % 8 != 0) {
+    throw ConfigError(fmt::format("ResNet: feat_dim = {} must be a positive multiple of 8", options.feat_dim));
+  }
+  if (options.embed_dim <= 0 || options.m_channels <= 0) {
+    throw ConfigError(fmt::format("ResNet: embed_dim = {} and m_channels = {} must be positive", options.embed_dim,
+                                  options.m_channels));
+  }
+  for (std::int64_t n : options.num_blocks) {
+    if (n <= 0) throw ConfigError(fmt::format("ResNet: every stage needs at least one block (got {})", n));
+  }
+  const std::int64_t m = options.m_channels;
+  conv1 = register_module("conv1", Conv(1, m, 3, 1));
+  bn1 = register_module("bn1", Norm(m));
+  std::int64_t in_planes = m;
+  auto make_layer = [&](const std::string& name, std::int64_t planes, std::int64_t blocks, std::int64_t stride) {
+    torch::nn::Sequential layer;
+    for (std::int64_t i = 0; i < blocks; ++i) {
+      layer->push_back(BasicBlock(in_planes, planes, i == 0 ? stride : 1));
+      in_planes = planes;
+    }
+    return register_module(name, layer);
+  };
+  layer1 = make_layer("layer1", m, options.num_blocks[0], 1);
+  layer2 = make_layer("layer2", 2 * m, options.num_blocks[1], 2);
+  layer3 = make_layer("layer3", 4 * m, options.num_blocks[2], 2);
+  layer4 = make_layer("layer4", 8 * m, options.num_blocks[3], 2);
+  pool = register_module("pool", TemporalStatsPooling());
+  pool_out_dim_ = 2 * (options.feat_dim / 8) * m * 8;
+  seg_1 = register_module("seg_1", torch::nn::Linear(pool_out_dim_, options.embed_dim));
+}
+
+torch::Tensor ResNetImpl::FrameLevelFeatures(const torch::Tensor& x) {
+  if (x.dim() != 3 || x.size(2) != options_.feat_dim) {
+    throw DataError(fmt::format("ResNet: input {} must be [batch, frames, {}]", ShapeString(x), options_.feat_dim));
+  }
+  if (Downsampled(x.size(1)) < 2) {
+    throw DataError(fmt::format("ResNet: input {} has {} frame(s), needs at least 9", ShapeString(x), x.size(1)));
+  }
+  // [batch, frames, feat] -> [batch, 1, feat, frames]
+  torch::Tensor out = torch::relu(bn1(conv1(x.permute({0, 2, 1}).unsqueeze(1))));
+  out = layer1->forward(out);
+  out = layer2->forward(out);
+  out = layer3->forward(out);
+  return layer4->forward(out);
+}
+
+torch::Tensor ResNetImpl::forward(const torch::Tensor& x) {
+  return seg_1(pool(FrameLevelFeatures(x)));
+}
+
+}  // namespace asv::nnet
