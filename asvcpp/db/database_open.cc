@@ -54,14 +54,22 @@ FileKind Classify(sqlite3* db, std::string* why_foreign) {
                                static_cast<std::uint32_t>(id), kApplicationId);
     return FileKind::kForeign;
   }
+  // One statement, so one snapshot of the schema: outside a transaction, two queries could see
+  // the file before and after another process's first migration.
   std::vector<std::string> names;
+  bool other_objects = false;
   Statement stmt(db, R"sql(
-    SELECT name FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' AND type = 'table'
+    SELECT name, type = 'table' FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'
     ORDER BY name)sql");
-  while (stmt.Step()) names.push_back(stmt.Text(0));
+  while (stmt.Step()) {
+    if (stmt.Int(1) != 0) {
+      names.push_back(stmt.Text(0));
+    } else {
+      other_objects = true;
+    }
+  }
   if (names.empty()) {
-    Statement any(db, "SELECT count(*) FROM sqlite_master WHERE name NOT LIKE 'sqlite_%'");
-    if (any.Step() && any.Int(0) == 0) return FileKind::kEmpty;
+    if (!other_objects) return FileKind::kEmpty;
     *why_foreign = "it has views, indexes or triggers but none of asvcpp's tables";
     return FileKind::kForeign;
   }
