@@ -3,12 +3,12 @@
 //    that stands still for 60 polls (30 s by default) is reported as failed on its behalf, so a
 //    rank killed while the others wait in the store ends the job too.
 //  - The peer-failure handler gets rank -1 when a store hosted outside the workers vanished.
-//  - ~Group: rank 0, when it hosts the store, waits (up to connect_timeout) until every rank left
-//    or one failed; the others wait for that store to close, so that a next Group on the same
-//    port never reaches the old one. Later Groups of a process use key prefixes asvcpp.2, ...
+//  - ~ProcessGroup: rank 0, when it hosts the store, waits (up to connect_timeout) until every rank left
+//    or one failed; the others wait for that store to close, so that a next ProcessGroup on the same
+//    port never reaches the old one. Later groups of a process use key prefixes asvcpp.2, ...
 //  - Gradients carry a "defined" flag per parameter: undefined on every rank stays undefined;
 //    defined on some ranks gives the mean (zeros for the others) everywhere.
-//  - Group::Create sets SIGPIPE to ignored unless the program installed a handler.
+//  - ProcessGroup::Create sets SIGPIPE to ignored unless the program installed a handler.
 #include "asvcpp/dist/process_group.h"
 
 #include <algorithm>
@@ -77,7 +77,7 @@ using PeerFailureHandler = std::function<void(int rank, const std::string& messa
 //   world_size/<rank>, joined            rendezvous
 //   error/<rank>, errors                 ReportError (the counter is what the watchdogs poll)
 //   heartbeat/<rank>                     watchdog liveness counter, watched by rank - 1
-//   left/<rank>, left                    a rank ended its Group normally
+//   left/<rank>, left                    a rank ended its ProcessGroup normally
 //   signal/<key>                         Signal / WaitFor
 //   barrier/<name>                       StoreBarrier
 //   reducer/flag/<n>, reducer/barrier/<n>  the reducer's BroadcastFlag and Barrier
@@ -147,11 +147,11 @@ class Backoff {
   Milliseconds next_{1};
 };
 
-// What the Group and its reducer share: the store connection, the backend and the store-based
+// What the ProcessGroup and its reducer share: the store connection, the backend and the store-based
 // coordination. Lives as long as either of them.
 class Coordinator {
  public:
-  GroupOptions options;
+  ProcessGroupOptions options;
   int rank = 0;
   int world_size = 1;
   std::string address;  // host:port of the store
@@ -164,7 +164,7 @@ class Coordinator {
   ~Coordinator() { Close(); }
 
   // Ends the backend and this rank's store connections (the store server too when hosting).
-  // ~Group calls it, so that the end of a Group is the end of the job's store even when its
+  // ~ProcessGroup calls it, so that the end of a ProcessGroup is the end of the job's store even when its
   // reducer lives on; using that reducer afterwards throws.
   void Close() {
     if (backend) {
@@ -699,9 +699,9 @@ std::optional<std::string> StoreServer::Get(const std::string& key) const {
   return Text(impl_->store->get(key));
 }
 
-// ---- Group --------------------------------------------------------------------------------------
+// ---- ProcessGroup --------------------------------------------------------------------------------------
 
-struct Group::Impl {
+struct ProcessGroup::Impl {
   std::shared_ptr<Coordinator> c;
   std::string prefix = kKeyPrefix;
   std::shared_ptr<ProcessGroupReducer> reducer;
@@ -805,9 +805,9 @@ struct Group::Impl {
   }
 };
 
-Group::Group() : impl_(std::make_unique<Impl>()) {}
+ProcessGroup::ProcessGroup() : impl_(std::make_unique<Impl>()) {}
 
-Group::~Group() {
+ProcessGroup::~ProcessGroup() {
   auto& m = *impl_;
   if (!m.watchdog.joinable()) return;
   auto& c = *m.c;
@@ -818,7 +818,7 @@ Group::~Group() {
   // Ranks mark that they left. Rank 0, when it hosts the store, keeps it (and its watchdog) up
   // until every rank left or one failed, so that nobody's watchdog sees the store vanish at the
   // end of a successful job. The other ranks then wait for that store to close, so that a next
-  // Group on the same port never reaches the old store.
+  // ProcessGroup on the same port never reaches the old store.
   if (!c.hosts_store) m.StopWatchdog();
   const auto deadline = Clock::now() + c.options.connect_timeout;
   Backoff backoff(c.options.poll);
@@ -839,7 +839,7 @@ Group::~Group() {
   c.Close();
 }
 
-std::shared_ptr<Group> Group::Create(const GroupOptions& options) {
+std::shared_ptr<ProcessGroup> ProcessGroup::Create(const ProcessGroupOptions& options) {
   const WorldInfo& w = options.world;
   if (w.world_size < 1 || w.rank < 0 || w.rank >= w.world_size) {
     throw ConfigError(fmt::format("invalid process group: rank {} of {}", w.rank, w.world_size));
@@ -881,7 +881,7 @@ std::shared_ptr<Group> Group::Create(const GroupOptions& options) {
     ::signal(SIGPIPE, SIG_IGN);
   }
 
-  std::shared_ptr<Group> group(new Group());
+  std::shared_ptr<ProcessGroup> group(new ProcessGroup());
   auto& m = *group->impl_;
   m.c = std::make_shared<Coordinator>();
   auto& c = *m.c;
@@ -982,36 +982,36 @@ std::shared_ptr<Group> Group::Create(const GroupOptions& options) {
   return group;
 }
 
-const WorldInfo& Group::world() const {
+const WorldInfo& ProcessGroup::world() const {
   return impl_->c->options.world;
 }
 
-int Group::rank() const {
+int ProcessGroup::rank() const {
   return impl_->c->rank;
 }
 
-int Group::world_size() const {
+int ProcessGroup::world_size() const {
   return impl_->c->world_size;
 }
 
-std::shared_ptr<train::GradientReducer> Group::reducer() {
+std::shared_ptr<train::GradientReducer> ProcessGroup::reducer() {
   if (!impl_->reducer) impl_->reducer = std::make_shared<ProcessGroupReducer>(impl_->c);
   return impl_->reducer;
 }
 
-void Group::Signal(const std::string& key, const std::string& value) {
+void ProcessGroup::Signal(const std::string& key, const std::string& value) {
   impl_->c->Set("signal/" + key, value);
 }
 
-std::string Group::WaitFor(const std::string& key) {
+std::string ProcessGroup::WaitFor(const std::string& key) {
   return impl_->c->WaitKey("signal/" + key);
 }
 
-void Group::StoreBarrier(const std::string& name) {
+void ProcessGroup::StoreBarrier(const std::string& name) {
   impl_->c->Barrier("barrier/" + name);
 }
 
-void Group::ReportError(const std::string& message) {
+void ProcessGroup::ReportError(const std::string& message) {
   auto& c = *impl_->c;
   if (impl_->reported.exchange(true)) return;  // the first report (the cause) stays
   try {
@@ -1022,7 +1022,7 @@ void Group::ReportError(const std::string& message) {
   }
 }
 
-void Group::SetPeerFailureHandler(std::function<void(int rank, const std::string& message)> handler) {
+void ProcessGroup::SetPeerFailureHandler(std::function<void(int rank, const std::string& message)> handler) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   impl_->handler = std::move(handler);
 }
