@@ -23,7 +23,8 @@
 // process); Signal/WaitFor keys under "signal/". ~ProcessGroup waits (bounded by connect_timeout)
 // until every rank has left before rank 0 closes a store it hosts. Create() sets SIGPIPE to
 // ignored unless the program installed its own handler (Gloo writes to sockets without
-// MSG_NOSIGNAL). No LibTorch in this header.
+// MSG_NOSIGNAL). No LibTorch in this header. Implemented in store.cc (StoreServer, store waits,
+// watchdog), bucketed_reducer.cc and bucket_plan.cc (the reducer) and process_group.cc.
 #pragma once
 
 #include <chrono>
