@@ -2,9 +2,9 @@
 // a c10d TCPStore for rendezvous and coordination, ProcessGroupNCCL on CUDA and
 // ProcessGroupGloo on the CPU, and the GradientReducer the trainer calls.
 //
-//   StoreServer server(0);                      // launcher: any free port, no collision possible
+//   StoreServer server(0);                              // launcher: any free port (no collisions)
 //   ... start workers with MASTER_PORT=server.port() ...
-//   auto group = Group::Create({world, "cpu"}); // worker: connects, builds Gloo/NCCL
+//   auto group = ProcessGroup::Create({world, "cpu"});  // worker: connects, builds Gloo/NCCL
 //   trainer = Trainer(options, data, group->reducer());
 //
 // Collectives (gradients, statistics) go through Gloo/NCCL with explicit timeouts. Waits that
@@ -20,10 +20,11 @@
 // or on the launcher stopping the job.
 //
 // Keys live under the prefix "asvcpp" ("asvcpp.2", "asvcpp.3", ... for later groups in the same
-// process); Signal/WaitFor keys under "signal/". ~Group waits (bounded by connect_timeout) until
-// every rank has left before rank 0 closes a store it hosts. Create() sets SIGPIPE to ignored
-// unless the program installed its own handler (Gloo writes to sockets without MSG_NOSIGNAL).
-// No LibTorch in this header.
+// process); Signal/WaitFor keys under "signal/". ~ProcessGroup waits (bounded by connect_timeout)
+// until every rank has left before rank 0 closes a store it hosts. Create() sets SIGPIPE to
+// ignored unless the program installed its own handler (Gloo writes to sockets without
+// MSG_NOSIGNAL). No LibTorch in this header. Implemented in store.cc (StoreServer, store waits,
+// watchdog), bucketed_reducer.cc and bucket_plan.cc (the reducer) and process_group.cc.
 #pragma once
 
 #include <chrono>
@@ -50,6 +51,7 @@ class StoreServer {
   ~StoreServer();
   StoreServer(const StoreServer&) = delete;
   StoreServer& operator=(const StoreServer&) = delete;
+  /// The TCP port the server listens on (the one chosen by the OS when constructed with 0).
   int port() const;
   /// A key of the first group's namespace ("asvcpp/"), e.g. Get("error/1"): the message rank 1
   /// reported with ReportError. nullopt when the key is not set.
@@ -60,7 +62,7 @@ class StoreServer {
   std::unique_ptr<Impl> impl_;
 };
 
-struct GroupOptions {
+struct ProcessGroupOptions {
   WorldInfo world;
   std::string device = "cpu";  ///< "cpu" (Gloo) or "cuda:N" (NCCL; N is the local device index)
   std::chrono::seconds collective_timeout{600};  ///< Gloo/NCCL collectives (NCCL watchdog)
@@ -69,15 +71,16 @@ struct GroupOptions {
   std::size_t bucket_bytes = 25u << 20;          ///< gradient buckets (the first one 1 MiB)
 };
 
-class Group {
+class ProcessGroup {
  public:
   /// Connects to (or, as rank 0 without an external store, hosts) the store, checks that all
   /// ranks agree on the world size, builds the backend. Throws ConfigError when the device has
   /// no backend in this build (e.g. CPU without Gloo), std::runtime_error when rendezvous fails
   /// within connect_timeout (message names the store address).
-  static std::shared_ptr<Group> Create(const GroupOptions& options);
-  ~Group();
+  static std::shared_ptr<ProcessGroup> Create(const ProcessGroupOptions& options);
+  ~ProcessGroup();
 
+  /// The world this group was created for, and its rank and size.
   const WorldInfo& world() const;
   int rank() const;
   int world_size() const;
@@ -101,7 +104,7 @@ class Group {
   void SetPeerFailureHandler(std::function<void(int rank, const std::string& message)> handler);
 
  private:
-  Group();
+  ProcessGroup();
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -24,7 +24,7 @@ namespace asv::recipe {
 
 /// The LibTorch-free face of a data-parallel job's rendezvous store, for the stage driver:
 /// rank 0 signals keys, the other ranks wait for them without any timeout (rank 0 may work alone
-/// for hours, e.g. extracting features). Implemented over dist::Group in asvrun.
+/// for hours, e.g. extracting features). Implemented over dist::ProcessGroup in asvrun.
 class RankCoordinator {
  public:
   virtual ~RankCoordinator() = default;

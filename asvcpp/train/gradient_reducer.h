@@ -1,8 +1,9 @@
 // The seam for data-parallel training (the idea of flashlight's fl::Reducer,
 // flashlight/fl/distributed/reducers/Reducer.h; README.md, "GPUs and data-parallel training").
 // The trainer calls it at fixed points; the single-process NoOpReducer does nothing. The
-// process-group implementation (dist::Group::reducer() in asvcpp/dist/process_group.h: NCCL/Gloo,
-// bucketed all-reduce overlapped with the backward pass) plugs in here without touching the trainer.
+// process-group implementation (dist::ProcessGroup::reducer() in asvcpp/dist/process_group.h:
+// NCCL/Gloo, bucketed all-reduce overlapped with the backward pass) plugs in here without
+// touching the trainer.
 //
 // Call points in Trainer (all ranks, same order):
 //   SyncModel          once after the model is built or loaded (broadcast from rank 0)

@@ -100,12 +100,12 @@ std::vector<std::string> WorkerArgv(const RunOptions& options, const std::string
 // configs of one torchrun/srun invocation never see each other's keys.
 class GroupCoordinator final : public recipe::RankCoordinator {
  public:
-  GroupCoordinator(dist::Group& group, std::string prefix) : group_(group), prefix_(std::move(prefix)) {}
+  GroupCoordinator(dist::ProcessGroup& group, std::string prefix) : group_(group), prefix_(std::move(prefix)) {}
   void Signal(const std::string& key) override { group_.Signal(prefix_ + key); }
   void WaitFor(const std::string& key) override { group_.WaitFor(prefix_ + key); }
 
  private:
-  dist::Group& group_;
+  dist::ProcessGroup& group_;
   std::string prefix_;
 };
 
@@ -273,10 +273,10 @@ int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const 
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     dist::SetIntraOpThreads(std::max(1, cores / std::max(1, world.local_world_size)));
   }
-  dist::GroupOptions group_options;
+  dist::ProcessGroupOptions group_options;
   group_options.world = world;
   group_options.device = device;
-  auto group = dist::Group::Create(group_options);
+  auto group = dist::ProcessGroup::Create(group_options);
   ASV_LOG(Info, "{} on {}", world.Describe(), device);
 
   // Rank 0 writes the database: into the launcher's run, or (torchrun, srun) into its own.

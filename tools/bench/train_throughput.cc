@@ -176,13 +176,13 @@ int RunWorker(const BenchOptions& o) {
   }
   const torch::Device device(device_name);
 
-  std::shared_ptr<asv::dist::Group> group;
+  std::shared_ptr<asv::dist::ProcessGroup> group;
   std::shared_ptr<asv::train::GradientReducer> reducer;
   if (world.world_size > 1) {
-    asv::dist::GroupOptions group_options;
+    asv::dist::ProcessGroupOptions group_options;
     group_options.world = world;
     group_options.device = device_name;
-    group = asv::dist::Group::Create(group_options);
+    group = asv::dist::ProcessGroup::Create(group_options);
     reducer = group->reducer();
   } else {
     reducer = std::make_shared<asv::train::NoOpReducer>();
@@ -493,7 +493,7 @@ int RunLauncher(const BenchOptions& o, const std::string& command_line) {
   }
   const std::string single_mode =
       "1 process: a launched worker with train::NoOpReducer (as asvrun trains without data parallelism); "
-      "N > 1: dist::Group's bucketed all-reduce (Gloo on the CPU, NCCL on GPUs)";
+      "N > 1: dist::ProcessGroup's bucketed all-reduce (Gloo on the CPU, NCCL on GPUs)";
 
   std::cout << fmt::format("## Training throughput: {} ({})\n\n", o.architecture, o.device);
   std::cout << fmt::format("- date: {}\n", Now());

@@ -37,8 +37,8 @@
 
 namespace {
 
-using asv::dist::Group;
-using asv::dist::GroupOptions;
+using asv::dist::ProcessGroup;
+using asv::dist::ProcessGroupOptions;
 
 struct Args {
   std::string mode;
@@ -67,8 +67,8 @@ Args Parse(int argc, char** argv) {
   return a;
 }
 
-GroupOptions Options(const Args& a) {
-  GroupOptions o;
+ProcessGroupOptions Options(const Args& a) {
+  ProcessGroupOptions o;
   o.world.protocol = asv::dist::LaunchProtocol::kAsvrun;
   o.world.rank = a.Int("rank", 0);
   o.world.world_size = a.Int("world", 1);
@@ -171,8 +171,8 @@ void CheckGradients(Checker& check, TinyNet& net, const std::vector<torch::Tenso
   }
 }
 
-int Collectives(const Args& args, std::shared_ptr<Group>& group) {
-  group = Group::Create(Options(args));
+int Collectives(const Args& args, std::shared_ptr<ProcessGroup>& group) {
+  group = ProcessGroup::Create(Options(args));
   const int rank = group->rank();
   const int world = group->world_size();
   auto reducer = group->reducer();
@@ -304,7 +304,7 @@ void SaveParameters(const asv::train::Trainer& trainer, const std::string& path)
   torch::save(params, path);
 }
 
-int Train(const Args& args, const std::shared_ptr<Group>& group) {
+int Train(const Args& args, const std::shared_ptr<ProcessGroup>& group) {
   const int rank = group ? group->rank() : 0;
   const auto out = args.Get("out");
   asv::train::Trainer trainer(TrainOptions(args), asv::train::testing::MakeSyntheticData({}),
@@ -322,13 +322,13 @@ void Idle(int seconds) {
   std::this_thread::sleep_for(std::chrono::seconds(seconds));
 }
 
-int Run(const Args& args, std::shared_ptr<Group>& group) {
+int Run(const Args& args, std::shared_ptr<ProcessGroup>& group) {
   if (args.mode == "collectives") return Collectives(args, group);
   if (args.mode == "train") {
-    if (args.Int("world", 1) > 1) group = Group::Create(Options(args));
+    if (args.Int("world", 1) > 1) group = ProcessGroup::Create(Options(args));
     return Train(args, group);
   }
-  group = Group::Create(Options(args));
+  group = ProcessGroup::Create(Options(args));
   if (args.mode == "fail" || args.mode == "fail-wait") {
     if (args.mode == "fail-wait" && group->rank() == 0) {
       group->SetPeerFailureHandler([](int rank, const std::string& message) {
@@ -358,7 +358,7 @@ int Run(const Args& args, std::shared_ptr<Group>& group) {
     // Three groups one after the other on the same store address (rank 0 hosting: a new store
     // on the same port each time), each with a barrier and a reduction.
     for (int i = 0; i < 3; ++i) {
-      if (i > 0) group = Group::Create(Options(args));
+      if (i > 0) group = ProcessGroup::Create(Options(args));
       group->StoreBarrier("start");
       const auto sum = group->reducer()->AllReduceSum({1.0});
       if (sum[0] != group->world_size()) throw std::runtime_error("wrong sum in group " + std::to_string(i));
@@ -380,7 +380,7 @@ int Run(const Args& args, std::shared_ptr<Group>& group) {
 
 int main(int argc, char** argv) {
   at::set_num_threads(1);
-  std::shared_ptr<Group> group;
+  std::shared_ptr<ProcessGroup> group;
   try {
     const auto args = Parse(argc, argv);
     if (args.Get("log") == "debug") asv::log::SetLevel(asv::log::Debug);

@@ -79,12 +79,12 @@ TEST(GpuTest, Bf16TrainingOnTheGpuKeepsFloat32Weights) {
 TEST(GpuTest, NcclGroupOfOneRank) {
   ASV_REQUIRE_GPU();
   dist::StoreServer store(0);
-  dist::GroupOptions options;
+  dist::ProcessGroupOptions options;
   options.world.world_size = 1;
   options.world.master_port = store.port();
   options.world.store_hosted_externally = true;
   options.device = "cuda:0";
-  auto group = dist::Group::Create(options);
+  auto group = dist::ProcessGroup::Create(options);
   auto reducer = group->reducer();
   EXPECT_EQ(reducer->AllReduceSum({1.5, -2.0}), (std::vector<double>{1.5, -2.0}));
   EXPECT_TRUE(reducer->BroadcastFlag(true));

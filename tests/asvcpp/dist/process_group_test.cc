@@ -135,33 +135,33 @@ TEST(StoreServerTest, PortZeroPicksDistinctFreePorts) {
 }
 
 TEST(GroupTest, RejectsDevicesWithoutBackendAndInvalidWorlds) {
-  GroupOptions o;
+  ProcessGroupOptions o;
   o.world.world_size = 2;
   o.world.master_port = 1;  // never contacted: the checks come first
 #ifndef ASV_WITH_GLOO
-  EXPECT_THROW(Group::Create(o), ConfigError);
+  EXPECT_THROW(ProcessGroup::Create(o), ConfigError);
 #endif
 #ifndef ASV_WITH_NCCL
   o.device = "cuda:0";
-  EXPECT_THROW(Group::Create(o), ConfigError);
+  EXPECT_THROW(ProcessGroup::Create(o), ConfigError);
 #endif
   o.device = "tpu";
-  EXPECT_THROW(Group::Create(o), ConfigError);
+  EXPECT_THROW(ProcessGroup::Create(o), ConfigError);
   o.device = "cpu";
   o.world.rank = 2;
-  EXPECT_THROW(Group::Create(o), ConfigError);
+  EXPECT_THROW(ProcessGroup::Create(o), ConfigError);
 }
 
 TEST(GroupTest, RendezvousTimeoutNamesStoreAndCount) {
   ASV_REQUIRE_GLOO();
   StoreServer server(0);
-  GroupOptions o;
+  ProcessGroupOptions o;
   o.world.world_size = 2;
   o.world.master_port = server.port();
   o.world.store_hosted_externally = true;
   o.connect_timeout = seconds(1);
   try {
-    Group::Create(o);
+    ProcessGroup::Create(o);
     FAIL() << "rendezvous with a missing rank succeeded";
   } catch (const std::runtime_error& e) {
     const std::string what = e.what();
