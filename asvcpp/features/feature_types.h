@@ -19,9 +19,9 @@ constexpr const auto& EnumNames(Cmvn) { return kCmvnNames; }
 
 /// Dynamic features appended to the base features (`features.deltas`).
 enum class Deltas {
-  kBase,          ///< "b": base features only
-  kDelta,         ///< "bv": + deltas
-  kDeltaDelta,    ///< "bva": + deltas and delta-deltas
+  kBase,        ///< "b": base features only
+  kDelta,       ///< "bv": + deltas
+  kDeltaDelta,  ///< "bva": + deltas and delta-deltas
 };
 inline constexpr EnumName<Deltas> kDeltasNames[] = {
     {Deltas::kBase, "b"}, {Deltas::kDelta, "bv"}, {Deltas::kDeltaDelta, "bva"}};

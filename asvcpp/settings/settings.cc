@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/text.h"
 #include "asvcpp/settings/name_checks.h"

@@ -1,9 +1,10 @@
 // C++ types of settings fields and their mapping to config-language values.
 //
-// A settings field may be bool, an integer type (int, std::int64_t), double, std::string, an
-// enum with a name table (asvcpp/base/enum_names.h: a str field whose choices are the table's
-// names, bound and dumped as those names), std::optional<T>, std::vector<T> (a Python list), Tuple<T> (a Python tuple) or OrderedDict<T>
-// (a Python dict with str keys, kept in file order), nested freely. SettingTraits<T> gives each
+// A settings field may be bool, an integer type (int, std::int64_t), double, std::string,
+// std::optional<T>, std::vector<T> (a Python list), Tuple<T> (a Python tuple) or OrderedDict<T>
+// (a Python dict with str keys, kept in file order), nested freely, or an enum with a name table
+// (asvcpp/base/enum_names.h; a field of its own, not nested: a str whose choices are the table's
+// names, bound from and dumped as those names). SettingTraits<T> gives each
 // its runtime TypeDesc (used for checking and messages) and the conversions to and from
 // parser::Value. The tuple/list distinction only matters for printing (`(0,)` vs `['a']`): when
 // binding, a list field accepts a tuple literal and vice versa.

@@ -167,7 +167,7 @@ int RunWorker(const BenchOptions& o) {
   asv::log::SetRank(world.rank, world.world_size);
   asv::dist::SetIntraOpThreads(o.threads);
   asv::train::ApplyMathModes(o.tf32 == "on");
-  const auto precision = *asv::EnumFromName<asv::train::Precision>(o.precision);  // checked by CLI11
+  const auto precision = asv::EnumFromName<asv::train::Precision>(o.precision).value();  // checked by CLI11
   // The launcher pinned this process to one GPU (CUDA_VISIBLE_DEVICES), so it is always cuda:0.
   const std::string device_name = o.device == "cuda" ? "cuda:0" : "cpu";
   if (o.device == "cuda" && !torch::cuda::is_available()) {
