@@ -91,7 +91,7 @@ Backend::Backend(const asv::Matrix& plda, const std::vector<std::string>& speake
     : settings_(settings), scorer_(backend::MakeCosineScorer()) {
   asv::Matrix processed;
   processor_ = backend::VectorProcessor::Train(plda, settings.processing, &processed);
-  if (settings.scoring == "plda") {
+  if (settings.scoring == backend::Scoring::kPlda) {
     const auto model = backend::Plda::TrainClosedForm(processed, speakers);
     const std::int64_t dim = std::min<std::int64_t>(settings.plda_dim, processed.cols());
     if (dim < settings.plda_dim) {

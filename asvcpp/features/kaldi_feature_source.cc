@@ -111,15 +111,15 @@ asv::Matrix KaldiFeatureSource::PartFrames(const StoredUtterance& part, const st
   } catch (const DataError& e) {
     throw DataError(fmt::format("features of utterance '{}': {}", id, e.what()));
   }
-  if (features_.deltas == "bv" || features_.deltas == "bva") {
+  if (features_.deltas != features::Deltas::kBase) {
     features::DeltaOptions delta;
-    delta.order = features_.deltas == "bv" ? 1 : 2;
+    delta.order = features_.deltas == features::Deltas::kDelta ? 1 : 2;
     delta.window = features_.delta_reach;
     feats = features::ComputeDeltas(delta, feats);
   }
-  if (!features_.cmvn.empty()) {
+  if (features_.cmvn != features::Cmvn::kNone) {
     feats = features::ApplySlidingCmn(
-        features::SlidingCmnOptions::AsvTorch(features_.cmvn_window, features_.cmvn.find('v') != std::string::npos),
+        features::SlidingCmnOptions::AsvTorch(features_.cmvn_window, features_.cmvn == features::Cmvn::kMeanVariance),
         feats);
   }
   if (!features_.sad_enabled) return feats;

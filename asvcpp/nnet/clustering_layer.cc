@@ -6,33 +6,6 @@
 
 namespace asv::nnet {
 
-ClusterAssignment ParseClusterAssignment(const std::string& name) {
-  if (name == "net_vlad") return ClusterAssignment::kNetVlad;
-  if (name == "lde") return ClusterAssignment::kLde;
-  throw ConfigError(fmt::format("network.cluster_assignment_mode = '{}' is not one of net_vlad, lde", name));
-}
-
-SupervectorMode ParseSupervectorMode(const std::string& name) {
-  if (name == "net_vlad") return SupervectorMode::kNetVlad;
-  if (name == "lde") return SupervectorMode::kLde;
-  throw ConfigError(fmt::format("network.supervector_mode = '{}' is not one of net_vlad, lde", name));
-}
-
-LdeCovariance ParseLdeCovariance(const std::string& name) {
-  if (name == "spherical") return LdeCovariance::kSpherical;
-  if (name == "shared_spherical") return LdeCovariance::kSharedSpherical;
-  if (name == "diagonal") return LdeCovariance::kDiagonal;
-  if (name == "shared_diagonal") return LdeCovariance::kSharedDiagonal;
-  if (name == "full" || name == "shared_full") {
-    throw ConfigError(
-        fmt::format("network.lde_covariance_type = '{}' is not supported (ASVtorch does not support it either); use "
-                    "spherical, shared_spherical, diagonal or shared_diagonal",
-                    name));
-  }
-  throw ConfigError(fmt::format(
-      "network.lde_covariance_type = '{}' is not one of spherical, shared_spherical, diagonal, shared_diagonal", name));
-}
-
 ClusteringLayerImpl::ClusteringLayerImpl(std::int64_t input_dim, const ClusteringOptions& options)
     : input_dim_(input_dim), options_(options) {
   const std::int64_t k = options.n_clusters;

@@ -15,7 +15,7 @@
 //             W is initialised to 2·α·[μ; ghost centroids], b with PyTorch's default init.
 //   lde:      a_tk = softmax_k(−½ Σ_f λ (x_tf − μ_kf)² + b_k), λ of shape
 //             spherical [K], shared_spherical [1], diagonal [K, F], shared_diagonal [F] (init 1),
-//             b ~ N(0, 1) [K]. full / shared_full are not supported (ConfigError), as in ASVtorch.
+//             b ~ N(0, 1) [K]. full / shared_full are not supported (the setting rejects them), as in ASVtorch.
 // Centroids are initialised U[0, 1) for K+G clusters; only the first K rows are kept.
 // The sums over time are computed as Σ_t a_tk x_t − (Σ_t a_tk) μ_k and the LDE distances by
 // expanding the square (matrix products instead of ASVtorch's [batch, frames, K, F] residual
@@ -29,14 +29,9 @@
 
 #include <torch/nn.h>
 
-namespace asv::nnet {
+#include "asvcpp/nnet/nnet_types.h"
 
-/// How frames are softly assigned to clusters (`network.cluster_assignment_mode`).
-enum class ClusterAssignment { kNetVlad, kLde };
-/// How component vectors are normalised (`network.supervector_mode`).
-enum class SupervectorMode { kNetVlad, kLde };
-/// Shape of the LDE precision λ (`network.lde_covariance_type`).
-enum class LdeCovariance { kSpherical, kSharedSpherical, kDiagonal, kSharedDiagonal };
+namespace asv::nnet {
 
 struct ClusteringOptions {
   std::int64_t n_clusters = 64;       ///< K
@@ -47,14 +42,6 @@ struct ClusteringOptions {
   bool normalize_supervector = true;
   double net_vlad_alpha = 1.0;  ///< α of the NetVLAD assignment initialisation
 };
-
-/// Parses "net_vlad" | "lde". Throws ConfigError otherwise.
-ClusterAssignment ParseClusterAssignment(const std::string& name);
-/// Parses "net_vlad" | "lde". Throws ConfigError otherwise.
-SupervectorMode ParseSupervectorMode(const std::string& name);
-/// Parses "spherical" | "shared_spherical" | "diagonal" | "shared_diagonal". Throws ConfigError
-/// for "full"/"shared_full" (not supported, as in ASVtorch) and anything else.
-LdeCovariance ParseLdeCovariance(const std::string& name);
 
 /// NetVLAD / LDE pooling. Parameters (ASVtorch names): `centroids` [K, F]; LDE: `precision`
 /// (shape above), `bias_terms` [K]; NetVLAD: submodule `linear` (F -> K+G).

@@ -11,19 +11,6 @@
 
 namespace asv::nnet {
 
-Activation ParseActivation(const std::string& name) {
-  if (name == "relu") return Activation::kRelu;
-  if (name == "lrelu") return Activation::kLeakyRelu;
-  if (name == "selu") return Activation::kSelu;
-  throw ConfigError(fmt::format("network.activation = '{}' is not one of relu, lrelu, selu", name));
-}
-
-PaddingMode ParsePaddingMode(const std::string& name) {
-  if (name == "zeros") return PaddingMode::kZeros;
-  if (name == "circular") return PaddingMode::kCircular;
-  throw ConfigError(fmt::format("network.cnn_padding_mode = '{}' is not one of zeros, circular", name));
-}
-
 std::string ShapeString(const torch::Tensor& x) {
   std::string s = "[";
   for (std::int64_t i = 0; i < x.dim(); ++i) s += (i ? ", " : "") + std::to_string(x.size(i));

@@ -14,20 +14,9 @@
 
 #include <torch/nn.h>
 
+#include "asvcpp/nnet/nnet_types.h"
+
 namespace asv::nnet {
-
-/// Activation f of every block (`network.activation`).
-enum class Activation {
-  kRelu,       ///< "relu"
-  kLeakyRelu,  ///< "lrelu": leaky ReLU with slope LayerOptions::lrelu_slope
-  kSelu,       ///< "selu"
-};
-
-/// Padding of the frame-layer convolutions (`network.cnn_padding_mode`).
-enum class PaddingMode {
-  kZeros,     ///< "zeros"
-  kCircular,  ///< "circular": needs at least r frames at the input of a layer with reach r
-};
 
 /// Options shared by all blocks of one network (the `network.*` fields that shape layers).
 struct LayerOptions {
@@ -37,11 +26,6 @@ struct LayerOptions {
   bool bn_affine = true;      ///< BatchNorm with learnable weight and bias
   PaddingMode padding_mode = PaddingMode::kZeros;
 };
-
-/// Parses "relu" | "lrelu" | "selu". Throws ConfigError for anything else.
-Activation ParseActivation(const std::string& name);
-/// Parses "zeros" | "circular". Throws ConfigError for anything else.
-PaddingMode ParsePaddingMode(const std::string& name);
 
 /// "[2, 30, 200]": a tensor's shape for messages.
 std::string ShapeString(const torch::Tensor& x);

@@ -9,65 +9,29 @@
 
 namespace asv::nnet {
 
-std::string ArchitectureName(Architecture architecture) {
-  switch (architecture) {
-    case Architecture::kStandardNet:
-      return "StandardNet";
-    case Architecture::kStandardSeNet:
-      return "StandardSeNet";
-    case Architecture::kStandardResSeNet:
-      return "StandardResSeNet";
-    case Architecture::kLargeResSeNet:
-      return "LargeResSeNet";
-  }
-  return "?";
-}
-
-Architecture ParseArchitecture(const std::string& name) {
-  const std::string prefix = settings::kAsvtorchArchitecturePrefix;
-  const std::string bare = name.compare(0, prefix.size(), prefix) == 0 ? name.substr(prefix.size()) : name;
-  for (auto a : {Architecture::kStandardNet, Architecture::kStandardSeNet, Architecture::kStandardResSeNet,
-                 Architecture::kLargeResSeNet}) {
-    if (ArchitectureName(a) == bare) return a;
-  }
-  throw ConfigError(fmt::format(
-      "network.network_class '{}' is not one of StandardNet, StandardSeNet, StandardResSeNet, LargeResSeNet", name));
-}
-
 XvectorNetOptions NetOptionsFromSettings(const settings::NetworkSettings& network, std::int64_t feat_dim,
                                          std::int64_t n_speakers) {
   XvectorNetOptions o;
-  o.architecture = ParseArchitecture(network.network_class);
+  o.architecture = network.Architecture();
   o.feat_dim = feat_dim;
   o.n_speakers = n_speakers;
   o.frame_layer_size = network.frame_layer_size;
   o.stat_size = network.stat_size;
   o.embedding_size = network.embedding_size;
   o.ser = network.ser;
-  o.layer.activation = ParseActivation(network.activation);
+  o.layer.activation = network.activation;
   o.layer.lrelu_slope = network.lrelu_slope;
   o.layer.bn_momentum = network.bn_momentum;
   o.layer.bn_affine = network.bn_affine;
-  o.layer.padding_mode = ParsePaddingMode(network.cnn_padding_mode);
-  if (network.pooling_layer_type == "default") {
-    o.pooling = PoolingType::kMeanStd;
-  } else if (network.pooling_layer_type == "clustering") {
-    o.pooling = PoolingType::kClustering;
-  } else {
-    throw ConfigError(
-        fmt::format("network.pooling_layer_type = '{}' is not one of default, clustering", network.pooling_layer_type));
-  }
+  o.layer.padding_mode = network.cnn_padding_mode;
+  o.pooling = network.pooling_layer_type;
   o.clustering.n_clusters = network.n_clusters;
   o.clustering.n_ghost_clusters = network.n_ghost_clusters;
   o.clustering.normalize_supervector = network.normalize_supervector;
   o.clustering.net_vlad_alpha = network.net_vlad_alpha;
-  if (o.pooling == PoolingType::kClustering) {
-    o.clustering.assignment = ParseClusterAssignment(network.cluster_assignment_mode);
-    o.clustering.supervector = ParseSupervectorMode(network.supervector_mode);
-    if (o.clustering.assignment == ClusterAssignment::kLde) {
-      o.clustering.lde_covariance = ParseLdeCovariance(network.lde_covariance_type);
-    }
-  }
+  o.clustering.assignment = network.cluster_assignment_mode;
+  o.clustering.supervector = network.supervector_mode;
+  o.clustering.lde_covariance = network.lde_covariance_type;
   return o;
 }
 

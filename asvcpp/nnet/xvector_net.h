@@ -26,24 +26,13 @@
 
 #include "asvcpp/nnet/clustering_layer.h"
 #include "asvcpp/nnet/layers.h"
+#include "asvcpp/nnet/nnet_types.h"
 
 namespace asv::settings {
 struct NetworkSettings;
 }
 
 namespace asv::nnet {
-
-enum class Architecture { kStandardNet, kStandardSeNet, kStandardResSeNet, kLargeResSeNet };
-enum class PoolingType {
-  kMeanStd,     ///< "default": mean + standard deviation, 2·stat_size outputs
-  kClustering,  ///< "clustering": NetVLAD / LDE, n_clusters·stat_size outputs
-};
-
-/// ASVtorch's class name ("StandardNet" ...).
-std::string ArchitectureName(Architecture architecture);
-/// Parses a class name, bare ("StandardNet") or with ASVtorch's module path
-/// ("asvtorch.src.networks.architectures.StandardNet"). Throws ConfigError otherwise.
-Architecture ParseArchitecture(const std::string& name);
 
 /// Everything that shapes an x-vector network.
 struct XvectorNetOptions {
@@ -59,8 +48,9 @@ struct XvectorNetOptions {
   ClusteringOptions clustering;  ///< used when pooling == kClustering
 };
 
-/// Converts the `network.*` settings (already validated) plus the data-dependent sizes.
-/// Throws ConfigError for values the settings layer would have rejected.
+/// Converts the `network.*` settings (already validated) plus the data-dependent sizes. Throws
+/// ConfigError for a network_class that names no architecture (one the settings layer would have
+/// rejected).
 XvectorNetOptions NetOptionsFromSettings(const settings::NetworkSettings& network, std::int64_t feat_dim,
                                          std::int64_t n_speakers);
 

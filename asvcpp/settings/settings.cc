@@ -2,18 +2,11 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
-
+#include "asvcpp/base/error.h"
 #include "asvcpp/base/text.h"
 #include "asvcpp/settings/name_checks.h"
 
 namespace asv::settings {
-
-const std::vector<std::string>& KnownArchitectures() {
-  static const std::vector<std::string> kNames = {"StandardNet", "StandardSeNet", "StandardResSeNet",
-                                                  "LargeResSeNet"};
-  return kNames;
-}
 
 namespace {
 
@@ -27,8 +20,8 @@ std::string StripArchitecturePrefix(const std::string& s) {
 std::optional<std::string> NetworkSettings::CheckNetworkClass(const parser::Value& value) {
   const std::string& written = value.as_string();
   const std::string name = StripArchitecturePrefix(written);
-  const auto& known = KnownArchitectures();
-  if (std::find(known.begin(), known.end(), name) != known.end()) return std::nullopt;
+  if (EnumFromName<nnet::Architecture>(name)) return std::nullopt;
+  const std::vector<std::string> known = EnumChoices<nnet::Architecture>();
   const std::string list = fmt::format("{}", fmt::join(known, ", "));
   if (name.find('.') != std::string::npos) {
     return fmt::format(
@@ -41,6 +34,11 @@ std::optional<std::string> NetworkSettings::CheckNetworkClass(const parser::Valu
 }
 
 std::string NetworkSettings::ArchitectureName() const { return StripArchitecturePrefix(network_class); }
+
+nnet::Architecture NetworkSettings::Architecture() const {
+  if (auto architecture = EnumFromName<nnet::Architecture>(ArchitectureName())) return *architecture;
+  throw ConfigError(*CheckNetworkClass(parser::Value::String(network_class)));
+}
 
 void NetworkSettings::Validate(Validator& v) const {
   v.Require(max_clip_size >= min_clip_size, {"min_clip_size", "max_clip_size"},

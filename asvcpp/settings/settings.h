@@ -10,8 +10,9 @@
 //   * settings asvcpp does not read are marked NoEffect and a config that sets them to another
 //     value than the default gets a warning (see each field's reason);
 //   * features.use_kaldi = False is an error: Kaldi-compatible features are the only kind;
-//   * enumerated strings are checked against their choices when the config is read, not when
-//     a stage first uses them.
+//   * enumerated settings are enums whose names (ASVtorch's strings) are declared once, in a table
+//     beside the enum (asvcpp/base/enum_names.h): the choices, their check when the config is
+//     read (not when a stage first uses them), the help text and the dumps all come from it.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +20,13 @@
 #include <string>
 #include <vector>
 
+#include "asvcpp/backend/backend_types.h"
+#include "asvcpp/features/feature_types.h"
+#include "asvcpp/nnet/nnet_types.h"
+#include "asvcpp/settings/enums.h"
 #include "asvcpp/settings/settings_tree.h"
 #include "asvcpp/settings/types.h"
+#include "asvcpp/train/train_types.h"
 
 namespace asv::settings {
 
@@ -118,7 +124,7 @@ struct NetworkSettings {
   int print_interval = 500;
   int accuracy_print_interval = 6;
   int extraction_print_interval = 200;
-  std::string optimizer = "sgd";
+  train::Optimizer optimizer = train::Optimizer::kSgd;
   int max_consecutive_lr_updates = 2;
   double initial_learning_rate = 0.1;
   double min_loss_change_ratio = 0.01;
@@ -128,19 +134,19 @@ struct NetworkSettings {
   double weight_decay = 0.001;
   Tuple<std::string> weight_decay_skiplist = {"batchnorm"};
   int optimizer_step_interval = 1;
-  std::string cnn_padding_mode = "zeros";
+  nnet::PaddingMode cnn_padding_mode = nnet::PaddingMode::kZeros;
   double bn_momentum = 0.1;
   bool bn_affine = true;
-  std::string activation = "lrelu";
+  nnet::Activation activation = nnet::Activation::kLeakyRelu;
   double lrelu_slope = 0.01;
   std::string network_class = "asvtorch.src.networks.architectures.StandardNet";
   int frame_layer_size = 512;
   int stat_size = 1500;
   int embedding_size = 512;
-  std::string pooling_layer_type = "default";
-  std::string cluster_assignment_mode = "net_vlad";
-  std::string supervector_mode = "net_vlad";
-  std::string lde_covariance_type = "spherical";
+  nnet::PoolingType pooling_layer_type = nnet::PoolingType::kMeanStd;
+  nnet::ClusterAssignment cluster_assignment_mode = nnet::ClusterAssignment::kNetVlad;
+  nnet::SupervectorMode supervector_mode = nnet::SupervectorMode::kNetVlad;
+  nnet::LdeCovariance lde_covariance_type = nnet::LdeCovariance::kSpherical;
   bool normalize_supervector = true;
   int n_clusters = 64;
   int n_ghost_clusters = 2;
@@ -148,12 +154,17 @@ struct NetworkSettings {
   int ser = 16;
   int attention_layer_size = 64;
   // asvcpp addition:
-  std::string precision = "fp32";
+  train::Precision precision = train::Precision::kFloat32;
 
   /// The architecture named by network_class without ASVtorch's module path, e.g.
   /// "StandardNet" for "asvtorch.src.networks.architectures.StandardNet". network_class must have
   /// passed validation.
   std::string ArchitectureName() const;
+  /// The architecture network_class names. network_class stays a string, so that dumps keep the
+  /// spelling a config wrote (bare or with ASVtorch's module path); the names are
+  /// nnet::Architecture's table. Throws ConfigError for a network_class that names none (one
+  /// that did not pass validation).
+  nnet::Architecture Architecture() const;
 
   template <class V>
   void Register(V& v) {
@@ -183,7 +194,7 @@ struct NetworkSettings {
     v("accuracy_print_interval", accuracy_print_interval, "Every N-th print also runs validation").Min(1);
     v("extraction_print_interval", extraction_print_interval, "Batches between progress prints in extraction")
         .Min(1);
-    v("optimizer", optimizer, "Optimizer (only SGD, as in ASVtorch)").Choices({"sgd"});
+    v("optimizer", optimizer, "Optimizer (only SGD, as in ASVtorch)");
     v("max_consecutive_lr_updates", max_consecutive_lr_updates,
       "Stop training after this many consecutive learning-rate halvings")
         .Min(1);
@@ -198,11 +209,10 @@ struct NetworkSettings {
     v("weight_decay_skiplist", weight_decay_skiplist,
       "Parameters whose name contains one of these substrings get no weight decay");
     v("optimizer_step_interval", optimizer_step_interval, "Minibatches accumulated per optimizer step").Min(1);
-    v("cnn_padding_mode", cnn_padding_mode, "Padding of the frame-layer convolutions")
-        .Choices({"zeros", "circular"});
+    v("cnn_padding_mode", cnn_padding_mode, "Padding of the frame-layer convolutions");
     v("bn_momentum", bn_momentum, "BatchNorm running-statistics momentum").Range(0, 1);
     v("bn_affine", bn_affine, "BatchNorm with learnable scale and shift");
-    v("activation", activation, "Activation function").Choices({"relu", "lrelu", "selu"});
+    v("activation", activation, "Activation function");
     v("lrelu_slope", lrelu_slope, "Negative slope of the leaky ReLU").Min(0);
     v("network_class", network_class,
       "Architecture: StandardNet, StandardSeNet, StandardResSeNet or LargeResSeNet, plain or as ASVtorch's "
@@ -211,14 +221,10 @@ struct NetworkSettings {
     v("frame_layer_size", frame_layer_size, "Channels of the TDNN frame layers").Min(1);
     v("stat_size", stat_size, "Channels of the last frame layer (input of pooling)").Min(1);
     v("embedding_size", embedding_size, "Embedding dimension").Min(1);
-    v("pooling_layer_type", pooling_layer_type, "default: mean+std pooling; clustering: NetVLAD/LDE")
-        .Choices({"default", "clustering"});
-    v("cluster_assignment_mode", cluster_assignment_mode, "Cluster assignment of the clustering pooling layer")
-        .Choices({"net_vlad", "lde"});
-    v("supervector_mode", supervector_mode, "Component-vector normalisation of the clustering pooling layer")
-        .Choices({"net_vlad", "lde"});
+    v("pooling_layer_type", pooling_layer_type, "default: mean+std pooling; clustering: NetVLAD/LDE");
+    v("cluster_assignment_mode", cluster_assignment_mode, "Cluster assignment of the clustering pooling layer");
+    v("supervector_mode", supervector_mode, "Component-vector normalisation of the clustering pooling layer");
     v("lde_covariance_type", lde_covariance_type, "Precision shape of LDE assignment")
-        .Choices({"spherical", "shared_spherical", "diagonal", "shared_diagonal"})
         .Unsupported({"full", "shared_full"}, "ASVtorch has no full covariances either; use spherical, shared_spherical, "
                                               "diagonal or shared_diagonal");
     v("normalize_supervector", normalize_supervector, "L2-normalise the pooled supervector");
@@ -233,8 +239,7 @@ struct NetworkSettings {
       "Arithmetic of the training forward pass and loss: 'fp32' (default) everything in float32; 'bf16' "
       "autocast to bfloat16 (matmuls and convolutions in bfloat16, losses and reductions in float32) with "
       "float32 weights, gradients and optimizer, no loss scaling; for Ampere and newer GPUs (on the CPU, "
-      "LibTorch's CPU autocast). Validation and embedding extraction stay float32 (asvcpp addition)")
-        .Choices({"fp32", "bf16"});
+      "LibTorch's CPU autocast). Validation and embedding extraction stay float32 (asvcpp addition)");
   }
 
   void Validate(Validator& v) const;
@@ -263,10 +268,10 @@ struct IVectorSettings {
   int num_gaussians = 2048;
   std::string ubm_name = "ubm_2048";
   int ivec_dim = 400;
-  std::string ivec_type = "augmented";
+  IvectorType ivec_type = IvectorType::kAugmented;
   int n_iterations = 5;
   double initial_prior_offset = 100;
-  std::string covariance_type = "full";
+  IvectorCovariance covariance_type = IvectorCovariance::kFull;
   bool update_projections = true;
   bool update_covariances = true;
   bool minimum_divergence = true;
@@ -280,14 +285,10 @@ struct IVectorSettings {
     v("num_gaussians", num_gaussians, "UBM components").Min(1).NoEffect(kIvector);
     v("ubm_name", ubm_name, "UBM folder name").NoEffect(kIvector);
     v("ivec_dim", ivec_dim, "i-vector dimension").Min(1).NoEffect(kIvector);
-    v("ivec_type", ivec_type, "augmented or standard i-vector model")
-        .Choices({"augmented", "standard"})
-        .NoEffect(kIvector);
+    v("ivec_type", ivec_type, "augmented or standard i-vector model").NoEffect(kIvector);
     v("n_iterations", n_iterations, "Extractor training iterations").Min(1).NoEffect(kIvector);
     v("initial_prior_offset", initial_prior_offset, "Prior offset of the augmented model").NoEffect(kIvector);
-    v("covariance_type", covariance_type, "Residual covariance type")
-        .Choices({"full", "diagonal", "spherical", "shared_full", "shared_diagonal", "shared_spherical"})
-        .NoEffect(kIvector);
+    v("covariance_type", covariance_type, "Residual covariance type").NoEffect(kIvector);
     v("update_projections", update_projections, "Update T in training").NoEffect(kIvector);
     v("update_covariances", update_covariances, "Update covariances in training").NoEffect(kIvector);
     v("minimum_divergence", minimum_divergence, "Minimum-divergence re-estimation").NoEffect(kIvector);
@@ -306,9 +307,9 @@ struct FeatureSettings {
   int sampling_rate = 16000;
   int frame_shift = 10;
   bool use_kaldi = true;
-  std::string cmvn = "m";
+  features::Cmvn cmvn = features::Cmvn::kMean;
   int cmvn_window = 300;
-  std::string deltas = "b";
+  features::Deltas deltas = features::Deltas::kBase;
   int delta_reach = 3;
   bool sad_enabled = true;
   bool log_feats = true;
@@ -330,11 +331,9 @@ struct FeatureSettings {
                                "features.use_kaldi = False is not supported: asvcpp computes Kaldi-compatible "
                                "features only (ASVtorch raises NotImplementedError too)");
     });
-    v("cmvn", cmvn, "Sliding-window normalisation: 'm' mean, 'mv' mean and variance, '' none")
-        .Choices({"", "m", "mv"});
+    v("cmvn", cmvn, "Sliding-window normalisation: 'm' mean, 'mv' mean and variance, '' none");
     v("cmvn_window", cmvn_window, "Sliding CMN window (frames)").Min(1);
-    v("deltas", deltas, "'b' base features, 'bv' + deltas, 'bva' + deltas and delta-deltas")
-        .Choices({"b", "bv", "bva"});
+    v("deltas", deltas, "'b' base features, 'bv' + deltas, 'bva' + deltas and delta-deltas");
     v("delta_reach", delta_reach, "Delta window reach (frames each side)").Min(1);
     v("sad_enabled", sad_enabled, "Use only VAD-selected frames (False: all frames)");
     v("log_feats", log_feats, "Unused (ASVtorch defines but never reads it)")
@@ -356,7 +355,7 @@ struct BackendSettings {
   int score_norm_adaptive_cohort_size = 200;
   // asvcpp additions (ASVtorch hard-codes these in its recipes):
   std::string processing = "cwl";
-  std::string scoring = "plda";
+  backend::Scoring scoring = backend::Scoring::kPlda;
   bool score_norm = false;
   double p_target = 0.05;
 
@@ -382,8 +381,7 @@ struct BackendSettings {
           }
           return std::nullopt;
         });
-    v("scoring", scoring, "Back-end: 'plda' (closed-form two-covariance PLDA) or 'cosine'")
-        .Choices({"plda", "cosine"});
+    v("scoring", scoring, "Back-end: 'plda' (closed-form two-covariance PLDA) or 'cosine'");
     v("score_norm", score_norm,
       "Adaptive symmetric score normalisation (AS-norm) with the cohort sizes above; ASVtorch implements it "
       "but leaves it disabled");
@@ -415,9 +413,6 @@ struct Settings {
 /// Adds the eight standard groups of `settings` to `tree` in ASVtorch's order. A recipe then adds
 /// its own: `tree.AddGroup("recipe", recipe_settings)`.
 void AddStandardGroups(SettingsTree& tree, Settings& settings);
-
-/// Architectures asvcpp implements, in ASVtorch's order.
-const std::vector<std::string>& KnownArchitectures();
 
 /// ASVtorch's module path of its architectures, "asvtorch.src.networks.architectures.".
 inline constexpr const char* kAsvtorchArchitecturePrefix = "asvtorch.src.networks.architectures.";

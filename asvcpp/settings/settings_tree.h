@@ -73,6 +73,7 @@ struct Field {
   /// Strictly greater than zero (learning rates and the like).
   Field& Positive() { min = 0.0; min_exclusive = true; return *this; }
   Field& Range(double lo, double hi) { return Min(lo).Max(hi); }
+  /// Allowed values of a str field. An enum field (types.h) gets its table's names without this.
   Field& Choices(std::vector<std::string> values) { choices = std::move(values); return *this; }
   /// Values that ASVtorch names but does not implement either: rejected with `reason`.
   Field& Unsupported(std::vector<std::string> values, std::string reason) {
@@ -118,6 +119,7 @@ class Registrar {
     f.get = [target] { return SettingTraits<T>::ToValue(*target); };
     f.set = [target](const parser::Value& v) { *target = SettingTraits<T>::FromValue(v); };
     f.default_value = f.get();
+    if constexpr (kHasEnumNames<T>) f.choices = SettingTraits<T>::Choices();
     group_.fields.push_back(std::move(f));
     return group_.fields.back();
   }

@@ -2,7 +2,9 @@
 //
 // A settings field may be bool, an integer type (int, std::int64_t), double, std::string,
 // std::optional<T>, std::vector<T> (a Python list), Tuple<T> (a Python tuple) or OrderedDict<T>
-// (a Python dict with str keys, kept in file order), nested freely. SettingTraits<T> gives each
+// (a Python dict with str keys, kept in file order), nested freely, or an enum with a name table
+// (asvcpp/base/enum_names.h; a field of its own, not nested: a str whose choices are the table's
+// names, bound from and dumped as those names). SettingTraits<T> gives each
 // its runtime TypeDesc (used for checking and messages) and the conversions to and from
 // parser::Value. The tuple/list distinction only matters for printing (`(0,)` vs `['a']`): when
 // binding, a list field accepts a tuple literal and vice versa.
@@ -17,6 +19,8 @@
 #include <utility>
 #include <vector>
 
+#include "asvcpp/base/check.h"
+#include "asvcpp/base/enum_names.h"
 #include "parser/value.h"
 
 namespace asv::settings {
@@ -140,6 +144,20 @@ struct SettingTraits<std::string> {
   static TypeDesc Type() { return TypeDesc::String(); }
   static parser::Value ToValue(const std::string& s) { return parser::Value::String(s); }
   static std::string FromValue(const parser::Value& v) { return v.as_string(); }
+};
+
+/// An enum with a name table: a str in configs and dumps, whose value must be one of the names
+/// (the Registrar makes them the field's choices).
+template <class E>
+struct SettingTraits<E, std::enable_if_t<kHasEnumNames<E>>> {
+  static TypeDesc Type() { return TypeDesc::String(); }
+  static std::vector<std::string> Choices() { return EnumChoices<E>(); }
+  static parser::Value ToValue(E e) { return parser::Value::String(std::string(EnumToName(e))); }
+  static E FromValue(const parser::Value& v) {
+    const std::optional<E> e = EnumFromName<E>(v.as_string());
+    ASV_CHECK(e.has_value(), "enum value not checked against its choices: '" + v.as_string() + "'");
+    return *e;
+  }
 };
 
 template <class T>

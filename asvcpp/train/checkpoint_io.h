@@ -35,7 +35,7 @@ class Sgd;
 
 /// Everything in a checkpoint besides the model and optimizer tensors.
 struct CheckpointMeta {
-  std::string architecture;  ///< nnet::ArchitectureName
+  std::string architecture;  ///< EnumToName(nnet::Architecture)
   std::int64_t feat_dim = 0;
   std::int64_t n_speakers = 0;
   std::int64_t embedding_size = 0;

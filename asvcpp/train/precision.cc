@@ -52,23 +52,6 @@ void SetAutocast(bool cuda, bool enabled, at::ScalarType dtype) {
 
 }  // namespace
 
-std::string_view ToString(Precision precision) {
-  switch (precision) {
-    case Precision::kFloat32:
-      return "fp32";
-    case Precision::kBFloat16:
-      return "bf16";
-  }
-  return "?";
-}
-
-Precision ParsePrecision(std::string_view text) {
-  for (const Precision p : {Precision::kFloat32, Precision::kBFloat16}) {
-    if (text == ToString(p)) return p;
-  }
-  throw ConfigError(fmt::format("network.precision '{}' is not one of 'fp32', 'bf16'", text));
-}
-
 AutocastGuard::AutocastGuard(Precision precision, const std::string& device) {
   if (precision == Precision::kFloat32) return;
   if (device == "cpu") {
@@ -77,7 +60,7 @@ AutocastGuard::AutocastGuard(Precision precision, const std::string& device) {
     cuda_ = true;
   } else {
     throw ConfigError(fmt::format("network.precision '{}' needs a 'cpu' or 'cuda[:N]' device, not '{}'",
-                                  ToString(precision), device));
+                                  EnumToName(precision), device));
   }
   previous_enabled_ = AutocastEnabled(cuda_);
   previous_dtype_ = static_cast<int>(AutocastDtype(cuda_));

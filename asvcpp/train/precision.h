@@ -14,7 +14,7 @@
 // TF32 tensor cores on Ampere and newer (10-bit mantissa inputs, float32 accumulation).
 //
 //   asv::train::ApplyMathModes(computing.allow_tf32);    // once per process, before training
-//   options.precision = asv::train::ParsePrecision(network.precision);
+//   options.precision = network.precision;
 //   {
 //     asv::train::AutocastGuard autocast(options.precision, options.device);
 //     logits = net->forward(x);  loss = cross_entropy(logits, y);
@@ -24,21 +24,10 @@
 #pragma once
 
 #include <string>
-#include <string_view>
+
+#include "asvcpp/train/train_types.h"
 
 namespace asv::train {
-
-/// Arithmetic of the training forward pass.
-enum class Precision {
-  kFloat32,   ///< "fp32": everything in float32 (the default).
-  kBFloat16,  ///< "bf16": autocast to bfloat16; float32 master weights and optimizer.
-};
-
-/// "fp32" or "bf16" (the values of network.precision).
-std::string_view ToString(Precision precision);
-
-/// Inverse of ToString. Throws ConfigError naming network.precision for any other text.
-Precision ParsePrecision(std::string_view text);
 
 /// While alive, autocast is on for `device` with the dtype of `precision`, on the calling thread
 /// (autocast state is thread-local). Emulates Python's torch.autocast context manager: saves the

@@ -116,7 +116,7 @@ struct Trainer::Impl {
 
   CheckpointMeta Meta() const {
     CheckpointMeta m;
-    m.architecture = nnet::ArchitectureName(net->options().architecture);
+    m.architecture = std::string(EnumToName(net->options().architecture));
     m.feat_dim = net->options().feat_dim;
     m.n_speakers = net->options().n_speakers;
     m.embedding_size = net->options().embedding_size;
@@ -131,7 +131,7 @@ struct Trainer::Impl {
   void Load(const std::filesystem::path& path) {
     const auto file = ReadCheckpointMeta(path);
     const auto& o = net->options();
-    const std::string architecture = nnet::ArchitectureName(o.architecture);
+    const std::string architecture(EnumToName(o.architecture));
     if (file.architecture != architecture || file.feat_dim != o.feat_dim || file.n_speakers != o.n_speakers ||
         file.embedding_size != o.embedding_size) {
       throw DataError(fmt::format(

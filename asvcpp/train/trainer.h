@@ -52,7 +52,7 @@ struct TrainerOptions {
   int dataloader_workers = 2;               ///< computing.network_dataloader_workers (0: load on the training thread)
   int prefetch_batches = 0;                 ///< batches prepared ahead; 0: 2 per worker (at least 2)
   std::string device = "cpu";               ///< "cpu" or "cuda:N" (see SelectDevice)
-  /// network.precision (ParsePrecision): kBFloat16 runs the training forward pass and loss under
+  /// network.precision: kBFloat16 runs the training forward pass and loss under
   /// bfloat16 autocast on `device` (precision.h); backward, the optimizer, validation and
   /// extraction stay float32, as do parameters and checkpoints.
   Precision precision = Precision::kFloat32;

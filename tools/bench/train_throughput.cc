@@ -167,7 +167,7 @@ int RunWorker(const BenchOptions& o) {
   asv::log::SetRank(world.rank, world.world_size);
   asv::dist::SetIntraOpThreads(o.threads);
   asv::train::ApplyMathModes(o.tf32 == "on");
-  const auto precision = asv::train::ParsePrecision(o.precision);
+  const auto precision = asv::EnumFromName<asv::train::Precision>(o.precision).value();  // checked by CLI11
   // The launcher pinned this process to one GPU (CUDA_VISIBLE_DEVICES), so it is always cuda:0.
   const std::string device_name = o.device == "cuda" ? "cuda:0" : "cpu";
   if (o.device == "cuda" && !torch::cuda::is_available()) {
@@ -645,7 +645,7 @@ int Main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "Intra-op threads per process (default: available cores / N)")
       ->check(CLI::PositiveNumber);
   app.add_option("--precision", o.precision, "Forward pass and loss in fp32 or under bf16 autocast (network.precision)")
-      ->check(CLI::IsMember({"fp32", "bf16"}))
+      ->check(CLI::IsMember(asv::EnumChoices<asv::train::Precision>()))
       ->capture_default_str();
   app.add_option("--tf32", o.tf32, "TF32 tensor cores for float32 on GPUs (computing.allow_tf32)")
       ->check(CLI::IsMember({"on", "off"}))

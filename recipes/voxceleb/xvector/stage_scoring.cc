@@ -39,8 +39,8 @@ void RunScoring(recipe::RunContext& context) {
     if (info.contains("epoch")) epoch = info["epoch"].get<int>();
   }
   ASV_LOG(Info, "back-end: '{}' processing, {} scoring{} on {} PLDA embeddings of {} speakers",
-          backend_settings.processing, backend_settings.scoring,
-          backend_settings.scoring == "plda" ? fmt::format(" (plda_dim {})", backend_settings.plda_dim) : "",
+          backend_settings.processing, EnumToName(backend_settings.scoring),
+          backend_settings.scoring == backend::Scoring::kPlda ? fmt::format(" (plda_dim {})", backend_settings.plda_dim) : "",
           plda.ids.size(), std::set<std::string>(speakers.begin(), speakers.end()).size());
   const backend::Backend backend(plda.vectors, speakers, backend_settings);
   const backend::Embeddings processed{trial.ids, backend.Process(trial.vectors)};

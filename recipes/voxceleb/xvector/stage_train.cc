@@ -125,7 +125,7 @@ void RunTraining(recipe::RunContext& context) {
   options.network = network;
   options.dataloader_workers = s.common().computing.network_dataloader_workers;
   options.device = context.device();
-  options.precision = train::ParsePrecision(network.precision);
+  options.precision = network.precision;
   train::ApplyMathModes(s.common().computing.allow_tf32);
   options.checkpoint_folder = networks;
   options.log_folder = networks / "logs";

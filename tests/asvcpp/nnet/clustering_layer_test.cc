@@ -141,14 +141,5 @@ TEST(ClusteringLayerTest, ParameterNamesAndGradients) {
   EXPECT_EQ(names, (std::vector<std::string>{"centroids", "linear.weight", "linear.bias"}));
 }
 
-TEST(ClusteringLayerTest, ParsesModesAndRejectsFullCovariance) {
-  EXPECT_EQ(ParseClusterAssignment("lde"), ClusterAssignment::kLde);
-  EXPECT_EQ(ParseSupervectorMode("net_vlad"), SupervectorMode::kNetVlad);
-  EXPECT_EQ(ParseLdeCovariance("shared_diagonal"), LdeCovariance::kSharedDiagonal);
-  EXPECT_THROW(ParseLdeCovariance("full"), ConfigError);
-  EXPECT_THROW(ParseLdeCovariance("shared_full"), ConfigError);
-  EXPECT_THROW(ParseClusterAssignment("kmeans"), ConfigError);
-}
-
 }  // namespace
 }  // namespace asv::nnet

@@ -37,15 +37,6 @@ TEST(MeanStdPoolingTest, MatchesHandComputation) {
   EXPECT_NEAR(a[1][3], 1.f, 1e-6);
 }
 
-TEST(LayerOptionsTest, ParsesNamesAndRejectsOthers) {
-  EXPECT_EQ(ParseActivation("relu"), Activation::kRelu);
-  EXPECT_EQ(ParseActivation("lrelu"), Activation::kLeakyRelu);
-  EXPECT_EQ(ParseActivation("selu"), Activation::kSelu);
-  EXPECT_THROW(ParseActivation("tanh"), ConfigError);
-  EXPECT_EQ(ParsePaddingMode("circular"), PaddingMode::kCircular);
-  EXPECT_THROW(ParsePaddingMode("reflect"), ConfigError);
-}
-
 TEST(LayerOptionsTest, LeakyReluUsesSlope) {
   LayerOptions o;
   o.lrelu_slope = 0.25;

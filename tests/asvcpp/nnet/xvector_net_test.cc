@@ -49,7 +49,7 @@ TEST(XvectorNetTest, OutputShapesOfEveryArchitecture) {
     s.embedding_size = 32;
     s.ser = 8;
     auto net = MakeXvectorNet(s, 30, 7);
-    EXPECT_EQ(ArchitectureName(net->options().architecture), arch);
+    EXPECT_EQ(EnumToName(net->options().architecture), arch);
     EXPECT_EQ(net->frame_layers.size(), arch == "LargeResSeNet" ? 10u : 5u);
     for (auto [batch, frames] : {std::pair<int, int>{2, 1}, {3, 7}, {5, 50}}) {
       net->train();
@@ -65,14 +65,14 @@ TEST(XvectorNetTest, OutputShapesOfEveryArchitecture) {
 
 TEST(XvectorNetTest, ClusteringPoolingShapes) {
   torch::manual_seed(21);
-  for (const std::string mode : {"net_vlad", "lde"}) {
+  for (const bool lde : {false, true}) {
     settings::NetworkSettings s;
     s.frame_layer_size = 32;
     s.stat_size = 16;
     s.embedding_size = 8;
-    s.pooling_layer_type = "clustering";
-    s.cluster_assignment_mode = mode;
-    s.supervector_mode = mode;
+    s.pooling_layer_type = PoolingType::kClustering;
+    s.cluster_assignment_mode = lde ? ClusterAssignment::kLde : ClusterAssignment::kNetVlad;
+    s.supervector_mode = lde ? SupervectorMode::kLde : SupervectorMode::kNetVlad;
     s.n_clusters = 5;
     auto net = MakeXvectorNet(s, 20, 4);
     EXPECT_EQ(net->pooling_output_dim(), 80);
@@ -82,11 +82,6 @@ TEST(XvectorNetTest, ClusteringPoolingShapes) {
     EXPECT_EQ(net->Embed(x).sizes(), (std::vector<std::int64_t>{3, 8}));
     EXPECT_TRUE(StateKeys(*net).count("pooling_layer.centroids"));
   }
-  settings::NetworkSettings bad;
-  bad.pooling_layer_type = "clustering";
-  bad.cluster_assignment_mode = "lde";
-  bad.lde_covariance_type = "full";
-  EXPECT_THROW(MakeXvectorNet(bad, 20, 4), ConfigError);
 }
 
 TEST(XvectorNetTest, EmbeddingIsLinearOutputBeforeBatchNorm) {
@@ -141,17 +136,21 @@ TEST(XvectorNetTest, RejectsBadInput) {
   EXPECT_THROW(net->forward(torch::randn({2, 11, 20})), DataError);
   EXPECT_THROW(net->forward(torch::randn({2, 10, 0})), DataError);
   EXPECT_THROW(net->forward(torch::randn({10, 20})), DataError);
-  s.cnn_padding_mode = "circular";
+  s.cnn_padding_mode = PaddingMode::kCircular;
   auto circular = MakeXvectorNet(s, 10, 3);
   EXPECT_EQ(circular->max_reach(), 3);
   EXPECT_THROW(circular->forward(torch::randn({2, 10, 2})), DataError);
   EXPECT_EQ(circular->forward(torch::randn({2, 10, 3})).sizes(), (std::vector<std::int64_t>{2, 3}));
 }
 
-TEST(XvectorNetTest, ParsesArchitectureNames) {
-  EXPECT_EQ(ParseArchitecture("asvtorch.src.networks.architectures.LargeResSeNet"), Architecture::kLargeResSeNet);
-  EXPECT_EQ(ParseArchitecture("StandardSeNet"), Architecture::kStandardSeNet);
-  EXPECT_THROW(ParseArchitecture("my.module.Custom"), ConfigError);
+TEST(XvectorNetTest, BuildsTheArchitectureNetworkClassNames) {
+  settings::NetworkSettings s;
+  s.network_class = "asvtorch.src.networks.architectures.LargeResSeNet";
+  EXPECT_EQ(NetOptionsFromSettings(s, 30, 2).architecture, Architecture::kLargeResSeNet);
+  s.network_class = "StandardSeNet";
+  EXPECT_EQ(NetOptionsFromSettings(s, 30, 2).architecture, Architecture::kStandardSeNet);
+  s.network_class = "my.module.Custom";
+  EXPECT_THROW(NetOptionsFromSettings(s, 30, 2), ConfigError);
 }
 
 }  // namespace

@@ -399,7 +399,7 @@ TEST(SettingsOverride, RawStringFallbackForStringFields) {
   EXPECT_TRUE(diags.empty()) << diags.Render();
   EXPECT_EQ(x.settings.paths.output_folder, "/tmp/x");
   EXPECT_EQ(x.settings.paths.system_folder, "quoted system");
-  EXPECT_EQ(x.settings.features.cmvn, "");
+  EXPECT_EQ(x.settings.features.cmvn, features::Cmvn::kNone);
   EXPECT_EQ(x.tree.FindField("paths.output_folder")->provenance.source, Provenance::Source::kCommandLine);
 }
 

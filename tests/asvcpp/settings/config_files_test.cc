@@ -119,7 +119,7 @@ TEST(SettingsConfigFiles, AsvtorchConfigsValidateAndBind) {
   EXPECT_EQ(x.settings.network.stat_size, 128);
   EXPECT_EQ(x.settings.network.max_batch_size_in_frames, 30000);
   EXPECT_FALSE(x.settings.network.normalize_supervector);
-  EXPECT_EQ(x.settings.network.lde_covariance_type, "spherical");
+  EXPECT_EQ(x.settings.network.lde_covariance_type, nnet::LdeCovariance::kSpherical);
   EXPECT_DOUBLE_EQ(x.settings.network.initial_learning_rate, 0.2);
   EXPECT_EQ(x.settings.paths.datasets.Keys(), (std::vector<std::string>{"voxceleb1", "voxceleb2"}));
   EXPECT_EQ(x.tree.FindField("network.stat_size")->provenance.ToString(),

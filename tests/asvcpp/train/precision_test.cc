@@ -1,4 +1,4 @@
-// network.precision parsing, the autocast guard (CPU; CUDA when available) against LibTorch's
+// The autocast guard (CPU; CUDA when available) against LibTorch's
 // autocast behaviour, bf16 training against fp32 training, and the TF32 context flags.
 #include "asvcpp/train/precision.h"
 
@@ -17,21 +17,6 @@
 
 namespace asv::train {
 namespace {
-
-TEST(PrecisionTest, ParsesTheSettingValues) {
-  EXPECT_EQ(ParsePrecision("fp32"), Precision::kFloat32);
-  EXPECT_EQ(ParsePrecision("bf16"), Precision::kBFloat16);
-  EXPECT_EQ(ToString(Precision::kFloat32), "fp32");
-  EXPECT_EQ(ToString(Precision::kBFloat16), "bf16");
-  for (const char* bad : {"", "FP32", "fp16", "bfloat16", "bf16 ", "amp"}) {
-    try {
-      ParsePrecision(bad);
-      ADD_FAILURE() << "no ConfigError for '" << bad << "'";
-    } catch (const ConfigError& e) {
-      EXPECT_NE(std::string(e.what()).find("network.precision"), std::string::npos) << e.what();
-    }
-  }
-}
 
 // The dtype of a Linear layer's output and of a matmul on `device`.
 std::pair<torch::Dtype, torch::Dtype> OutputTypes(torch::nn::Linear& linear, const torch::Device& device) {

@@ -1,0 +1,31 @@
+// The enumerated `features.*` settings, with their names (ASVtorch's spellings). asv_settings
+// includes this header (header only; asv_features depends on asv_settings, not the reverse) so
+// that the FeatureSettings fields hold these enums and their choices come from the tables below.
+#pragma once
+
+#include "asvcpp/base/enum_names.h"
+
+namespace asv::features {
+
+/// Sliding-window normalisation of the features (`features.cmvn`).
+enum class Cmvn {
+  kNone,          ///< "": none
+  kMean,          ///< "m": mean
+  kMeanVariance,  ///< "mv": mean and variance
+};
+inline constexpr EnumName<Cmvn> kCmvnNames[] = {{Cmvn::kNone, ""}, {Cmvn::kMean, "m"}, {Cmvn::kMeanVariance, "mv"}};
+/// Name table of Cmvn (enum_names.h).
+constexpr const auto& EnumNames(Cmvn) { return kCmvnNames; }
+
+/// Dynamic features appended to the base features (`features.deltas`).
+enum class Deltas {
+  kBase,        ///< "b": base features only
+  kDelta,       ///< "bv": + deltas
+  kDeltaDelta,  ///< "bva": + deltas and delta-deltas
+};
+inline constexpr EnumName<Deltas> kDeltasNames[] = {
+    {Deltas::kBase, "b"}, {Deltas::kDelta, "bv"}, {Deltas::kDeltaDelta, "bva"}};
+/// Name table of Deltas (enum_names.h).
+constexpr const auto& EnumNames(Deltas) { return kDeltasNames; }
+
+}  // namespace asv::features

@@ -1,0 +1,26 @@
+// The enumerated `network.*` settings of training, with their names. No LibTorch in this header:
+// asv_settings includes it (header only, without linking asv_train) so that the NetworkSettings
+// fields hold these enums and their choices come from the tables below.
+#pragma once
+
+#include "asvcpp/base/enum_names.h"
+
+namespace asv::train {
+
+/// Optimizer (`network.optimizer`): SGD only, as in ASVtorch.
+enum class Optimizer { kSgd };
+inline constexpr EnumName<Optimizer> kOptimizerNames[] = {{Optimizer::kSgd, "sgd"}};
+/// Name table of Optimizer (enum_names.h).
+constexpr const auto& EnumNames(Optimizer) { return kOptimizerNames; }
+
+/// Arithmetic of the training forward pass (`network.precision`; see precision.h).
+enum class Precision {
+  kFloat32,   ///< "fp32": everything in float32 (the default).
+  kBFloat16,  ///< "bf16": autocast to bfloat16; float32 master weights and optimizer.
+};
+inline constexpr EnumName<Precision> kPrecisionNames[] = {{Precision::kFloat32, "fp32"},
+                                                          {Precision::kBFloat16, "bf16"}};
+/// Name table of Precision (enum_names.h).
+constexpr const auto& EnumNames(Precision) { return kPrecisionNames; }
+
+}  // namespace asv::train
