@@ -29,7 +29,7 @@
 
 #include <torch/nn.h>
 
-#include "asvcpp/nnet/nnet_types.h"
+#include "asvcpp/enums/nnet_types.h"
 
 namespace asv::nnet {
 

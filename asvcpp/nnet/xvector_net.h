@@ -26,7 +26,7 @@
 
 #include "asvcpp/nnet/clustering_layer.h"
 #include "asvcpp/nnet/layers.h"
-#include "asvcpp/nnet/nnet_types.h"
+#include "asvcpp/enums/nnet_types.h"
 
 namespace asv::settings {
 struct NetworkSettings;

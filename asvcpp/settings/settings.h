@@ -20,13 +20,13 @@
 #include <string>
 #include <vector>
 
-#include "asvcpp/backend/backend_types.h"
-#include "asvcpp/features/feature_types.h"
-#include "asvcpp/nnet/nnet_types.h"
-#include "asvcpp/settings/enums.h"
+#include "asvcpp/enums/backend_types.h"
+#include "asvcpp/enums/feature_types.h"
+#include "asvcpp/enums/nnet_types.h"
+#include "asvcpp/enums/ivector_types.h"
 #include "asvcpp/settings/settings_tree.h"
 #include "asvcpp/settings/types.h"
-#include "asvcpp/train/train_types.h"
+#include "asvcpp/enums/train_types.h"
 
 namespace asv::settings {
 

@@ -25,7 +25,7 @@
 
 #include <string>
 
-#include "asvcpp/train/train_types.h"
+#include "asvcpp/enums/train_types.h"
 
 namespace asv::train {
 

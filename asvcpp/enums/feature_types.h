@@ -1,6 +1,6 @@
-// The enumerated `features.*` settings, with their names (ASVtorch's spellings). asv_settings
-// includes this header (header only; asv_features depends on asv_settings, not the reverse) so
-// that the FeatureSettings fields hold these enums and their choices come from the tables below.
+// The enumerated `features.*` settings, with their names (ASVtorch's spellings). Header
+// only, no LibTorch: asvcpp/enums/ sits below both asv_settings and asv_features, so that the
+// FeatureSettings fields hold these enums (their choices come from the tables below).
 #pragma once
 
 #include "asvcpp/base/enum_names.h"

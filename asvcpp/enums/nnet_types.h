@@ -1,6 +1,6 @@
-// The enumerated `network.*` settings of the x-vector networks, with their names. No LibTorch in
-// this header: asv_settings includes it (header only, without linking asv_nnet) so that the
-// NetworkSettings fields hold these enums and their choices come from the tables below.
+// The enumerated `network.*` settings of the x-vector networks, with their names. Header only, no
+// LibTorch: asvcpp/enums/ sits below both asv_settings and asv_nnet, so that the NetworkSettings
+// fields hold these enums (their choices come from the tables below).
 #pragma once
 
 #include "asvcpp/base/enum_names.h"

@@ -1,6 +1,6 @@
-// The enumerated `backend.*` settings, with their names. No LibTorch in this header: asv_settings
-// includes it (header only, without linking asv_backend) so that the BackendSettings fields hold
-// these enums and their choices come from the tables below.
+// The enumerated `backend.*` settings, with their names. Header only, no LibTorch: asvcpp/enums/
+// sits below both asv_settings and asv_backend, so that the BackendSettings fields hold these enums
+// (their choices come from the tables below) without either folder including the other.
 #pragma once
 
 #include "asvcpp/base/enum_names.h"

@@ -1,7 +1,5 @@
 // Enumerated settings whose values no asvcpp module reads (ASVtorch's i-vector recipes), with
-// their names. Enums that a module reads live beside that module, in a header without LibTorch:
-// asvcpp/nnet/nnet_types.h, asvcpp/train/train_types.h, asvcpp/features/feature_types.h,
-// asvcpp/backend/backend_types.h.
+// their names. The enums that a module reads are in the other headers of this folder.
 #pragma once
 
 #include "asvcpp/base/enum_names.h"
