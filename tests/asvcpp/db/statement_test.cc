@@ -115,7 +115,10 @@ TEST_F(DbStatementTest, ResetRunsTheStatementAgainWithNewOrKeptBindings) {
   ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows[0], std::make_pair(std::int64_t{1}, std::optional<std::string>("one")));
   EXPECT_EQ(rows[1], std::make_pair(std::int64_t{2}, std::optional<std::string>("one")));
-  EXPECT_EQ(rows[2], std::make_pair(std::int64_t{3}, std::optional<std::string>()));
+  // Field by field: GCC 12 at -O1 with the sanitizers warns (maybe-uninitialized) about a
+  // temporary pair holding an empty optional<string>.
+  EXPECT_EQ(rows[2].first, 3);
+  EXPECT_FALSE(rows[2].second.has_value());
 
   // A query reset halfway starts again from its first row.
   select.Reset();
