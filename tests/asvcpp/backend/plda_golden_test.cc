@@ -16,6 +16,7 @@
 #include "asvcpp/backend/scoring.h"
 #include "asvcpp/backend/vector_processor.h"
 #include "asvcpp/eval/metrics.h"
+#include "tests/asvcpp/eval/golden_scores.h"
 
 namespace asv::backend {
 namespace {
@@ -32,28 +33,7 @@ const json& Golden() {
   return doc;
 }
 
-class SplitMix64 {
- public:
-  explicit SplitMix64(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t Next() {
-    state_ += 0x9E3779B97F4A7C15ull;
-    std::uint64_t z = state_;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  double U() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
-  double G() {
-    double v = U();
-    v = v + U();
-    v = v + U();
-    v = v + U();
-    return v - 2.0;
-  }
-
- private:
-  std::uint64_t state_;
-};
+using eval::testing::SplitMix64;
 
 struct Data {
   Matrix train, test;
@@ -65,15 +45,15 @@ struct Data {
 Data Generate() {
   SplitMix64 rng(2024);
   std::vector<double> a(kDim * kDim), b(kDim * kDim), mu(kDim);
-  for (double& v : a) v = (rng.U() - 0.5) * 2.0;
-  for (double& v : b) v = (rng.U() - 0.5) * 1.2;
-  for (double& v : mu) v = (rng.U() - 0.5) * 4.0;
+  for (double& v : a) v = (rng.Uniform() - 0.5) * 2.0;
+  for (double& v : b) v = (rng.Uniform() - 0.5) * 1.2;
+  for (double& v : mu) v = (rng.Uniform() - 0.5) * 4.0;
   auto speaker_rows = [&](int n) {
     std::vector<double> y(kDim), e(kDim);
-    for (double& v : y) v = rng.G();
+    for (double& v : y) v = rng.IrwinHall();
     std::vector<std::vector<float>> rows;
     for (int r = 0; r < n; ++r) {
-      for (double& v : e) v = rng.G();
+      for (double& v : e) v = rng.IrwinHall();
       std::vector<float> row(kDim);
       for (int i = 0; i < kDim; ++i) {
         double acc = mu[i];

@@ -1,5 +1,6 @@
-// The "splitmix_irwin_hall" score generator of tools/golden/make_metric_golden.py, reproduced bit
-// for bit, for the golden tests of asvcpp/eval.
+// The SplitMix64 stream and the "splitmix_irwin_hall" score generator of
+// tools/golden/make_metric_golden.py, reproduced bit for bit, for the golden tests of asvcpp/eval
+// and asvcpp/backend (tools/golden/make_plda_golden.py draws from the same stream).
 #pragma once
 
 #include <cmath>
@@ -20,7 +21,17 @@ class SplitMix64 {
     z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
     return z ^ (z >> 31);
   }
+  /// u = (z >> 11) * 2^-53, in [0, 1).
   double Uniform() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
+  /// ((u1 + u2) + u3) + u4 - 2: an Irwin-Hall variable (mean 0, variance 1/3), added in Python's
+  /// order.
+  double IrwinHall() {
+    double g = Uniform();
+    g = g + Uniform();
+    g = g + Uniform();
+    g = g + Uniform();
+    return g - 2.0;
+  }
 
  private:
   std::uint64_t state_;

@@ -13,16 +13,12 @@
 #include "asvcpp/nnet/pooling.h"
 #include "asvcpp/nnet/resnet.h"
 #include "asvcpp/nnet/xvector_net.h"
+#include "tests/asvcpp/nnet/nnet_test_util.h"
 
 namespace asv::nnet {
 namespace {
 
-std::set<std::string> StateKeys(const torch::nn::Module& m) {
-  std::set<std::string> keys;
-  for (const auto& p : m.named_parameters()) keys.insert(p.key());
-  for (const auto& b : m.named_buffers()) keys.insert(b.key());
-  return keys;
-}
+using testing::StateKeys;
 
 TEST(WespeakerModelsTest, ParameterCountsMatchWespeaker) {
   // The counts of WeSpeaker's models (feat_dim 80), from tools/golden/make_model_golden.py; its

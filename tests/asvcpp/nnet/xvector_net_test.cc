@@ -8,16 +8,12 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/settings/settings.h"
+#include "tests/asvcpp/nnet/nnet_test_util.h"
 
 namespace asv::nnet {
 namespace {
 
-std::set<std::string> StateKeys(const torch::nn::Module& m) {
-  std::set<std::string> keys;
-  for (const auto& p : m.named_parameters()) keys.insert(p.key());
-  for (const auto& b : m.named_buffers()) keys.insert(b.key());
-  return keys;
-}
+using testing::StateKeys;
 
 TEST(XvectorNetTest, StandardNetParameterCountMatchesAsvtorch) {
   // ASVtorch's StandardNet (asvtorch/src/networks/architectures.py): 5,800,852 without the
