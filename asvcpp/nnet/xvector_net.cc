@@ -128,8 +128,23 @@ torch::Tensor XvectorNetImpl::forward(const torch::Tensor& x) {
   return classifier(embedding_layer(Pooled(x)));
 }
 
+torch::Tensor XvectorNetImpl::Logits(const torch::Tensor& x, const torch::Tensor& /*labels*/) {
+  return forward(x);
+}
+
 torch::Tensor XvectorNetImpl::Embed(const torch::Tensor& x) {
   return embedding_layer->linear(Pooled(x));
+}
+
+SpeakerNetInfo XvectorNetImpl::info() const {
+  SpeakerNetInfo info;
+  info.architecture = std::string(EnumToName(options_.architecture));
+  info.feat_dim = options_.feat_dim;
+  info.n_speakers = options_.n_speakers;
+  info.embedding_size = options_.embedding_size;
+  info.layout = FeatureLayout::kFeaturesFirst;
+  info.min_frames = options_.layer.padding_mode == PaddingMode::kCircular ? std::max<std::int64_t>(1, max_reach()) : 1;
+  return info;
 }
 
 XvectorNet MakeXvectorNet(const settings::NetworkSettings& network, std::int64_t feat_dim, std::int64_t n_speakers) {

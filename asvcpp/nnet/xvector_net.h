@@ -26,6 +26,7 @@
 
 #include "asvcpp/nnet/clustering_layer.h"
 #include "asvcpp/nnet/layers.h"
+#include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/enums/nnet_types.h"
 
 namespace asv::settings {
@@ -56,17 +57,24 @@ XvectorNetOptions NetOptionsFromSettings(const settings::NetworkSettings& networ
 
 /// An x-vector network. Input of every method: features [batch, feat_dim, frames] (float32 on the
 /// module's device); throws DataError for another rank, feature dimension or zero frames.
-class XvectorNetImpl : public torch::nn::Module {
+class XvectorNetImpl : public SpeakerNet {
  public:
   explicit XvectorNetImpl(const XvectorNetOptions& options);
 
   /// Speaker logits [batch, n_speakers] (no softmax).
   torch::Tensor forward(const torch::Tensor& x);
 
+  /// forward(x): the softmax output layer does not use the labels.
+  torch::Tensor Logits(const torch::Tensor& x, const torch::Tensor& labels) override;
+
   /// Embeddings [batch, embedding_size]: `utterance_layers[0].linear(pooled)`, i.e. the affine
   /// output BEFORE the batch norm (ASVtorch forward mode 'extract_embeddings'). Call in eval mode
   /// for inference (the frame layers' batch norms then use running statistics).
-  torch::Tensor Embed(const torch::Tensor& x);
+  torch::Tensor Embed(const torch::Tensor& x) override;
+
+  /// Architecture name (EnumToName), sizes, layout kFeaturesFirst, min_frames: max_reach() with
+  /// circular padding, else 1.
+  SpeakerNetInfo info() const override;
 
   /// Output of the last frame layer: [batch, stat_size, frames] (mode 'extract_features').
   torch::Tensor FrameOutputs(const torch::Tensor& x);

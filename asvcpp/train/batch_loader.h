@@ -4,6 +4,7 @@
 // in tensors.
 #pragma once
 
+#include <any>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -29,6 +30,9 @@ struct HostBatch {
   std::vector<float> features;       ///< [batch, feat_dim, frames], row-major (network layout)
   std::vector<std::int64_t> labels;  ///< speaker labels (empty when not known)
   std::vector<int> utterances;       ///< source utterance of each item
+  /// What a device transform needs besides the buffer (train/device_batch.h), e.g. the
+  /// augmentation draws of each item; empty for feature batches.
+  std::any extra;
 };
 
 /// The clips of `batch` (epoch_sampler.h): item i = frames [start, start + L) of its utterance,

@@ -4,8 +4,10 @@
 
 #include <fmt/format.h>
 
+#include "asvcpp/base/check.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/settings/settings.h"
 #include "asvcpp/train/batch_loader.h"
@@ -37,7 +39,7 @@ ExtractionOptions ExtractionOptions::FromSettings(const settings::NetworkSetting
   return o;
 }
 
-EmbeddingExtractor::EmbeddingExtractor(std::shared_ptr<nnet::XvectorNetImpl> net, const std::string& device)
+EmbeddingExtractor::EmbeddingExtractor(std::shared_ptr<nnet::SpeakerNet> net, const std::string& device)
     : net_(std::move(net)), device_(device) {
   ASV_CHECK(net_ != nullptr);
   net_->to(torch::Device(device_));
@@ -51,15 +53,39 @@ EmbeddingExtractor EmbeddingExtractor::FromCheckpoint(const std::filesystem::pat
     throw DataError(fmt::format("{} holds a {} but network.network_class is {}", checkpoint.string(), meta.architecture,
                                 network.ArchitectureName()));
   }
-  auto net = nnet::MakeXvectorNet(network, meta.feat_dim, meta.n_speakers);
+  return FromCheckpoint(
+      checkpoint,
+      [&](const std::string&, std::int64_t feat_dim, std::int64_t n_speakers, std::int64_t) {
+        return nnet::MakeXvectorNet(network, feat_dim, n_speakers).ptr();
+      },
+      device);
+}
+
+EmbeddingExtractor EmbeddingExtractor::FromCheckpoint(
+    const std::filesystem::path& checkpoint,
+    const std::function<std::shared_ptr<nnet::SpeakerNet>(const std::string&, std::int64_t, std::int64_t,
+                                                          std::int64_t)>& make_net,
+    const std::string& device) {
+  const auto meta = ReadCheckpointMeta(checkpoint);
+  auto net = make_net(meta.architecture, meta.feat_dim, meta.n_speakers, meta.embedding_size);
+  ASV_CHECK(net != nullptr);
+  const auto info = net->info();
+  if (info.architecture != meta.architecture || info.feat_dim != meta.feat_dim || info.n_speakers != meta.n_speakers ||
+      info.embedding_size != meta.embedding_size) {
+    throw DataError(fmt::format("{} holds a {} for {}-dim input, {} speakers, {}-dim embeddings; the network built is "
+                                "a {} for {}, {}, {}",
+                                checkpoint.string(), meta.architecture, meta.feat_dim, meta.n_speakers,
+                                meta.embedding_size, info.architecture, info.feat_dim, info.n_speakers,
+                                info.embedding_size));
+  }
   ReadCheckpoint(checkpoint, *net, nullptr);
   ASV_LOG0(Info, "Loaded {} (epoch {}, {} speakers, {}-dim input) from {}", meta.architecture, meta.epoch,
            meta.n_speakers, meta.feat_dim, checkpoint.string());
-  return EmbeddingExtractor(net.ptr(), device);
+  return EmbeddingExtractor(std::move(net), device);
 }
 
 std::int64_t EmbeddingExtractor::embedding_size() const {
-  return net_->options().embedding_size;
+  return net_->info().embedding_size;
 }
 
 ExtractionResult EmbeddingExtractor::Extract(const data::FeatureSource& source, const std::vector<int>& utterances,
@@ -71,9 +97,10 @@ ExtractionResult EmbeddingExtractor::Extract(const data::FeatureSource& source, 
   const torch::Device device(device_);
   ExtractionResult result;
   result.embeddings = Matrix(static_cast<std::int64_t>(utterances.size()), embedding_size());
-  if (source.FeatDim() != net_->options().feat_dim) {
+  const auto info = net_->info();
+  if (source.FeatDim() != info.feat_dim) {
     throw DataError(fmt::format("the features have {} dimensions but the network expects {}", source.FeatDim(),
-                                net_->options().feat_dim));
+                                info.feat_dim));
   }
 
   // Positions with frames take part in batching; the others are reported.
@@ -131,7 +158,7 @@ ExtractionResult EmbeddingExtractor::Extract(const data::FeatureSource& source, 
     for (std::size_t b = 0; b < batches.size(); ++b) {
       HostBatch hb = *loader.Next();
       auto x = torch::from_blob(hb.features.data(), {hb.batch, hb.feat_dim, hb.frames}, torch::kFloat32);
-      auto emb = net_->Embed(x.to(device)).to(torch::kCPU).contiguous();
+      auto emb = net_->Embed(nnet::ToLayout(x.to(device), info.layout)).to(torch::kCPU).contiguous();
       const auto finite = torch::isfinite(emb).all(1);
       if (!finite.all().item<bool>()) {
         std::vector<int> bad;

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,7 +18,7 @@
 #include "asvcpp/data/feature_source.h"
 
 namespace asv::nnet {
-class XvectorNetImpl;
+class SpeakerNet;
 }
 namespace asv::settings {
 struct NetworkSettings;
@@ -48,7 +49,17 @@ struct ExtractionResult {
 class EmbeddingExtractor {
  public:
   /// `device`: "cpu" or "cuda:N"; the network is moved there.
-  EmbeddingExtractor(std::shared_ptr<nnet::XvectorNetImpl> net, const std::string& device);
+  EmbeddingExtractor(std::shared_ptr<nnet::SpeakerNet> net, const std::string& device);
+
+  /// Builds the network with `make_net(architecture, feat_dim, n_speakers, embedding_size)` from
+  /// the checkpoint's metadata and loads its weights. Throws DataError when the checkpoint is
+  /// missing, unreadable or does not fit the network built, and what `make_net` throws.
+  static EmbeddingExtractor FromCheckpoint(
+      const std::filesystem::path& checkpoint,
+      const std::function<std::shared_ptr<nnet::SpeakerNet>(const std::string& architecture, std::int64_t feat_dim,
+                                                            std::int64_t n_speakers, std::int64_t embedding_size)>&
+          make_net,
+      const std::string& device);
 
   /// Builds the network from `network` settings and the checkpoint's sizes and loads its weights.
   /// Throws DataError when the checkpoint is missing, unreadable or does not match the
@@ -56,7 +67,8 @@ class EmbeddingExtractor {
   static EmbeddingExtractor FromCheckpoint(const std::filesystem::path& checkpoint,
                                            const settings::NetworkSettings& network, const std::string& device);
 
-  /// Embeddings (the pre-batch-norm affine output of the first utterance layer) of
+  /// Embeddings (nnet::SpeakerNet::Embed; for x-vectors the pre-batch-norm affine output of the
+  /// first utterance layer) of
   /// `utterances` (indices into `source`; repeats allowed). Throws DataError for utterances
   /// without frames (unless options.skip_empty) or source errors, StageError for non-finite
   /// embeddings. The network's train/eval mode is restored afterwards.
@@ -64,10 +76,10 @@ class EmbeddingExtractor {
                            const ExtractionOptions& options) const;
 
   std::int64_t embedding_size() const;
-  nnet::XvectorNetImpl& net() const { return *net_; }
+  nnet::SpeakerNet& net() const { return *net_; }
 
  private:
-  std::shared_ptr<nnet::XvectorNetImpl> net_;
+  std::shared_ptr<nnet::SpeakerNet> net_;
   std::string device_;
 };
 

@@ -13,7 +13,7 @@
 
 namespace asv::train {
 
-/// `host` on `device`: itself for a CPU device; otherwise a page-locked copy of it queued for an
+/// `host` on `device`: itself for a CPU device or a tensor already on `device`; otherwise a page-locked copy of it queued for an
 /// asynchronous host-to-device copy on the current CUDA stream (same shape and dtype; kernels
 /// queued after it on that stream see the data). `host` may be freed or reused as soon as this
 /// returns. Throws c10::Error when the device is not available.

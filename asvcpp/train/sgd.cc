@@ -9,8 +9,10 @@
 
 namespace asv::train {
 
-Sgd::Sgd(std::vector<SgdParamGroup> groups, double momentum) : groups_(std::move(groups)), momentum_(momentum) {
+Sgd::Sgd(std::vector<SgdParamGroup> groups, double momentum, bool nesterov)
+    : groups_(std::move(groups)), momentum_(momentum), nesterov_(nesterov) {
   if (momentum < 0) throw std::invalid_argument("Sgd: negative momentum");
+  if (nesterov && momentum == 0) throw std::invalid_argument("Sgd: Nesterov momentum needs a momentum > 0");
   for (const auto& g : groups_) {
     if (g.names.size() != g.params.size()) throw std::invalid_argument("Sgd: names and params differ in size");
     buffers_.emplace_back(g.params.size());
@@ -54,7 +56,13 @@ void Sgd::Step() {
         at::_foreach_mul_(bufs, momentum_);
         at::_foreach_add_(bufs, bufs_d);
       }
-      for (std::size_t k = 0; k < index.size(); ++k) d[k] = buffers[index[k]];
+      std::vector<torch::Tensor> updated;
+      for (std::size_t k = 0; k < index.size(); ++k) updated.push_back(buffers[index[k]]);
+      if (nesterov_) {
+        d = at::_foreach_add(d, updated, momentum_);
+      } else {
+        d = std::move(updated);
+      }
     }
     at::_foreach_add_(params, d, -g.lr);
   }

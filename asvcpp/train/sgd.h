@@ -1,7 +1,8 @@
-// Stochastic gradient descent with parameter groups, matching torch.optim.SGD (dampening 0, no
-// Nesterov) step for step:
+// Stochastic gradient descent with parameter groups, matching torch.optim.SGD (dampening 0) step
+// for step:
 //   d = grad + weight_decay · p
-//   momentum > 0:  buf = d (first step), else buf = momentum · buf + d;  d = buf
+//   momentum > 0:  buf = d (first step), else buf = momentum · buf + d;
+//                  d = buf, or with Nesterov momentum d = d + momentum · buf
 //   p -= lr · d
 // Own implementation instead of torch::optim::SGD because the optimizer state is then keyed by
 // parameter NAME (torch::optim keys it by tensor address, as a std::string in LibTorch 1.13 and a
@@ -27,8 +28,9 @@ struct SgdParamGroup {
 
 class Sgd {
  public:
-  /// Throws std::invalid_argument for names/params of different sizes or a negative momentum.
-  Sgd(std::vector<SgdParamGroup> groups, double momentum);
+  /// Throws std::invalid_argument for names/params of different sizes, a negative momentum, or
+  /// Nesterov momentum without momentum (as torch.optim.SGD).
+  Sgd(std::vector<SgdParamGroup> groups, double momentum, bool nesterov = false);
 
   /// One update of every parameter that has a gradient (others are skipped, as in PyTorch; a
   /// parameter's momentum buffer starts at its first gradient). A group's parameters must share
@@ -40,6 +42,7 @@ class Sgd {
   std::vector<SgdParamGroup>& groups() { return groups_; }
   const std::vector<SgdParamGroup>& groups() const { return groups_; }
   double momentum() const { return momentum_; }
+  bool nesterov() const { return nesterov_; }
   /// All parameters of all groups in group order.
   std::vector<torch::Tensor> parameters() const;
 
@@ -54,6 +57,7 @@ class Sgd {
   std::vector<SgdParamGroup> groups_;
   std::vector<std::vector<torch::Tensor>> buffers_;  // [group][param]
   double momentum_;
+  bool nesterov_;
 };
 
 /// ASVtorch's two groups (get_weight_decay_param_groups): group 0 = trainable parameters whose

@@ -6,9 +6,10 @@
 
 namespace asv::train {
 
-TrainStep::TrainStep(nnet::XvectorNet net, Sgd& optimizer, std::shared_ptr<GradientReducer> reducer,
+TrainStep::TrainStep(std::shared_ptr<nnet::SpeakerNet> net, Sgd& optimizer, std::shared_ptr<GradientReducer> reducer,
                      const std::string& device, Precision precision)
     : net_(std::move(net)),
+      layout_(net_->info().layout),
       optimizer_(optimizer),
       reducer_(std::move(reducer)),
       device_name_(device),
@@ -22,7 +23,7 @@ bool TrainStep::Run(const torch::Tensor& features, const torch::Tensor& labels, 
   {
     // Forward and loss under autocast; backward outside it, as in PyTorch's AMP recipe.
     const AutocastGuard autocast(precision_, device_name_);
-    logits = net_->forward(HostToDevice(features, device_));
+    logits = net_->Logits(nnet::ToLayout(HostToDevice(features, device_), layout_), device_labels);
     loss = torch::nn::functional::cross_entropy(logits, device_labels);
   }
   reducer_->BeginBackward(step);

@@ -1,4 +1,5 @@
-// One training step of an x-vector network, the same code in train::Trainer and in the training
+// One training step of a speaker network (nnet::SpeakerNet: an x-vector network, or an embedding
+// model with a margin head), the same code in train::Trainer and in the training
 // benchmark (tools/bench/train_throughput.cc), so that the benchmark measures what training runs:
 // the minibatch copied to the device (HostToDevice: on a GPU through page-locked memory,
 // asynchronous), forward pass and cross-entropy under the precision's autocast (backward outside
@@ -14,7 +15,7 @@
 
 #include <torch/types.h>
 
-#include "asvcpp/nnet/xvector_net.h"
+#include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/train/gradient_reducer.h"
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/sgd.h"
@@ -26,11 +27,12 @@ class TrainStep {
  public:
   /// `net` is trained on `device` ("cpu" or "cuda:N", where `net` already is) with `optimizer`
   /// over its parameters; `reducer` averages gradients over ranks (NoOpReducer in one process).
-  TrainStep(nnet::XvectorNet net, Sgd& optimizer, std::shared_ptr<GradientReducer> reducer, const std::string& device,
+  TrainStep(std::shared_ptr<nnet::SpeakerNet> net, Sgd& optimizer, std::shared_ptr<GradientReducer> reducer, const std::string& device,
             Precision precision);
 
-  /// One minibatch: `features` [batch, feat_dim, frames] float32 and `labels` [batch] int64 in
-  /// 0..n_speakers-1, both on the CPU. The gradients are scaled by 1 / `interval` (>= 1); `step`:
+  /// One minibatch: `features` [batch, feat_dim, frames] float32 (handed to the network in its
+  /// layout, nnet::ToLayout) and `labels` [batch] int64 in 0..n_speakers-1, both on the CPU (or
+  /// already on the device). The gradients are scaled by 1 / `interval` (>= 1); `step`:
   /// this is the interval's last minibatch (reduce, optimizer step, zero gradients). Returns true
   /// when readings() are due to be read (StepReadings::Add). Throws what LibTorch throws (c10::Error,
   /// e.g. out of memory).
@@ -39,7 +41,8 @@ class TrainStep {
   StepReadings& readings() noexcept { return readings_; }
 
  private:
-  nnet::XvectorNet net_;
+  std::shared_ptr<nnet::SpeakerNet> net_;
+  nnet::FeatureLayout layout_;
   Sgd& optimizer_;
   std::shared_ptr<GradientReducer> reducer_;
   std::string device_name_;

@@ -9,13 +9,17 @@
 #include <torch/cuda.h>
 #include <torch/nn/functional/loss.h>
 
+#include "asvcpp/base/check.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/train/batch_loader.h"
+#include "asvcpp/train/batch_source.h"
 #include "asvcpp/train/checkpoint_io.h"
 #include "asvcpp/train/cpu_allocator.h"
+#include "asvcpp/train/device_batch.h"
 #include "asvcpp/train/onednn_cache.h"
 #include "asvcpp/train/epoch_sampler.h"
 #include "asvcpp/train/gradient_reducer.h"
@@ -45,8 +49,9 @@ torch::Tensor HostLabels(const HostBatch& hb) {
   return torch::tensor(hb.labels, torch::kInt64);
 }
 
-torch::Tensor Features(HostBatch& hb, const torch::Device& device) {
-  return HostToDevice(HostFeatures(hb), device);  // on a GPU: pinned, asynchronous (host_to_device.h)
+// On a GPU: pinned, asynchronous (host_to_device.h); in the network's layout.
+torch::Tensor Features(HostBatch& hb, const torch::Device& device, nnet::FeatureLayout layout) {
+  return nnet::ToLayout(HostToDevice(HostFeatures(hb), device), layout);
 }
 
 torch::Tensor Labels(const HostBatch& hb, const torch::Device& device) {
@@ -67,7 +72,8 @@ struct Trainer::Impl {
   TrainingData data;
   std::shared_ptr<GradientReducer> reducer;
   torch::Device device{torch::kCPU};
-  nnet::XvectorNet net{nullptr};
+  std::shared_ptr<nnet::SpeakerNet> net;
+  nnet::SpeakerNetInfo info;
   std::unique_ptr<Sgd> optimizer;
   LrScheduleOptions lr_options;
   LrScheduleState schedule;
@@ -79,6 +85,7 @@ struct Trainer::Impl {
   std::vector<int> validation;                       // source indices
   std::vector<int> subset;                           // source indices (subset of training)
   std::vector<SamplerUtterance> sampler_utterances;  // parallel to `training`
+  std::shared_ptr<BatchSource> batches;             // options.batches or the clips of `training`
 
   bool is_rank0() const { return reducer->rank() == 0; }
 
@@ -116,10 +123,10 @@ struct Trainer::Impl {
 
   CheckpointMeta Meta() const {
     CheckpointMeta m;
-    m.architecture = std::string(EnumToName(net->options().architecture));
-    m.feat_dim = net->options().feat_dim;
-    m.n_speakers = net->options().n_speakers;
-    m.embedding_size = net->options().embedding_size;
+    m.architecture = info.architecture;
+    m.feat_dim = info.feat_dim;
+    m.n_speakers = info.n_speakers;
+    m.embedding_size = info.embedding_size;
     m.epoch = epoch;
     m.schedule = schedule;
     m.sampler_seed = options.seed;
@@ -130,13 +137,12 @@ struct Trainer::Impl {
 
   void Load(const std::filesystem::path& path) {
     const auto file = ReadCheckpointMeta(path);
-    const auto& o = net->options();
-    const std::string architecture(EnumToName(o.architecture));
-    if (file.architecture != architecture || file.feat_dim != o.feat_dim || file.n_speakers != o.n_speakers ||
+    const auto& o = info;
+    if (file.architecture != o.architecture || file.feat_dim != o.feat_dim || file.n_speakers != o.n_speakers ||
         file.embedding_size != o.embedding_size) {
       throw DataError(fmt::format(
           "{} holds a {} for {}-dim input, {} speakers, {}-dim embeddings; this training builds a {} for {}, {}, {}",
-          path.string(), file.architecture, file.feat_dim, file.n_speakers, file.embedding_size, architecture,
+          path.string(), file.architecture, file.feat_dim, file.n_speakers, file.embedding_size, o.architecture,
           o.feat_dim, o.n_speakers, o.embedding_size));
     }
     const auto meta = ReadCheckpoint(path, *net, optimizer.get());
@@ -193,8 +199,8 @@ struct Trainer::Impl {
       }
     };
     while (auto hb = loader.Next()) {
-      auto logits = net->forward(Features(*hb, device));
       auto labels = Labels(*hb, device);
+      auto logits = net->Logits(Features(*hb, device, info.layout), labels);
       const auto loss = torch::nn::functional::cross_entropy(
           logits, labels, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum));
       if (readings.Add(loss, logits.argmax(1).eq(labels).sum())) read_batches();
@@ -240,8 +246,7 @@ struct Trainer::Impl {
 
   // TrainerOptions::preflight. The pass runs like a training step (train mode, autocast) on
   // zeros; BeginBackward is not called, so a distributed reducer launches no all-reduce.
-  void Preflight(std::int64_t batch_size) {
-    const std::int64_t frames = options.network.max_clip_size;
+  void Preflight(std::int64_t batch_size, std::int64_t frames) {
     std::vector<std::pair<torch::Tensor, torch::Tensor>> buffers;  // (buffer, saved copy)
     for (const auto& b : net->buffers()) buffers.emplace_back(b, b.detach().clone());
     net->train();
@@ -252,7 +257,7 @@ struct Trainer::Impl {
         const AutocastGuard autocast(options.precision, options.device);
         const auto x = torch::zeros({batch_size, data.source->FeatDim(), frames}, torch::TensorOptions(device));
         const auto y = torch::zeros({batch_size}, torch::TensorOptions(device).dtype(torch::kInt64));
-        loss = torch::nn::functional::cross_entropy(net->forward(x), y);
+        loss = torch::nn::functional::cross_entropy(net->Logits(nnet::ToLayout(x, info.layout), y), y);
       }
       loss.backward();
     } catch (const c10::Error& e) {
@@ -274,6 +279,27 @@ struct Trainer::Impl {
     }
   }
 
+  // ASVtorch's LR rule on the loss averaged over ranks; rank 0's decision is broadcast.
+  template <class Print>
+  void ApplyLossRule(EpochStats& stats, const Print& print) {
+    LrScheduleState next = schedule;
+    stats.lr = UpdateLrSchedule(next, stats.loss, lr_options);
+    stats.lr.halve = reducer->BroadcastFlag(stats.lr.halve);
+    next.consecutive_lr_updates = stats.lr.halve ? schedule.consecutive_lr_updates + 1 : 0;
+    stats.lr.stop = reducer->BroadcastFlag(next.consecutive_lr_updates >= lr_options.max_consecutive_lr_updates);
+    schedule = next;
+    print(fmt::format("Average training loss reduced {:.2f}% from the previous epoch", stats.lr.change_ratio * 100));
+    if (stats.lr.halve) {
+      const double old_lr = optimizer->groups().front().lr;
+      for (auto& g : optimizer->groups()) g.lr /= 2;
+      print(
+          fmt::format("Loss change {:.2f}% < {:.2f}%: learning rate halved {:.6g} -> {:.6g} (consecutive halvings: "
+                      "{})",
+                      stats.lr.change_ratio * 100, lr_options.min_loss_change_ratio * 100, old_lr,
+                      optimizer->groups().front().lr, schedule.consecutive_lr_updates));
+    }
+  }
+
   EpochStats TrainEpoch() {
     const auto& ns = options.network;
     const auto epoch_start = Clock::now();
@@ -286,18 +312,12 @@ struct Trainer::Impl {
       log_lines.push_back(line);
     };
 
-    const EpochPlan plan = BuildEpoch(sampler_utterances, SamplerOptions(), stats.epoch);
-    if (plan.global_batches == 0) {
-      throw DataError(
-          fmt::format("epoch {} has no minibatches: {} clips per speaker do not fill one minibatch per "
-                      "training process ({})",
-                      stats.epoch, ns.utts_per_speaker_in_epoch, reducer->world_size()));
-    }
-    const std::size_t n_batches = plan.batches.size();
-    ASV_LOG0(Info, "Epoch {}: {} minibatches of {} clips per rank ({} in all), {} clips per speaker", stats.epoch,
-             n_batches, plan.batch_size, plan.global_batches, ns.utts_per_speaker_in_epoch);
+    const EpochBatches plan = batches->PlanEpoch(stats.epoch);
+    const std::size_t n_batches = plan.batches;
+    ASV_LOG0(Info, "Epoch {}: {} minibatches of {} clips per rank ({} in all), {}", stats.epoch, n_batches, plan.batch_size,
+             plan.global_batches, plan.description);
     if (options.preflight && !preflight_done) {
-      Preflight(plan.batch_size);
+      Preflight(plan.batch_size, plan.max_frames);
       preflight_done = true;
     }
     reducer->Barrier();
@@ -325,19 +345,30 @@ struct Trainer::Impl {
     };
     const auto train_start = Clock::now();
     Prefetcher<HostBatch> loader(
-        n_batches, [&](std::size_t b) { return LoadTrainingBatch(*data.source, plan.batches[b], training); },
-        options.dataloader_workers, prefetch());
+        n_batches, [&](std::size_t b) { return batches->Load(b); }, options.dataloader_workers, prefetch());
+    const auto steps_per_epoch = std::max<std::int64_t>(1, static_cast<std::int64_t>(n_batches) / interval);
     for (std::size_t i = 0; i < n_batches; ++i) {
+      if (options.step_schedule && i % static_cast<std::size_t>(interval) == 0) {
+        const auto step = options.step_schedule(stats.epoch, static_cast<std::int64_t>(i) / interval, steps_per_epoch);
+        if (step.learning_rate) {
+          for (auto& g : optimizer->groups()) g.lr = *step.learning_rate;
+        }
+        if (step.margin) net->UpdateMargin(*step.margin);
+        if (i == 0) stats.learning_rate = optimizer->groups().front().lr;
+      }
       HostBatch hb = *loader.Next();
       const bool last_of_interval = static_cast<int>(i % static_cast<std::size_t>(interval)) == interval - 1;
-      if (train_step.Run(HostFeatures(hb), HostLabels(hb), interval, last_of_interval)) read_steps();
-      clips += static_cast<double>(hb.batch);
-      frames += static_cast<double>(hb.batch * hb.frames);
+      const auto [x, y] =
+          options.device_transform ? options.device_transform->Apply(hb, device) : CopyFeatureBatch(hb, device);
+      if (train_step.Run(x, y, interval, last_of_interval)) read_steps();
+      clips += static_cast<double>(x.size(0));
+      frames += static_cast<double>(x.size(0) * x.size(2));
 
       if ((i + 1) % static_cast<std::size_t>(ns.print_interval) == 0) {
         read_steps();
         std::string line = fmt::format("Epoch {}, Time: {:.0f} s, Batch {}/{}, lr: {:.6f}, train-loss: {:.3f}",
-                                       stats.epoch, SecondsSince(epoch_start), i + 1, n_batches, stats.learning_rate,
+                                       stats.epoch, SecondsSince(epoch_start), i + 1, n_batches,
+                                       optimizer->groups().front().lr,
                                        window_loss / ns.print_interval);
         if ((i + 1) % static_cast<std::size_t>(ns.print_interval * ns.accuracy_print_interval) == 0 &&
             !validation.empty()) {
@@ -380,23 +411,14 @@ struct Trainer::Impl {
                       stats.validation->subset_accuracy, stats.validation->validation_accuracy));
     }
 
-    // LR rule on the loss averaged over ranks; rank 0's decision is broadcast.
-    LrScheduleState next = schedule;
-    stats.lr = UpdateLrSchedule(next, stats.loss, lr_options);
-    stats.lr.halve = reducer->BroadcastFlag(stats.lr.halve);
-    next.consecutive_lr_updates = stats.lr.halve ? schedule.consecutive_lr_updates + 1 : 0;
-    stats.lr.stop = reducer->BroadcastFlag(next.consecutive_lr_updates >= lr_options.max_consecutive_lr_updates);
-    schedule = next;
-    print(fmt::format("Average training loss reduced {:.2f}% from the previous epoch", stats.lr.change_ratio * 100));
-    if (stats.lr.halve) {
-      const double old_lr = optimizer->groups().front().lr;
-      for (auto& g : optimizer->groups()) g.lr /= 2;
-      print(
-          fmt::format("Loss change {:.2f}% < {:.2f}%: learning rate halved {:.6g} -> {:.6g} (consecutive halvings: "
-                      "{})",
-                      stats.lr.change_ratio * 100, lr_options.min_loss_change_ratio * 100, old_lr,
-                      optimizer->groups().front().lr, schedule.consecutive_lr_updates));
+    if (options.loss_rule) {
+      ApplyLossRule(stats, print);
+    } else {
+      stats.lr.previous_loss = schedule.training_loss;
+      stats.lr.loss = stats.loss;
+      schedule.training_loss = stats.loss;
     }
+    stats.margin = net->margin();
     stats.next_learning_rate = optimizer->groups().front().lr;
     epoch = stats.epoch;
     stats.evaluation_due = epoch % std::max(1, ns.epochs_per_train_call) == 0;
@@ -440,18 +462,39 @@ Trainer::Trainer(TrainerOptions options, TrainingData data, std::shared_ptr<Grad
   m.device = torch::Device(m.options.device);
   m.lr_options = LrScheduleOptions::FromSettings(m.options.network);
   m.Split();
+  if (m.options.batches) {
+    m.batches = m.options.batches;
+  } else {
+    m.batches = std::make_shared<ClipBatchSource>(m.data.source, m.sampler_utterances, m.training, m.SamplerOptions());
+  }
 
   torch::manual_seed(m.options.seed);
-  m.net = nnet::MakeXvectorNet(m.options.network, m.data.source->FeatDim(), m.data.n_speakers);
+  const std::int64_t classes = m.options.n_classes > 0 ? m.options.n_classes : m.data.n_speakers;
+  if (classes < m.data.n_speakers) {
+    throw ConfigError(fmt::format("a training head of {} classes cannot learn the training data's {} speakers", classes,
+                                  m.data.n_speakers));
+  }
+  if (m.options.make_net) {
+    m.net = m.options.make_net(m.data.source->FeatDim(), classes);
+  } else {
+    m.net = nnet::MakeXvectorNet(m.options.network, m.data.source->FeatDim(), classes).ptr();
+  }
+  ASV_CHECK(m.net != nullptr);
+  m.info = m.net->info();
+  if (m.info.feat_dim != m.data.source->FeatDim() || m.info.n_speakers != classes) {
+    throw ConfigError(fmt::format("the {} network takes {}-dim features and {} classes; the training needs {} and {}",
+                                  m.info.architecture, m.info.feat_dim, m.info.n_speakers, m.data.source->FeatDim(),
+                                  classes));
+  }
   m.net->to(m.device);
   m.reducer->SyncModel(*m.net);
   const auto& ns = m.options.network;
   std::vector<std::string> skiplist(ns.weight_decay_skiplist.begin(), ns.weight_decay_skiplist.end());
   auto groups = WeightDecayGroups(*m.net, skiplist, ns.initial_learning_rate, ns.weight_decay);
   for (const auto& name : groups[0].names) ASV_LOG0(Debug, "No weight decay applied to {}", name);
-  m.optimizer = std::make_unique<Sgd>(std::move(groups), ns.momentum);
+  m.optimizer = std::make_unique<Sgd>(std::move(groups), ns.momentum, m.options.nesterov);
   ASV_LOG0(Info, "{}: {} speakers, {}-dim input, {} trainable parameters ({} without weight decay), device {}",
-           ns.ArchitectureName(), m.data.n_speakers, m.data.source->FeatDim(), nnet::CountParameters(*m.net),
+           m.info.architecture, m.data.n_speakers, m.data.source->FeatDim(), nnet::CountParameters(*m.net),
            m.optimizer->groups()[0].params.size(), m.options.device);
 }
 
@@ -521,7 +564,7 @@ void Trainer::LoadCheckpoint(const std::filesystem::path& path) {
 
 ExtractionResult Trainer::ExtractEmbeddings(const data::FeatureSource& source, const std::vector<int>& utterances,
                                             const ExtractionOptions& options) const {
-  return EmbeddingExtractor(impl_->net.ptr(), impl_->options.device).Extract(source, utterances, options);
+  return EmbeddingExtractor(impl_->net, impl_->options.device).Extract(source, utterances, options);
 }
 
 int Trainer::epoch() const {
@@ -537,11 +580,11 @@ std::vector<double> Trainer::learning_rates() const {
 const LrScheduleState& Trainer::schedule() const {
   return impl_->schedule;
 }
-nnet::XvectorNetImpl& Trainer::net() const {
+nnet::SpeakerNet& Trainer::net() const {
   return *impl_->net;
 }
-std::shared_ptr<nnet::XvectorNetImpl> Trainer::shared_net() const {
-  return impl_->net.ptr();
+std::shared_ptr<nnet::SpeakerNet> Trainer::shared_net() const {
+  return impl_->net;
 }
 Sgd& Trainer::optimizer() const {
   return *impl_->optimizer;

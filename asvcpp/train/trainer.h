@@ -1,13 +1,17 @@
-// x-vector network training (ASVtorch train_network in asvtorch/src/networks/network_training.py),
-// with fixes of ASVtorch's weak points: learning-rate
+// Speaker-network training: the loop of ASVtorch's train_network
+// (asvtorch/src/networks/network_training.py) for any nnet::SpeakerNet (x-vectors; embedding
+// models with margin heads, trained WeSpeaker's way with a per-step schedule), with fixes of
+// ASVtorch's weak points: learning-rate
 // schedule state kept in the checkpoint rather than in fake Parameters, checkpoints without DDP
 // prefixes and with sampler/RNG state (exact resume), loss and decisions that go through the
 // GradientReducer so that every rank agrees, a prefetching loader that reports how long the
 // training step waited for data.
 //
 // Per epoch g (all ranks):
-//   batches of BuildEpoch(seed, g) for this rank (epoch_sampler.h), loaded on
-//   `dataloader_workers` threads; forward and softmax cross-entropy (batch mean), under bfloat16
+//   the batch source's minibatches for this rank (batch_source.h; by default the clips of
+//   BuildEpoch(seed, g), epoch_sampler.h), loaded on `dataloader_workers` threads and turned into
+//   network input on the device (device_batch.h); before each optimizer step the per-step
+//   schedule's learning rate and margin, if any; forward and cross-entropy (batch mean), under bfloat16
 //   autocast when `precision` says so (precision.h); loss / optimizer_step_interval, backward;
 //   every optimizer_step_interval batches: ReduceGradients,
 //   SGD step (sgd.h, two weight-decay groups), zero gradients (left-over gradients at the end
@@ -15,7 +19,7 @@
 //   every print_interval batches a progress line (ASVtorch's format), every
 //   print_interval·accuracy_print_interval batches and at the end of the epoch validation on
 //   the held-out utterances and on an equally large training subset;
-//   the LR rule of lr_schedule.h on the epoch's mean loss over all ranks; rank 0 writes
+//   the LR rule of lr_schedule.h on the epoch's mean loss over all ranks (unless off); rank 0 writes
 //   checkpoint_folder/epoch.g.pt (checkpoint_io.h).
 // No LibTorch in this header.
 #pragma once
@@ -36,22 +40,59 @@
 #include "asvcpp/train/precision.h"
 
 namespace asv::nnet {
-class XvectorNetImpl;
+class SpeakerNet;
 }
 
 namespace asv::train {
 
+class BatchSource;
+class DeviceBatchTransform;
 class GradientReducer;
 class Sgd;
 
 /// "cuda:<gpu_id>" when `use_gpu` and LibTorch sees a CUDA device, else "cpu".
 std::string SelectDevice(bool use_gpu, int gpu_id);
 
+/// Builds the network to train for `feat_dim`-dimensional features and `n_speakers` classes
+/// (TrainerOptions::n_classes)
+/// (weights from LibTorch's global generator, which the Trainer seeds first).
+using SpeakerNetFactory =
+    std::function<std::shared_ptr<nnet::SpeakerNet>(std::int64_t feat_dim, std::int64_t n_speakers)>;
+
+/// What a per-step schedule sets before an optimizer step.
+struct StepSettings {
+  std::optional<double> learning_rate;  ///< every parameter group's rate
+  std::optional<double> margin;         ///< the head's margin (nnet::SpeakerNet::UpdateMargin)
+};
+
+/// A per-step schedule (WeSpeaker's recipes: exponential_lr.h, margin_schedule.h): called before
+/// every optimizer step with the epoch (1-based), the step's index in the epoch (0-based) and
+/// the optimizer steps per epoch on this rank. It must depend on these only (every rank and a
+/// resumed run get the same values).
+using StepSchedule = std::function<StepSettings(int epoch, std::int64_t step, std::int64_t steps_per_epoch)>;
+
 struct TrainerOptions {
   settings::NetworkSettings network;
+  /// The network; empty: the x-vector network of `network` (nnet::MakeXvectorNet). Its
+  /// info().layout says how batches are handed to it (host batches are [batch, feat_dim, frames]).
+  SpeakerNetFactory make_net;
+  /// Classes of the training head; 0: the training data's speakers. More when the batch source
+  /// makes new classes of them (speed-perturbed copies as new speakers: 3x).
+  std::int64_t n_classes = 0;
+  /// The training minibatches (batch_source.h); empty: ASVtorch's clips of the training data's
+  /// features (ClipBatchSource over the utterances left after the validation split).
+  std::shared_ptr<BatchSource> batches;
+  /// Host batch -> network input on the device (device_batch.h); empty: the copy alone.
+  std::shared_ptr<DeviceBatchTransform> device_transform;
   int dataloader_workers = 2;               ///< computing.network_dataloader_workers (0: load on the training thread)
   int prefetch_batches = 0;                 ///< batches prepared ahead; 0: 2 per worker (at least 2)
   std::string device = "cpu";               ///< "cpu" or "cuda:N" (see SelectDevice)
+  /// Per-step learning rate and margin; empty: rates change only by the loss rule.
+  StepSchedule step_schedule;
+  /// ASVtorch's rule after each epoch (lr_schedule.h): halve the rates when the loss fell too
+  /// little, stop after network.max_consecutive_lr_updates halvings. Off for a per-step schedule.
+  bool loss_rule = true;
+  bool nesterov = false;  ///< Nesterov momentum (sgd.h), as WeSpeaker's recipes train
   /// network.precision: kBFloat16 runs the training forward pass and loss under
   /// bfloat16 autocast on `device` (precision.h); backward, the optimizer, validation and
   /// extraction stay float32, as do parameters and checkpoints.
@@ -89,7 +130,8 @@ struct EpochStats {
   std::int64_t frames = 0;
   double loss = 0;                ///< mean minibatch loss over all ranks
   double accuracy = 0;            ///< training-clip accuracy (%), train-mode outputs
-  double learning_rate = 0;       ///< group 0's learning rate during the epoch
+  double learning_rate = 0;       ///< group 0's learning rate at the epoch's first step
+  double margin = 0;              ///< the head's margin at the end of the epoch (0 without one)
   double next_learning_rate = 0;  ///< after the LR rule
   double seconds = 0;             ///< wall time of the epoch incl. validation and checkpoint
   double frames_per_second = 0;   ///< training frames / training time (validation excluded), all ranks
@@ -153,8 +195,8 @@ class Trainer {
   int epoch() const;
   std::vector<double> learning_rates() const;  ///< per parameter group (0: no decay, 1: decay)
   const LrScheduleState& schedule() const;
-  nnet::XvectorNetImpl& net() const;
-  std::shared_ptr<nnet::XvectorNetImpl> shared_net() const;
+  nnet::SpeakerNet& net() const;
+  std::shared_ptr<nnet::SpeakerNet> shared_net() const;
   Sgd& optimizer() const;
   /// Names of the parameters with (true) or without (false) weight decay.
   std::vector<std::string> ParameterNames(bool with_weight_decay) const;

@@ -219,7 +219,7 @@ int RunWorker(const BenchOptions& o) {
     // (optimizer_step_interval 1).
     net->train();
     optimizer.ZeroGrad();
-    asv::train::TrainStep train_step(net, optimizer, reducer, device_name, precision);
+    asv::train::TrainStep train_step(net.ptr(), optimizer, reducer, device_name, precision);
     double last_loss = 0;
     const auto read_steps = [&] {
       for (const auto& r : train_step.readings().Read()) {

@@ -16,7 +16,7 @@ bool Contains(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-TEST(SgdTest, MatchesTorchOptimSgdStepForStep) {
+void ExpectMatchesTorchOptimSgd(bool nesterov) {
   torch::manual_seed(30);
   auto w1 = torch::randn({4, 3}).requires_grad_(true);
   auto b1 = torch::randn({4}).requires_grad_(true);
@@ -28,14 +28,16 @@ TEST(SgdTest, MatchesTorchOptimSgdStepForStep) {
   std::vector<SgdParamGroup> groups(2);
   groups[0] = {{"b"}, {b1}, 0.05, 0.0};
   groups[1] = {{"w"}, {w1}, 0.05, 0.01};
-  Sgd ours(std::move(groups), 0.9);
+  Sgd ours(std::move(groups), 0.9, nesterov);
 
   std::vector<torch::optim::OptimizerParamGroup> torch_groups;
   torch_groups.emplace_back(std::vector<torch::Tensor>{b2},
-                            std::make_unique<torch::optim::SGDOptions>(torch::optim::SGDOptions(0.05).momentum(0.9)));
+                            std::make_unique<torch::optim::SGDOptions>(
+                                torch::optim::SGDOptions(0.05).momentum(0.9).nesterov(nesterov)));
   torch_groups.emplace_back(
       std::vector<torch::Tensor>{w2},
-      std::make_unique<torch::optim::SGDOptions>(torch::optim::SGDOptions(0.05).momentum(0.9).weight_decay(0.01)));
+      std::make_unique<torch::optim::SGDOptions>(
+          torch::optim::SGDOptions(0.05).momentum(0.9).weight_decay(0.01).nesterov(nesterov)));
   torch::optim::SGD reference(std::move(torch_groups), torch::optim::SGDOptions(0.05));
 
   for (int step = 0; step < 6; ++step) {
@@ -54,6 +56,18 @@ TEST(SgdTest, MatchesTorchOptimSgdStepForStep) {
   EXPECT_TRUE(buffers[1].second.defined());
   EXPECT_THROW(ours.SetMomentumBuffer("nope", torch::zeros({4})), DataError);
   EXPECT_THROW(ours.SetMomentumBuffer("b", torch::zeros({5})), DataError);
+}
+
+TEST(SgdTest, MatchesTorchOptimSgdStepForStep) {
+  ExpectMatchesTorchOptimSgd(false);
+}
+
+// WeSpeaker's recipes train with Nesterov momentum (torch.optim.SGD(nesterov=True)).
+TEST(SgdTest, NesterovMatchesTorchOptimSgdStepForStep) {
+  ExpectMatchesTorchOptimSgd(true);
+  std::vector<SgdParamGroup> groups(1);
+  groups[0] = {{"w"}, {torch::zeros({2}, torch::requires_grad())}, 0.1, 0.0};
+  EXPECT_THROW(Sgd(groups, 0.0, true), std::invalid_argument);
 }
 
 // Several parameters in one group, one of which gets its first gradient only at step 2 and none

@@ -41,7 +41,7 @@ struct StepFixture {
 // steps and zeroes them; the result equals one step on the mean of the two losses.
 TEST(TrainStepTest, AccumulatesOverTheIntervalThenStepsOnce) {
   StepFixture a;
-  TrainStep step(a.net, *a.optimizer, std::make_shared<NoOpReducer>(), "cpu", Precision::kFloat32);
+  TrainStep step(a.net.ptr(), *a.optimizer, std::make_shared<NoOpReducer>(), "cpu", Precision::kFloat32);
   const auto before = a.Copy();
   EXPECT_FALSE(step.Run(a.features, a.labels, 2, false));
   const auto after_first = a.Copy();
@@ -58,7 +58,7 @@ TEST(TrainStepTest, AccumulatesOverTheIntervalThenStepsOnce) {
   // The same two minibatches (identical here) as one step of interval 1 on the same data: the
   // mean of two equal losses is the loss, so the parameters agree to rounding.
   StepFixture b;
-  TrainStep single(b.net, *b.optimizer, std::make_shared<NoOpReducer>(), "cpu", Precision::kFloat32);
+  TrainStep single(b.net.ptr(), *b.optimizer, std::make_shared<NoOpReducer>(), "cpu", Precision::kFloat32);
   single.Run(b.features, b.labels, 1, true);
   const auto pa = a.net->parameters();
   const auto pb = b.net->parameters();
@@ -76,7 +76,7 @@ TEST(TrainStepTest, AccumulatesOverTheIntervalThenStepsOnce) {
 
 TEST(TrainStepTest, ReadingsAreDueEveryReadInterval) {
   StepFixture a;
-  TrainStep step(a.net, *a.optimizer, std::make_shared<NoOpReducer>(), "cpu", Precision::kFloat32);
+  TrainStep step(a.net.ptr(), *a.optimizer, std::make_shared<NoOpReducer>(), "cpu", Precision::kFloat32);
   for (std::size_t i = 1; i < StepReadings::kReadInterval; ++i) EXPECT_FALSE(step.Run(a.features, a.labels, 1, true));
   EXPECT_TRUE(step.Run(a.features, a.labels, 1, true));
   EXPECT_EQ(step.readings().Read().size(), StepReadings::kReadInterval);
