@@ -68,6 +68,17 @@ std::int64_t ResampledSamples(std::int64_t source_samples, int speed_index) {
   return source_samples * 10 / kSpeedTenths[speed_index];
 }
 
+std::vector<SegmentUtterance> StoreUtterances(const data::PcmStore& store,
+                                              const std::function<int(const std::string& id)>& speaker_of) {
+  std::vector<SegmentUtterance> out;
+  out.reserve(store.NumUtterances());
+  for (std::size_t i = 0; i < store.NumUtterances(); ++i) {
+    const int speaker = speaker_of(store.Id(i));
+    if (speaker >= 0) out.push_back({static_cast<std::int64_t>(i), store.NumSamples(i), speaker});
+  }
+  return out;
+}
+
 SegmentSampler::SegmentSampler(std::vector<SegmentUtterance> utterances, int num_speakers,
                                const SegmentSamplerOptions& options)
     : options_(options), num_speakers_(num_speakers), num_utterances_(utterances.size()) {

@@ -40,6 +40,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 namespace asv::data {
@@ -72,6 +74,12 @@ struct SegmentUtterance {
   std::int64_t num_samples = 0;  ///< Its length in samples (data::PcmStore::NumSamples).
   int speaker = 0;               ///< 0-based speaker label, < num_speakers.
 };
+
+/// The utterances of `store` for the sampler, in store order: store index, length and
+/// speaker_of(id), where speaker_of returns the 0-based speaker label of an utterance id or a
+/// negative number to leave the utterance out (e.g. not in utt2spk). Does not throw by itself.
+std::vector<SegmentUtterance> StoreUtterances(const data::PcmStore& store,
+                                              const std::function<int(const std::string& id)>& speaker_of);
 
 /// WeSpeaker's dataset_args and dataloader_args, with their defaults (examples/voxceleb/v2/conf).
 struct SegmentSamplerOptions {

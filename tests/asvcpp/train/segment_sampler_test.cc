@@ -377,10 +377,13 @@ TEST(SegmentSamplerTest, ReadSegmentFollowsThePlanOverAPcmStore) {
   data::BuildPcmStore(entries, dir.path() / "store", store_options);
   const data::PcmStore store = data::PcmStore::Open(dir.path() / "store");
 
-  std::vector<SegmentUtterance> utts;
-  for (std::size_t i = 0; i < store.NumUtterances(); ++i) {
-    utts.push_back({static_cast<std::int64_t>(i), store.NumSamples(i), static_cast<int>(i)});
-  }
+  const std::vector<SegmentUtterance> utts =
+      StoreUtterances(store, [](const std::string& id) { return id == "u0" ? 0 : id == "u1" ? 1 : -1; });
+  ASSERT_EQ(utts.size(), 2u);
+  EXPECT_EQ(utts[1].store_index, 1);
+  EXPECT_EQ(utts[1].num_samples, 50000);
+  EXPECT_EQ(utts[1].speaker, 1);
+  EXPECT_EQ(StoreUtterances(store, [](const std::string& id) { return id == "u1" ? 0 : -1; }).size(), 1u);
   const SegmentSampler sampler(utts, 2, Options(1));
   const std::int64_t stride = sampler.MaxSourceSamples();
   for (int epoch = 1; epoch <= 20; ++epoch) {
