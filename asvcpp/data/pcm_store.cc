@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -300,6 +301,30 @@ class AppendFile {
   int fd_ = -1;
 };
 
+// An exclusive flock on the store's folder for the duration of a build: a second build of the
+// same folder (another process, or another thread of this one) fails at once instead of
+// interleaving its commits with the first one's.
+class FolderLock {
+ public:
+  explicit FolderLock(const stdfs::path& folder) {
+    fd_ = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) throw DataError(fmt::format("{}: cannot open the folder: {}", folder.string(), std::strerror(errno)));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      ::close(fd_);
+      throw DataError(fmt::format("{}: {}", folder.string(),
+                                  error == EWOULDBLOCK ? "another build of this PCM store is running"
+                                                       : std::string("cannot lock the folder: ") + std::strerror(error)));
+    }
+  }
+  ~FolderLock() { ::close(fd_); }  // releases the lock
+  FolderLock(const FolderLock&) = delete;
+  FolderLock& operator=(const FolderLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+
 // Feeds the first `bytes` bytes of `file` to `digest`.
 void HashPrefix(const stdfs::path& file, std::int64_t bytes, fs::Sha256Stream& digest) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
@@ -395,6 +420,7 @@ PcmStoreReport BuildPcmStore(const std::vector<PcmStoreEntry>& entries, const st
   std::error_code ec;
   stdfs::create_directories(folder, ec);
   if (ec) throw DataError(fmt::format("{}: cannot create the folder: {}", folder.string(), ec.message()));
+  const FolderLock lock(folder);
 
   const auto finish_report = [&](const BuildState& state) {
     report.utterances = static_cast<std::size_t>(state.utterances);

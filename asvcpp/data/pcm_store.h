@@ -117,8 +117,9 @@ struct PcmStoreReport {
 /// interrupted build it continues from the last commit.
 /// Throws std::invalid_argument for options out of range (sample_rate, threads < 1,
 /// chunk_utterances 0); DataError for no entries, an empty, duplicate or whitespace-containing
-/// id (naming it), and for files of `folder` that cannot be written, read or synced (naming
-/// them); StageError naming the folder when every entry is skipped (with the first reason) or an
+/// id (naming it), when another build of the same folder is running (an exclusive flock on the
+/// folder, held for the whole build), and for files of `folder` that cannot be written, read or
+/// synced (naming them); StageError naming the folder when every entry is skipped (with the first reason) or an
 /// entry fails with an error other than DataError (e.g. the resampler). Whatever it throws,
 /// nothing incomplete is presented as a store.
 PcmStoreReport BuildPcmStore(const std::vector<PcmStoreEntry>& entries, const std::filesystem::path& folder,

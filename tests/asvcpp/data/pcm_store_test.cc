@@ -274,6 +274,21 @@ TEST_F(PcmStoreTest, BadEntriesAndOptionsAreRefused) {
   EXPECT_THROW(BuildPcmStore(entries, dir_ / "s", Quiet(1, 0)), std::invalid_argument);
 }
 
+TEST_F(PcmStoreTest, ASecondBuildOfTheSameFolderIsRefusedWhileOneRuns) {
+  const auto entries = MakeWavs(3);
+  PcmStoreOptions nested = Quiet();
+  std::string second_build_error;
+  nested.after_commit = [&](std::size_t committed) {
+    if (committed == 2) second_build_error = ErrorOf([&] { BuildPcmStore(entries, dir_ / "store", Quiet()); });
+  };
+  BuildPcmStore(entries, dir_ / "store", nested);
+  EXPECT_TRUE(Contains(second_build_error, "another build")) << second_build_error;
+  EXPECT_TRUE(Contains(second_build_error, (dir_ / "store").string())) << second_build_error;
+  // The first build was not disturbed, and the lock is gone with it.
+  EXPECT_EQ(PcmStore::Open(dir_ / "store").NumUtterances(), 3u);
+  EXPECT_TRUE(BuildPcmStore(entries, dir_ / "store", Quiet()).already_complete);
+}
+
 TEST_F(PcmStoreTest, CorruptOrTruncatedStoresAreDataErrorsNamingTheFolder) {
   const auto entries = MakeWavs(3);
   const stdfs::path store = dir_ / "store";
