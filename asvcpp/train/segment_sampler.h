@@ -156,8 +156,8 @@ class SegmentSampler {
   const SegmentSamplerOptions& options() const { return options_; }
 
   /// Epoch `epoch` (any integer; WeSpeaker counts from 1) for options().rank. For VoxCeleb2 dev's
-  /// 1,092,009 utterances about 0.3 s on one rank and 0.07 s per rank of 8 (a shared 2-core VM;
-  /// tools/bench/scale.cc, case 5).
+  /// 1,092,009 utterances about 0.2 s on one rank, and 0.1 s for one rank of 8 with the
+  /// sampler's construction (a loaded, shared 2-core VM; tools/bench/scale.cc, case 5).
   SegmentEpoch Epoch(int epoch) const;
 
  private:

@@ -18,6 +18,7 @@
 #include "asvcpp/audio/decode.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/data/pcm_store.h"
+#include "asvcpp/train/rng.h"
 
 namespace asv::train {
 namespace {
@@ -266,6 +267,15 @@ TEST(SegmentSamplerTest, DeterministicBySeedAndEpoch) {
   const auto e3b = Flat(b.Epoch(3));
   ASSERT_EQ(e3a.size(), e3b.size());
   for (std::size_t i = 0; i < e3a.size(); ++i) ASSERT_TRUE(Same(e3a[i], e3b[i])) << i;
+  // The order is Rng(seed, epoch)'s Fisher-Yates shuffle of the kept utterances (rng.h).
+  std::vector<std::int64_t> kept;
+  for (const auto& u : utts) {
+    if (u.num_samples >= 16000) kept.push_back(u.store_index);
+  }
+  std::vector<std::uint32_t> permutation(kept.size());
+  for (std::size_t i = 0; i < kept.size(); ++i) permutation[i] = static_cast<std::uint32_t>(i);
+  Rng(42, 3).Shuffle(permutation);
+  for (std::size_t i = 0; i < e3a.size(); ++i) ASSERT_EQ(e3a[i].utterance, kept[permutation[i]]) << i;
   const auto e4 = Flat(a.Epoch(4));
   SegmentSamplerOptions other_seed = Options(4);
   other_seed.seed = 43;
