@@ -17,7 +17,7 @@
 // chunk_len // len + 1 times and cut to chunk_len).
 //
 // Here the same, with the speed change moved to the training device: speed factor f maps n source
-// samples to floor(n / f) (the batched resampler), so a segment reads
+// samples to floor(n / f) (the batched resampler; ResampledSamples), so a segment reads
 // ceil(segment_samples * f) source samples (29,016 / 32,240 / 35,464 for 0.9 / 1.0 / 1.1), which
 // give at least segment_samples after resampling. The window (the whole utterance, or its random
 // max_len window) longer than or as long as that: a random start in it. Shorter: the whole window,
@@ -32,6 +32,11 @@
 // kept % (batch_size * world_size) utterances at the end of the shuffled order are left out of
 // that epoch (WeSpeaker: drop_last and epoch_iter = utterances // world_size // batch_size), a
 // different few each epoch. batch_size is per rank, as WeSpeaker's dataloader_args.batch_size.
+// Two differences, both deliberate: WeSpeaker's epoch_iter counts the utterances before the
+// filter and its list repeats endlessly (DataList repeat_dataset), so its epoch re-reads a few
+// utterances from the next pass where the filter dropped some; and its order is a shuffle of the
+// list followed by a local shuffle in buffers of 2,500 (processor.py shuffle), where here it is one
+// full shuffle.
 //
 // Determinism: the order comes from Rng(seed, epoch) (asvcpp/train/rng.h), and the draws of one
 // utterance (speed, window, start) from a stream keyed by (seed, epoch, utterance), so an
