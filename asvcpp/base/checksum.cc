@@ -13,6 +13,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
+#include "asvcpp/base/sha256_stream.h"
 
 namespace asv::fs {
 namespace {
@@ -125,6 +126,33 @@ bool VerifyChecksum(const std::filesystem::path& file, std::string_view bytes) {
 
 bool VerifyFileChecksum(const std::filesystem::path& file) {
   return Compare(file, [&] { return FileChecksum(file); });
+}
+
+struct Sha256Stream::Impl {
+  DigestPtr ctx{nullptr, &EVP_MD_CTX_free};
+};
+
+namespace {
+Error StreamFailure(const std::string& why) { return Error(kExitFailure, "sha256 stream: " + why); }
+}  // namespace
+
+Sha256Stream::Sha256Stream() : impl_(std::make_unique<Impl>()) { impl_->ctx = StartDigest(StreamFailure); }
+Sha256Stream::~Sha256Stream() = default;
+Sha256Stream::Sha256Stream(Sha256Stream&&) noexcept = default;
+Sha256Stream& Sha256Stream::operator=(Sha256Stream&&) noexcept = default;
+
+void Sha256Stream::Update(const void* data, std::size_t bytes) {
+  if (!impl_ || !impl_->ctx) throw StreamFailure("Update after Finish");
+  if (bytes > 0 && EVP_DigestUpdate(impl_->ctx.get(), data, bytes) != 1) {
+    throw StreamFailure("OpenSSL digest update failed");
+  }
+}
+
+std::string Sha256Stream::Finish() {
+  if (!impl_ || !impl_->ctx) throw StreamFailure("Finish called twice");
+  std::string sum = FinishDigest(impl_->ctx.get(), StreamFailure);
+  impl_->ctx.reset();
+  return sum;
 }
 
 }  // namespace asv::fs

@@ -10,7 +10,9 @@
 //            reused (a marker file records its size).
 //   5        training bookkeeping: train::SpeakerLabels and train::BuildEpoch (the sampler of one
 //            epoch, 64-clip minibatches of 200-400 frames, 320 utterances per speaker) over
-//            VoxCeleb2 dev's utterances with random lengths.
+//            VoxCeleb2 dev's utterances with random lengths; and WeSpeaker's segment sampler
+//            (train::SegmentSampler: filter, speed perturbation, 2 s segments, batches of 128)
+//            over the same utterances.
 //   7        embedding extraction without the network, on VoxCeleb1: backend::TrialSides of the
 //            O/E/H lists, features::LoadDatasets and KaldiFeatureSource (reads every VAD vector),
 //            the lengths and train::MakeTestBatches, backend::CollectEmbeddings and
@@ -66,6 +68,7 @@
 #include "asvcpp/features/kaldi_feature_source.h"
 #include "asvcpp/features/kaldi_io.h"
 #include "asvcpp/train/epoch_sampler.h"
+#include "asvcpp/train/segment_sampler.h"
 #include "asvcpp/train/test_batching.h"
 #include "asvcpp/train/training_data.h"
 #include "tools/bench/bench_util.h"
@@ -336,7 +339,26 @@ void Stage5(const Layout& layout, CaseResult* r) {
   }
   options.world_size = 8;
   r->Step("BuildEpoch (rank 0 of 8)", [&] { asv::train::BuildEpoch(utterances, options, 1); });
-  r->size = Json{{"utterances", dev.files}, {"speakers", n_speakers}, {"batches_per_epoch", batches}};
+
+  std::vector<asv::train::SegmentUtterance> segment_utterances(labels.size());
+  for (std::size_t i = 0; i < labels.size(); ++i) {
+    segment_utterances[i] = {static_cast<std::int64_t>(i), frames[i] * 160, labels[i]};  // 10 ms frames at 16 kHz
+  }
+  asv::train::SegmentSamplerOptions segment_options;
+  segment_options.batch_size = std::min<int>(128, static_cast<int>(labels.size()));
+  std::optional<asv::train::SegmentSampler> segments;
+  std::int64_t segment_batches = 0;
+  r->Step("SegmentSampler (filter)", [&] { segments.emplace(segment_utterances, n_speakers, segment_options); });
+  r->Step("SegmentSampler::Epoch (epoch 1)",
+          [&] { segment_batches = static_cast<std::int64_t>(segments->Epoch(1).batches.size()); });
+  segment_options.world_size = 8;
+  segment_options.batch_size = std::max(1, segment_options.batch_size / 8);
+  r->Step("SegmentSampler::Epoch (rank 0 of 8)",
+          [&] { asv::train::SegmentSampler(segment_utterances, n_speakers, segment_options).Epoch(1); });
+  r->size = Json{{"utterances", dev.files},
+                 {"speakers", n_speakers},
+                 {"batches_per_epoch", batches},
+                 {"segment_batches_per_epoch", segment_batches}};
 }
 
 void Stage7(const Layout& layout, const fs::path& work, CaseResult* r) {

@@ -13,6 +13,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
+#include "asvcpp/base/sha256_stream.h"
 
 namespace asv::fs {
 namespace {
@@ -78,6 +79,23 @@ TEST_F(ChecksumTest, ReadsFilesLargerThanOneBlockAndSeesEveryByte) {
   bytes[bytes.size() - 1] ^= 1;  // the last byte of the last, partial block
   Write("big.bin", bytes);
   EXPECT_NE(FileChecksum(big), sum);
+}
+
+TEST_F(ChecksumTest, StreamInPartsEqualsTheChecksumOfTheWhole) {
+  std::mt19937 rng(11);
+  std::string bytes(200000, '\0');
+  for (auto& b : bytes) b = static_cast<char>(rng());
+  Sha256Stream stream;
+  stream.Update(bytes.data(), 0);
+  stream.Update(bytes.data(), 1);
+  stream.Update(bytes.data() + 1, 70000);
+  stream.Update(bytes.data() + 70001, bytes.size() - 70001);
+  const std::string sum = stream.Finish();
+  EXPECT_EQ(sum, BytesChecksum(bytes));
+  EXPECT_EQ(sum, Sha256sum(Write("parts.bin", bytes)));
+  EXPECT_THROW(stream.Update("x", 1), Error);
+  EXPECT_THROW(stream.Finish(), Error);
+  EXPECT_EQ(Sha256Stream().Finish(), BytesChecksum(""));
 }
 
 TEST_F(ChecksumTest, MissingOrNonRegularFileIsADataErrorNamingIt) {
