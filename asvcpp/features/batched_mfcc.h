@@ -4,7 +4,8 @@
 // snip_edges is false), DC removal, raw log energy, pre-emphasis, window, zero padding, real FFT,
 // power spectrum, mel energies, log(max(mel, FLT_EPSILON)), DCT, liftering, C0 replaced by the log
 // energy. Frames come from one gather of sample indices computed on the device, the FFT is torch::fft::rfft,
-// mel banks and DCT are matrix products, so a whole batch is a handful of kernels.
+// mel banks and DCT are matrix products, so a whole batch is a handful of kernels. Everything up to
+// the mel energies is BatchedMelFrontEnd (batched_mel_frontend.h), shared with BatchedFbank.
 // Needs LibTorch (library asv_features_torch); asv_features itself stays LibTorch-free.
 #pragma once
 
@@ -12,15 +13,15 @@
 
 #include <cstdint>
 
+#include "asvcpp/features/batched_mel_frontend.h"
 #include "asvcpp/features/feature_options.h"
 
 namespace asv::features {
 
 class BatchedMfcc {
  public:
-  /// Throws ConfigError when `opts` asks for what this class does not do: dither != 0 (dither is
-  /// random; extract with features::Mfcc for it), raw_energy false or htk_compat; DataError for
-  /// options that are invalid for features::Mfcc too.
+  /// Throws ConfigError when `opts` asks for dither != 0, which this class does not do (extract
+  /// with features::Mfcc for it); DataError for options that are invalid for features::Mfcc too.
   explicit BatchedMfcc(const MfccOptions& opts);
 
   /// Output dimension: num_ceps.
@@ -35,8 +36,7 @@ class BatchedMfcc {
 
  private:
   MfccOptions opts_;
-  torch::Tensor window_;          // [WindowSize()] float32
-  torch::Tensor mel_transposed_;  // [PaddedWindowSize() / 2 + 1, num_bins] float32, the mel banks
+  BatchedMelFrontEnd front_end_;
   torch::Tensor dct_transposed_;  // [num_bins, num_ceps] float32 (ComputeDctMatrix transposed)
   torch::Tensor lifter_;          // [num_ceps] float32, undefined without liftering
   float log_energy_floor_ = 0.0f;

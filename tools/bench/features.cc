@@ -15,6 +15,12 @@
 // left out) is one [utterances, samples] tensor already on the device, and a pass ends when the
 // MFCCs are on the device (synchronised by reading one value back). Reported as above, with
 // "x_real_time" = audio seconds per second of processing.
+// --batched-fbank cpu|cuda instead times the training data path's features: features::BatchedFbank
+// with WeSpeaker's options (80 bins, hamming window, dither `--dither`, default 1.0, from a seeded
+// generator on the device) and SubtractSegmentMean over `--segments` segments of
+// `--segment-samples` samples (128 x 32,240: a minibatch of 200-frame segments) cut one after the
+// other from the audio, as one tensor already on the device; a pass ends when the normalised
+// features are on the device. Reported: "segments_per_second" (median) and "x_real_time".
 #include <cmath>
 #include <cstdint>
 #include <fstream>
@@ -28,8 +34,10 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/base/thread_pool.h"
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/torch.h>
 
+#include "asvcpp/features/batched_fbank.h"
 #include "asvcpp/features/batched_mfcc.h"
 #include "asvcpp/features/feature_options.h"
 #include "asvcpp/features/kaldi_options.h"
@@ -96,6 +104,53 @@ int Batched(asv::features::MfccOptions options, const std::vector<std::vector<fl
   return asv::kExitOk;
 }
 
+// --batched-fbank: features::BatchedFbank + SubtractSegmentMean over `segments` consecutive
+// pieces of `audio`, `segment_samples` long, as one batch.
+int BatchedFbankCase(const std::vector<std::int16_t>& audio, std::int64_t segments, std::int64_t segment_samples,
+                     float dither, const std::string& device_name, int threads, int warmup, int repeats,
+                     const std::string& json_path) {
+  if (device_name == "cuda" && !torch::cuda::is_available()) {
+    throw asv::ConfigError("--batched-fbank cuda: no usable GPU (or this LibTorch is a CPU build)");
+  }
+  if (segments * segment_samples > static_cast<std::int64_t>(audio.size())) {
+    throw asv::ConfigError(fmt::format("--batched-fbank: {} segments of {} samples need {} samples of audio, "
+                                       "--seconds gives {} (raise --seconds)",
+                                       segments, segment_samples, segments * segment_samples, audio.size()));
+  }
+  torch::set_num_threads(threads);
+  const auto options = asv::features::WespeakerFbankOptions();
+  const asv::features::BatchedFbank fbank(options);
+  torch::Tensor batch = torch::empty({segments, segment_samples}, torch::kFloat32);
+  auto rows = batch.accessor<float, 2>();
+  for (std::int64_t s = 0; s < segments; ++s) {
+    for (std::int64_t i = 0; i < segment_samples; ++i) rows[s][i] = audio[static_cast<std::size_t>(s * segment_samples + i)];
+  }
+  const torch::Device device(device_name == "cuda" ? torch::kCUDA : torch::kCPU);
+  batch = batch.to(device);
+  at::Generator generator = device.is_cuda() ? at::globalContext().defaultGenerator(device).clone()
+                                             : at::detail::createCPUGenerator(1);
+  std::int64_t frames = 0;
+  const auto timing = asv::bench::Measure(warmup, repeats, [&] {
+    const torch::Tensor feats = asv::features::SubtractSegmentMean(fbank.Compute(batch, dither, generator));
+    frames = feats.size(0) * feats.size(1);
+    (void)feats.select(1, feats.size(1) - 1).sum().item<float>();  // waits for the device
+  });
+  const double audio_seconds = static_cast<double>(segments * segment_samples) / options.frame_opts.samp_freq;
+  auto report = asv::bench::Json{{"case", "features_batched_fbank"},
+                                 {"device", device_name},
+                                 {"segments", segments},
+                                 {"segment_samples", segment_samples},
+                                 {"num_bins", options.mel_opts.num_bins},
+                                 {"dither", dither},
+                                 {"threads", threads},
+                                 {"frames", frames},
+                                 {"time", timing.ToJson()},
+                                 {"segments_per_second", static_cast<double>(segments) / timing.Median()},
+                                 {"x_real_time", audio_seconds / timing.Median()}};
+  asv::bench::WriteJson(report, json_path);
+  return asv::kExitOk;
+}
+
 int Main(int argc, char** argv) {
   double seconds = 600;
   double utterance_seconds = 10;
@@ -107,6 +162,10 @@ int Main(int argc, char** argv) {
   std::string dump_path;
   std::string json_path = "-";
   std::string batched;
+  std::string batched_fbank;
+  std::int64_t segments = 128;
+  std::int64_t segment_samples = 32240;
+  float dither = 1.0f;
   CLI::App app{"asv_bench_features: Kaldi MFCC + energy VAD real-time factor"};
   app.add_option("--seconds", seconds, "Audio length")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--utterance-seconds", utterance_seconds, "Utterance length")
@@ -122,9 +181,23 @@ int Main(int argc, char** argv) {
   app.add_option("--json", json_path, "Write the timings here (- = stdout)")->capture_default_str();
   app.add_option("--batched", batched, "Time batched MFCCs (features::BatchedMfcc, no dither, no VAD) on this device")
       ->check(CLI::IsMember({"cpu", "cuda"}));
+  app.add_option("--batched-fbank", batched_fbank,
+                 "Time WeSpeaker fbank + segment mean normalisation (features::BatchedFbank) on this device")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->excludes("--batched");
+  app.add_option("--segments", segments, "--batched-fbank: segments per batch")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--segment-samples", segment_samples, "--batched-fbank: samples per segment (200 frames: 32240)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--dither", dither, "--batched-fbank: dither (sample units)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   app.footer(
       "Examples:\n  asv_bench_features --seconds 600 --threads 2 --json features.json\n"
-      "  asv_bench_features --seconds 600 --batched cuda");
+      "  asv_bench_features --seconds 600 --batched cuda\n"
+      "  asv_bench_features --batched-fbank cpu --threads 2");
   CLI11_PARSE(app, argc, argv);
 
   const auto options = asv::features::ReadKaldiConfig<asv::features::MfccOptions>(config);
@@ -140,6 +213,10 @@ int Main(int argc, char** argv) {
   for (std::int64_t begin = 0; begin < static_cast<std::int64_t>(audio.size()); begin += per_utt) {
     const std::int64_t end = std::min<std::int64_t>(begin + per_utt, static_cast<std::int64_t>(audio.size()));
     utterances.emplace_back(audio.begin() + begin, audio.begin() + end);
+  }
+  if (!batched_fbank.empty()) {
+    return BatchedFbankCase(audio, segments, segment_samples, dither, batched_fbank, threads, warmup, repeats,
+                            json_path);
   }
   if (!batched.empty()) return Batched(options, utterances, per_utt, batched, threads, warmup, repeats, seconds, json_path);
   const asv::features::Mfcc mfcc(options);

@@ -3,31 +3,18 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/features/feature_window.h"
 #include "asvcpp/features/mfcc.h"
+#include "tests/asvcpp/features/speech_signal.h"
 #include "tests/asvcpp/features/test_util.h"
 
 namespace asv::features {
 namespace {
 
-// Speech-like test signals, int16 range: coloured noise with a slow envelope and a tone.
-std::vector<float> Signal(std::int64_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<std::size_t>(n));
-  float low = 0.0f;
-  for (std::int64_t i = 0; i < n; ++i) {
-    low = 0.9f * low + 0.1f * normal(rng);
-    const double t = static_cast<double>(i) / 16000.0;
-    x[static_cast<std::size_t>(i)] = static_cast<float>(
-        (2000.0 * low + 300.0 * normal(rng)) * (1.2 + std::sin(2 * M_PI * 3 * t)) + 500.0 * std::sin(2 * M_PI * 440 * t));
-  }
-  return x;
-}
+using testing::SpeechLikeSignal;
 
 MfccOptions AsvtorchOptions() { return testing::AsvtorchMfccOptions(0.0f); }  // without dither
 
@@ -57,7 +44,7 @@ TEST(BatchedMfcc, MatchesMfccOnEveryFrame) {
   v.frame_opts.preemph_coeff = 0.0f;
   variants.push_back(v);
   const std::int64_t n = 16000 + 123;  // odd length: reflected edges on both sides
-  const std::vector<float> a = Signal(n, 1), b = Signal(n, 2);
+  const std::vector<float> a = SpeechLikeSignal(n, 1), b = SpeechLikeSignal(n, 2);
   torch::Tensor batch = torch::empty({2, n}, torch::kFloat32);
   std::copy(a.begin(), a.end(), batch[0].data_ptr<float>());
   std::copy(b.begin(), b.end(), batch[1].data_ptr<float>());
@@ -95,7 +82,7 @@ TEST(BatchedMfcc, ShortSignalsAndBadInput) {
   // A signal shorter than a frame with snip_edges false: one frame, positions reflected more than
   // once, as features::Mfcc does.
   const MfccOptions centred = AsvtorchOptions();
-  const std::vector<float> tiny = Signal(90, 3);  // positions -120 .. 279 of a 90-sample signal
+  const std::vector<float> tiny = SpeechLikeSignal(90, 3);  // positions -120 .. 279 of a 90-sample signal
   const torch::Tensor got = BatchedMfcc(centred).Compute(torch::tensor(tiny).view({1, 90}));
   const Matrix want = Mfcc(centred).Compute(tiny.data(), 90);
   ASSERT_EQ(got.size(1), want.rows());
