@@ -80,8 +80,12 @@ torch::Tensor ApplyAugmentation(const torch::Tensor& segments, const Augmentatio
 ///   y[j] = sum_i x[i] (c / orig) sinc(pi t) cos^2(pi t / (2 w))   (sinc(0) = 1),
 /// over the 2 ceil(w orig / c) + orig inputs around j; samples beyond the segment are zeros, so the
 /// first and last few output samples (within w / c input samples, under 1 ms at 16 kHz) are not
-/// those of a longer signal. Computed as one LibTorch conv1d with stride orig and `new` output
-/// channels (one per output phase). Throws std::invalid_argument when `segments` is not 2-D
+/// those of a longer signal. Its response is flat to better than -40 dB up to about 0.6 of the
+/// lower Nyquist frequency and falls to -6 dB at 0.99 of it (a shorter filter than sox's: against
+/// soxr on tones up to 4.4 kHz of the original, the difference is -59 dB at 0.9 and -55 dB at 1.1).
+/// Computed as one LibTorch conv1d with stride orig and `new` output channels (one per output
+/// phase); on a GPU that allows TF32 for cuDNN convolutions (LibTorch's default) the products are
+/// rounded to TF32 (about 1e-3 relative). Throws std::invalid_argument when `segments` is not 2-D
 /// float32, `factor` is not positive or round(sample_rate * factor) < 1, or sample_rate < 1.
 torch::Tensor SpeedPerturb(const torch::Tensor& segments, double factor, int sample_rate = 16000);
 

@@ -337,6 +337,32 @@ TEST_F(BatchedAugmentTest, ASilentSegmentStaysSilentAndMismatchedInputsAreReject
   EXPECT_THROW(CutAugmentationInputs(bank, {none_with_noise}, kSegment), std::invalid_argument);
 }
 
+// On a GPU (skipped without one): the same batch, speed perturbation included, as on the CPU.
+TEST_F(BatchedAugmentTest, OnAGpuTheBatchEqualsTheCpusToFloatRounding) {
+  if (!torch::cuda::is_available()) GTEST_SKIP() << "no CUDA device";
+  const bool tf32 = at::globalContext().allowTF32CuDNN();
+  at::globalContext().setAllowTF32CuDNN(false);  // full float32 products in conv1d
+  const NoiseBank bank = Bank();
+  const std::int64_t batch = 32;
+  std::mt19937_64 rng(7);
+  std::vector<SegmentDraw> draws;
+  torch::Tensor source = torch::empty({batch, SpeedSourceSamples(kSegment, 1.1)});
+  for (std::int64_t b = 0; b < batch; ++b) {
+    draws.push_back(DrawSegment(bank, kSegment, {}, rng));
+    const std::vector<float> x = Segment(static_cast<std::size_t>(source.size(1)), 300 + static_cast<std::uint64_t>(b));
+    std::copy(x.begin(), x.end(), source[b].data_ptr<float>());
+  }
+  const AugmentationInputs inputs = CutAugmentationInputs(bank, draws, kSegment);
+  const torch::Device cuda(torch::kCUDA);
+  const torch::Tensor cpu = ApplyAugmentation(SpeedPerturb(source, 1.1).narrow(1, 0, kSegment).contiguous(), inputs);
+  const torch::Tensor gpu =
+      ApplyAugmentation(SpeedPerturb(source.to(cuda), 1.1).narrow(1, 0, kSegment).contiguous(), inputs.To(cuda));
+  at::globalContext().setAllowTF32CuDNN(tf32);
+  ASSERT_EQ(gpu.device().type(), torch::kCUDA);
+  const float peak = cpu.abs().max().item<float>();
+  EXPECT_LE((gpu.cpu() - cpu).abs().max().item<float>(), 1e-5f * peak);
+}
+
 // ---- speed perturbation ------------------------------------------------------------------------
 
 // The resampling formula of SpeedPerturb's header as a plain loop, in double precision.
