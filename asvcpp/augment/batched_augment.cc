@@ -27,7 +27,9 @@ std::int64_t FastLength(std::int64_t n) {
   return best;
 }
 
-bool HasRows(const torch::Tensor& t) { return t.defined() && t.size(0) > 0; }
+bool HasRows(const torch::Tensor& t) {
+  return t.defined() && t.size(0) > 0;
+}
 
 void Require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("ApplyAugmentation: " + what);
@@ -36,8 +38,7 @@ void Require(bool ok, const std::string& what) {
 void CheckRows(const torch::Tensor& t, std::int64_t rows, torch::ScalarType type, const torch::Device& device,
                const char* name) {
   Require(t.defined() && t.dim() == 1 && t.size(0) == rows && t.scalar_type() == type && t.device() == device,
-          fmt::format("{} must be a 1-D tensor of {} rows of {} on {}", name, rows, c10::toString(type),
-                      device.str()));
+          fmt::format("{} must be a 1-D tensor of {} rows of {} on {}", name, rows, c10::toString(type), device.str()));
 }
 
 struct Ratio {
@@ -50,8 +51,8 @@ Ratio SpeedRatio(double factor, int sample_rate) {
   if (sample_rate < 1) throw std::invalid_argument("SpeedPerturb: the sample rate must be at least 1 Hz");
   const double scaled = std::round(factor * sample_rate);
   if (!(factor > 0.0) || !std::isfinite(factor) || scaled < 1.0 || scaled > 1e9) {
-    throw std::invalid_argument(fmt::format("SpeedPerturb: speed factor {} at {} Hz is not a usable rate", factor,
-                                            sample_rate));
+    throw std::invalid_argument(
+        fmt::format("SpeedPerturb: speed factor {} at {} Hz is not a usable rate", factor, sample_rate));
   }
   const auto orig = static_cast<std::int64_t>(scaled);
   const std::int64_t g = std::gcd(orig, static_cast<std::int64_t>(sample_rate));
@@ -64,10 +65,14 @@ AugmentationInputs AugmentationInputs::To(const torch::Device& device, bool non_
   AugmentationInputs out;
   out.segment_samples = segment_samples;
   using Field = std::pair<const torch::Tensor*, torch::Tensor*>;
-  for (const auto& [from, to] : std::initializer_list<Field>{
-           {&rirs, &out.rirs}, {&rir_segment, &out.rir_segment}, {&rir_length, &out.rir_length},
-           {&rir_peak, &out.rir_peak}, {&noise, &out.noise}, {&noise_segment, &out.noise_segment},
-           {&noise_length, &out.noise_length}, {&noise_snr_db, &out.noise_snr_db}}) {
+  for (const auto& [from, to] : std::initializer_list<Field>{{&rirs, &out.rirs},
+                                                             {&rir_segment, &out.rir_segment},
+                                                             {&rir_length, &out.rir_length},
+                                                             {&rir_peak, &out.rir_peak},
+                                                             {&noise, &out.noise},
+                                                             {&noise_segment, &out.noise_segment},
+                                                             {&noise_length, &out.noise_length},
+                                                             {&noise_snr_db, &out.noise_snr_db}}) {
     if (from->defined()) *to = from->to(device, non_blocking);
   }
   return out;
@@ -83,16 +88,18 @@ AugmentationInputs CutAugmentationInputs(const NoiseBank& bank, const std::vecto
   std::int64_t pieces = 0;
   for (std::size_t b = 0; b < draws.size(); ++b) {
     const SegmentDraw& d = draws[b];
-    const bool additive = d.kind == SegmentKind::kNoise || d.kind == SegmentKind::kMusic || d.kind == SegmentKind::kBabble;
+    const bool additive =
+        d.kind == SegmentKind::kNoise || d.kind == SegmentKind::kMusic || d.kind == SegmentKind::kBabble;
     if (!additive && !d.pieces.empty()) {
-      throw std::invalid_argument(fmt::format("CutAugmentationInputs: segment {} of kind {} has noise pieces", b,
-                                              SegmentKindName(d.kind)));
+      throw std::invalid_argument(
+          fmt::format("CutAugmentationInputs: segment {} of kind {} has noise pieces", b, SegmentKindName(d.kind)));
     }
     for (const NoisePiece& p : d.pieces) {
       if (p.length < 1 || p.start < 0 || p.start > n - p.length) {
-        throw std::invalid_argument(fmt::format("CutAugmentationInputs: segment {}: a piece of {} samples at {} does "
-                                                "not fit in {} samples",
-                                                b, p.length, p.start, n));
+        throw std::invalid_argument(
+            fmt::format("CutAugmentationInputs: segment {}: a piece of {} samples at {} does "
+                        "not fit in {} samples",
+                        b, p.length, p.start, n));
       }
     }
     pieces += static_cast<std::int64_t>(d.pieces.size());
@@ -105,7 +112,8 @@ AugmentationInputs CutAugmentationInputs(const NoiseBank& bank, const std::vecto
     rirs.push_back(std::move(h));
   }
   const auto as_tensor = [](const std::vector<std::int64_t>& v) {
-    return torch::tensor(torch::ArrayRef<std::int64_t>(v), torch::kInt64).reshape({static_cast<std::int64_t>(v.size())});
+    return torch::tensor(torch::ArrayRef<std::int64_t>(v), torch::kInt64)
+        .reshape({static_cast<std::int64_t>(v.size())});
   };
   AugmentationInputs in;
   in.segment_samples = n;

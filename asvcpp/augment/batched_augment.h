@@ -11,10 +11,10 @@
 // on the same draws and samples, and a loop over the resampling formula for SpeedPerturb.
 #pragma once
 
-#include <torch/torch.h>
-
 #include <cstdint>
 #include <vector>
+
+#include <torch/torch.h>
 
 #include "asvcpp/augment/segment_draw.h"
 
@@ -25,14 +25,14 @@ namespace asv::augment {
 /// Float tensors are float32, index tensors int64; all on one device.
 struct AugmentationInputs {
   std::int64_t segment_samples = 0;  ///< N.
-  torch::Tensor rirs;          ///< [R, L] RIR samples as decoded (int16 value range), zero-padded to L.
-  torch::Tensor rir_segment;   ///< [R] row of each RIR's segment in the batch (distinct rows).
-  torch::Tensor rir_length;    ///< [R] samples of each RIR before padding (>= 1).
-  torch::Tensor rir_peak;      ///< [R] index of each RIR's largest sample (the first of equal ones).
-  torch::Tensor noise;         ///< [T, N] each piece at its place in the segment, zeros elsewhere.
-  torch::Tensor noise_segment; ///< [T] row of each piece's segment (several pieces may share one).
-  torch::Tensor noise_length;  ///< [T] samples of each piece (>= 1), for its mean square.
-  torch::Tensor noise_snr_db;  ///< [T] dB of the segment's mean square over the piece's.
+  torch::Tensor rirs;                ///< [R, L] RIR samples as decoded (int16 value range), zero-padded to L.
+  torch::Tensor rir_segment;         ///< [R] row of each RIR's segment in the batch (distinct rows).
+  torch::Tensor rir_length;          ///< [R] samples of each RIR before padding (>= 1).
+  torch::Tensor rir_peak;            ///< [R] index of each RIR's largest sample (the first of equal ones).
+  torch::Tensor noise;               ///< [T, N] each piece at its place in the segment, zeros elsewhere.
+  torch::Tensor noise_segment;       ///< [T] row of each piece's segment (several pieces may share one).
+  torch::Tensor noise_length;        ///< [T] samples of each piece (>= 1), for its mean square.
+  torch::Tensor noise_snr_db;        ///< [T] dB of the segment's mean square over the piece's.
 
   /// A copy on `device` (non_blocking as Tensor::to; the CPU tensors are not pinned).
   AugmentationInputs To(const torch::Device& device, bool non_blocking = false) const;

@@ -14,9 +14,13 @@ namespace asv::augment {
 namespace {
 
 // Uniform double in [0, 1) from 53 bits of one rng() call (as the Augmenter draws).
-double UniformUnit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
+double UniformUnit(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
 
-std::uint64_t Index(std::mt19937_64& rng, std::size_t n) { return data::UniformIndex(rng, n); }
+std::uint64_t Index(std::mt19937_64& rng, std::size_t n) {
+  return data::UniformIndex(rng, n);
+}
 
 template <typename T>
 const T& Pick(const std::vector<T>& items, std::mt19937_64& rng) {
@@ -112,9 +116,8 @@ NoiseBank::Samples NoiseBank::Cached(std::pair<int, std::size_t> key, const std:
   const std::vector<float> samples = audio::DecodeFile(path, decode).samples;
   if (samples.empty()) throw DataError(fmt::format("{}: no samples (an empty noise or RIR recording)", path.string()));
   auto converted = std::make_shared<std::vector<std::int16_t>>(samples.size());
-  std::transform(samples.begin(), samples.end(), converted->begin(), [](float v) {
-    return static_cast<std::int16_t>(std::clamp(std::nearbyint(v), -32768.0f, 32767.0f));
-  });
+  std::transform(samples.begin(), samples.end(), converted->begin(),
+                 [](float v) { return static_cast<std::int16_t>(std::clamp(std::nearbyint(v), -32768.0f, 32767.0f)); });
   const std::lock_guard<std::mutex> lock(mutex_);
   return cache_.emplace(key, std::move(converted)).first->second;
 }
@@ -165,7 +168,8 @@ SegmentDraw DrawSegment(const NoiseBank& bank, std::int64_t segment_samples, con
     return draw;
   }
   const MusanSets& musan = bank.musan();
-  std::size_t first = static_cast<std::size_t>(Index(rng, musan.noise.size() + musan.music.size() + musan.speech.size()));
+  std::size_t first =
+      static_cast<std::size_t>(Index(rng, musan.noise.size() + musan.music.size() + musan.speech.size()));
   if (first < musan.noise.size()) {
     draw.kind = SegmentKind::kNoise;
   } else if ((first -= musan.noise.size()) < musan.music.size()) {
@@ -189,7 +193,8 @@ SegmentDraw DrawSegment(const NoiseBank& bank, std::int64_t segment_samples, con
       const std::int64_t rest = segment_samples - t;
       piece.start = t;
       piece.length = std::min(size, rest);
-      if (size > rest) piece.source_offset = static_cast<std::int64_t>(Index(rng, static_cast<std::size_t>(size - rest + 1)));
+      if (size > rest)
+        piece.source_offset = static_cast<std::int64_t>(Index(rng, static_cast<std::size_t>(size - rest + 1)));
       draw.pieces.push_back(piece);
       t += piece.length + interval;
     }
@@ -214,8 +219,8 @@ SegmentDraw DrawSegment(const NoiseBank& bank, std::int64_t segment_samples, con
 
 std::vector<float> CutPiece(const NoiseBank& bank, SegmentKind kind, const NoisePiece& piece) {
   if (piece.length < 1 || piece.source_offset < 0) {
-    throw std::invalid_argument(fmt::format("CutPiece: a piece of {} samples from offset {}", piece.length,
-                                            piece.source_offset));
+    throw std::invalid_argument(
+        fmt::format("CutPiece: a piece of {} samples from offset {}", piece.length, piece.source_offset));
   }
   const std::shared_ptr<const std::vector<std::int16_t>> recording = bank.MusanSamples(kind, piece.recording);
   const std::size_t size = recording->size();

@@ -53,9 +53,9 @@ std::string_view SegmentKindName(SegmentKind kind);
 
 /// How segments are drawn (the defaults: WeSpeaker's aug_prob and reverb share, Kaldi's lists).
 struct SegmentAugmentOptions {
-  double aug_prob = 0.6;       ///< Probability that a segment is augmented, in [0, 1].
-  double reverb_share = 0.5;   ///< Of the augmented segments, the share reverberated, in [0, 1].
-  AugmentationOptions lists;   ///< SNRs (dB), background counts and the foreground interval (s).
+  double aug_prob = 0.6;      ///< Probability that a segment is augmented, in [0, 1].
+  double reverb_share = 0.5;  ///< Of the augmented segments, the share reverberated, in [0, 1].
+  AugmentationOptions lists;  ///< SNRs (dB), background counts and the foreground interval (s).
 };
 
 /// One piece of a MUSAN recording added to a segment.
@@ -72,16 +72,17 @@ struct NoisePiece {
 /// The draws of one segment.
 struct SegmentDraw {
   SegmentKind kind = SegmentKind::kNone;
-  std::size_t rir_set = 0;          ///< kReverb: index in NoiseBank::rir_sets().
-  std::size_t rir = 0;              ///< kReverb: index in that set's rirs.
-  std::vector<NoisePiece> pieces;   ///< kNoise / kMusic / kBabble: what is added (else empty).
+  std::size_t rir_set = 0;         ///< kReverb: index in NoiseBank::rir_sets().
+  std::size_t rir = 0;             ///< kReverb: index in that set's rirs.
+  std::vector<NoisePiece> pieces;  ///< kNoise / kMusic / kBabble: what is added (else empty).
 };
 
 /// The recordings segments are mixed with: MUSAN's sets and the RIR sets, decoded on first use at
 /// one sample rate and kept in memory as int16 (rounded and clipped; 16-bit sources at that rate
-/// are kept exactly), so each file is decoded once per process. All of MUSAN (109 h) takes about
-/// 12.5 GB; RIRS_NOISES' simulated rooms about 2 GB. Thread-safe: several threads may draw and
-/// cut at once (a file two threads need at the same moment may be decoded twice; one copy is kept).
+/// are kept exactly), so each file is decoded once per process. All of MUSAN (109 h at 16 kHz)
+/// takes about 12.6 GB once every recording has been drawn; RIRs count 2 bytes a sample likewise.
+/// Thread-safe: several threads may draw and cut at once (a file two threads need at the same
+/// moment may be decoded twice; one copy is kept).
 class NoiseBank {
  public:
   /// `sample_rate` (Hz) of the speech. Throws std::invalid_argument for a non-positive rate, an

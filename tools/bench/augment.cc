@@ -27,9 +27,8 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-#include <unistd.h>
-
 #include <torch/torch.h>
+#include <unistd.h>
 
 #include "asvcpp/audio/decode.h"
 #include "asvcpp/augment/batched_augment.h"
@@ -67,7 +66,8 @@ asv::augment::NoiseBank MakeBank(const stdfs::path& root, int rate) {
     for (int i = 0; i < 10; ++i) {
       const auto n = static_cast<std::size_t>(rate / 2 + i * rate / 20);
       std::vector<float> h = Noise(n, rng, 3000);
-      for (std::size_t t = 0; t < n; ++t) h[t] = std::round(h[t] * static_cast<float>(std::exp(-static_cast<double>(t) / 800.0)));
+      for (std::size_t t = 0; t < n; ++t)
+        h[t] = std::round(h[t] * static_cast<float>(std::exp(-static_cast<double>(t) / 800.0)));
       h[10] = 30000;
       const std::string rel = fmt::format("simulated_rirs/{}/Room001/Room001-{:05}.wav", room, i);
       asv::audio::WriteWav(root / "RIRS_NOISES" / rel, h, rate);
@@ -88,7 +88,9 @@ int Main(int argc, char** argv) {
   std::string json_path = "-";
   CLI::App app{"asv_bench_augment: batched segment augmentation (speed, reverb, noise) in segments per second"};
   app.add_option("--batch", batch, "Segments per batch")->check(CLI::PositiveNumber)->capture_default_str();
-  app.add_option("--samples", samples, "Samples per segment (16 kHz)")->check(CLI::PositiveNumber)->capture_default_str();
+  app.add_option("--samples", samples, "Samples per segment (16 kHz)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   app.add_option("--device", device_name, "Where the batched part runs")
       ->check(CLI::IsMember({"cpu", "cuda"}))
       ->capture_default_str();

@@ -3,9 +3,6 @@
 // samples, a plain loop over the resampling formula, and soxr (asvcpp/audio/resample.h).
 #include "asvcpp/augment/batched_augment.h"
 
-#include <gtest/gtest.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -16,6 +13,8 @@
 #include <tuple>
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
 
 #include "asvcpp/audio/decode.h"
 #include "asvcpp/audio/resample.h"
@@ -83,7 +82,8 @@ class BatchedAugmentTest : public ::testing::Test {
     }
     const std::size_t music[] = {4800, 80000}, speech[] = {20000, 48000};
     for (std::size_t i = 0; i < 2; ++i) {
-      audio::WriteWav(root_ / "musan/music/fma" / fmt::format("music-{}.wav", i), Noise(music[i], 20 + i, 2000.0), kRate);
+      audio::WriteWav(root_ / "musan/music/fma" / fmt::format("music-{}.wav", i), Noise(music[i], 20 + i, 2000.0),
+                      kRate);
       audio::WriteWav(root_ / "musan/speech/librivox" / fmt::format("speech-{}.wav", i), Segment(speech[i], 30 + i),
                       kRate);
     }
@@ -93,17 +93,21 @@ class BatchedAugmentTest : public ::testing::Test {
       std::size_t length, peak;
     };
     std::map<std::string, std::string> lists;
-    for (const RirFile& r : {RirFile{"smallroom", 1, 3000, 40}, {"smallroom", 2, 5000, 100}, {"mediumroom", 1, 7000, 250}}) {
+    for (const RirFile& r :
+         {RirFile{"smallroom", 1, 3000, 40}, {"smallroom", 2, 5000, 100}, {"mediumroom", 1, 7000, 250}}) {
       const std::string rel = fmt::format("simulated_rirs/{}/Room001/Room001-0000{}.wav", r.room, r.index);
       audio::WriteWav(root_ / "RIRS_NOISES" / rel, Rir(r.length, r.peak, 40 + r.length), kRate);
-      lists[r.room] += fmt::format("--rir-id {}-Room001-0000{} --room-id {}-Room001 RIRS_NOISES/{}\n", r.room, r.index,
-                                   r.room, rel);
+      lists[r.room] +=
+          fmt::format("--rir-id {}-Room001-0000{} --room-id {}-Room001 RIRS_NOISES/{}\n", r.room, r.index, r.room, rel);
     }
-    for (const auto& [room, text] : lists) std::ofstream(root_ / "RIRS_NOISES/simulated_rirs" / room / "rir_list") << text;
+    for (const auto& [room, text] : lists)
+      std::ofstream(root_ / "RIRS_NOISES/simulated_rirs" / room / "rir_list") << text;
   }
   void TearDown() override { stdfs::remove_all(root_); }
 
-  NoiseBank Bank() const { return NoiseBank(ScanMusan(root_ / "musan"), SimulatedRoomRirs(root_ / "RIRS_NOISES"), kRate); }
+  NoiseBank Bank() const {
+    return NoiseBank(ScanMusan(root_ / "musan"), SimulatedRoomRirs(root_ / "RIRS_NOISES"), kRate);
+  }
 
   // Reverberate (the CPU reference) on the samples the draw names.
   static std::vector<float> Reference(const NoiseBank& bank, const SegmentDraw& draw, const std::vector<float>& x) {
@@ -307,7 +311,8 @@ TEST_F(BatchedAugmentTest, AMixedBatchEqualsReverberateOnTheSameDrawsAndSamples)
     // float32 against double: about 3e-7 of the peak here.
     const double tolerance = 1e-5 * Peak(expected);
     double worst = 0.0;
-    for (std::size_t i = 0; i < got.size(); ++i) worst = std::max(worst, std::abs(got[i] - static_cast<double>(expected[i])));
+    for (std::size_t i = 0; i < got.size(); ++i)
+      worst = std::max(worst, std::abs(got[i] - static_cast<double>(expected[i])));
     EXPECT_LE(worst, tolerance) << "segment " << b << ": " << DescribeDraw(bank, d);
     EXPECT_NE(got, clean[static_cast<std::size_t>(b)]);
   }
@@ -374,7 +379,8 @@ std::vector<float> LoopResample(const std::vector<float>& x, std::int64_t orig, 
     const double centre = static_cast<double>(j) * orig / next;  // in input samples
     const double reach = w / cutoff * orig;
     double sum = 0.0;
-    for (auto i = static_cast<std::int64_t>(std::floor(centre - reach)); i <= static_cast<std::int64_t>(std::ceil(centre + reach)); ++i) {
+    for (auto i = static_cast<std::int64_t>(std::floor(centre - reach));
+         i <= static_cast<std::int64_t>(std::ceil(centre + reach)); ++i) {
       if (i < 0 || i >= n) continue;
       double t = cutoff * (static_cast<double>(i) / orig - static_cast<double>(j) / next);
       t = std::clamp(t, -w, w);
