@@ -23,20 +23,6 @@ const FbankOptions& Validated(const FbankOptions& opts) {
 
 }  // namespace
 
-FbankOptions WespeakerFbankOptions() {
-  FbankOptions o;
-  o.frame_opts.samp_freq = 16000.0f;
-  o.frame_opts.frame_length_ms = 25.0f;
-  o.frame_opts.frame_shift_ms = 10.0f;
-  o.frame_opts.dither = 1.0f;
-  o.frame_opts.window_type = "hamming";
-  o.frame_opts.snip_edges = true;
-  o.mel_opts.num_bins = 80;
-  o.use_energy = false;
-  o.energy_floor = 1.0f;  // torchaudio's default (Kaldi's is 0); unused without use_energy
-  return o;
-}
-
 BatchedFbank::BatchedFbank(const FbankOptions& opts)
     : opts_(Validated(opts)), front_end_(opts_.frame_opts, opts_.mel_opts) {
   if (opts_.energy_floor > 0.0f) log_energy_floor_ = std::log(opts_.energy_floor);

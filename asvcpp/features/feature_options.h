@@ -96,4 +96,13 @@ struct FbankOptions {
   void Validate() const;
 };
 
+/// The filterbank options of WeSpeaker's training and embedding extraction (WeSpeaker
+/// wespeaker/dataset/processor.py, compute_fbank, which calls torchaudio.compliance.kaldi.fbank):
+/// 80 mel bins, 25 ms frames every 10 ms at 16 kHz, a hamming window, use_energy false, dither 1.0
+/// (training; embedding extraction passes 0), and torchaudio's defaults otherwise, which are
+/// Kaldi's (snip_edges true, pre-emphasis 0.97, DC removal, raw energy, power spectrum, log mel
+/// energies, low_freq 20 Hz, high_freq the Nyquist frequency) except energy_floor 1.0 (unused
+/// without use_energy).
+FbankOptions WespeakerFbankOptions();
+
 }  // namespace asv::features

@@ -20,14 +20,6 @@ torch::Tensor MaskOf(const torch::Tensor& start, const torch::Tensor& width, std
 
 }  // namespace
 
-void SpecAugmentOptions::Validate() const {
-  if (num_t_mask < 0) throw ConfigError(fmt::format("spec_augment num_t_mask must be >= 0, got {}", num_t_mask));
-  if (num_f_mask < 0) throw ConfigError(fmt::format("spec_augment num_f_mask must be >= 0, got {}", num_f_mask));
-  if (max_t < 1) throw ConfigError(fmt::format("spec_augment max_t must be >= 1, got {}", max_t));
-  if (max_f < 1) throw ConfigError(fmt::format("spec_augment max_f must be >= 1, got {}", max_f));
-  if (!(prob >= 0.0 && prob <= 1.0)) throw ConfigError(fmt::format("spec_augment prob must be in [0, 1], got {}", prob));
-}
-
 torch::Tensor SpecAugment(const torch::Tensor& features, const SpecAugmentOptions& opts,
                           const std::optional<torch::Generator>& generator) {
   opts.Validate();
