@@ -5,13 +5,15 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/text.h"
+#include "recipes/voxceleb/margin/margin_recipe.h"
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
 
 namespace asv::recipes {
 
 const std::vector<const recipe::Recipe*>& AllRecipes() {
+  static const voxceleb_margin::MarginRecipe margin;
   static const voxceleb_xvector::XvectorRecipe xvector;
-  static const std::vector<const recipe::Recipe*> all = {&xvector};
+  static const std::vector<const recipe::Recipe*> all = {&margin, &xvector};
   return all;
 }
 

@@ -7,6 +7,8 @@
 #   tools/demo.sh                   # everything
 #   tools/demo.sh demo_larger       # another config (see run_configs/voxceleb/xvector/run_configs)
 #   tools/demo.sh demo_aug          # after demo: augmentation (stage 2), then training on clean + augmented data
+#   tools/demo.sh voxceleb/margin   # the margin recipe's demo: ECAPA-TDNN, AAM-softmax, on-the-fly augmentation
+#   tools/demo.sh voxceleb/margin CONFIG
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -15,11 +17,16 @@ build="${ASV_BUILD_DIR:-build}"
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build "$build" --target asvrun -j"${ASV_JOBS:-2}"
 asvrun="$build/tools/asvrun/asvrun"
+recipe=voxceleb/xvector
+if [[ "${1:-}" == */* ]]; then
+  recipe="$1"
+  shift
+fi
 config="${1:-demo}"
 
 python3 tools/make_demo_corpus.py --out demo_data
 start=$(date +%s)
-"$asvrun" voxceleb/xvector "$config"
-echo "demo: '$config' took $(( $(date +%s) - start )) s"
+"$asvrun" "$recipe" "$config"
+echo "demo: $recipe '$config' took $(( $(date +%s) - start )) s"
 echo
-"$asvrun" results --config "$config"   # stage 5: evaluations during training; stage 9: final
+"$asvrun" results --db "outputs/${recipe//\//_}/experiments.db" --config "$config"   # stage 5: evaluations during training; stage 9: final

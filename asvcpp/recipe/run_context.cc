@@ -47,6 +47,15 @@ void RunContext::RecordArtifact(const stdfs::path& file, const std::string& kind
   RecordArtifactOfSize(file, kind, ec ? 0 : static_cast<std::int64_t>(size), fs::FileChecksum(file));
 }
 
+void RunContext::RecordArtifactWithChecksum(const stdfs::path& file, const std::string& kind,
+                                            const std::string& checksum) {
+  if (db_ == nullptr) return;
+  std::error_code ec;
+  const auto size = stdfs::file_size(file, ec);
+  if (ec) throw DataError(fmt::format("{}: cannot read its size: {}", file.string(), ec.message()));
+  RecordArtifactOfSize(file, kind, static_cast<std::int64_t>(size), checksum);
+}
+
 void RunContext::RecordFolderArtifacts(const stdfs::path& folder, const std::string& kind) {
   if (db_ == nullptr) return;
   for (const auto& child : SortedChildren(folder)) {

@@ -79,6 +79,10 @@ class RunContext {
   /// "sha256:<hex>", reading the whole file); a missing file gets size 0 and no checksum. Throws DataError when the file
   /// exists but cannot be read.
   void RecordArtifact(const std::filesystem::path& file, const std::string& kind);
+  /// As RecordArtifact, with a checksum its writer computed ("sha256:<hex>"), so that a large file
+  /// (a PCM store's samples) is not read again. Throws DataError when the file's size cannot be read.
+  void RecordArtifactWithChecksum(const std::filesystem::path& file, const std::string& kind,
+                                  const std::string& checksum);
   /// Records every regular file directly in `folder` (sorted by name) as an artifact of `kind`;
   /// each sub-folder (such as voxceleb2_cat's cat/ with one list per video) as one artifact whose
   /// size is the total of its files, without a checksum. Throws DataError when `folder` cannot

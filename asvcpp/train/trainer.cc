@@ -427,7 +427,7 @@ struct Trainer::Impl {
       stats.checkpoint = CheckpointPath(options.checkpoint_folder, epoch);
       if (is_rank0()) {
         WriteCheckpoint(stats.checkpoint, Meta(), *net, optimizer.get());
-        ASV_LOG(Info, "x-vector extractor model saved to: {}", stats.checkpoint.string());
+        ASV_LOG(Info, "{} model saved to: {}", info.architecture, stats.checkpoint.string());
       }
       reducer->Barrier();
     }
@@ -493,9 +493,11 @@ Trainer::Trainer(TrainerOptions options, TrainingData data, std::shared_ptr<Grad
   auto groups = WeightDecayGroups(*m.net, skiplist, ns.initial_learning_rate, ns.weight_decay);
   for (const auto& name : groups[0].names) ASV_LOG0(Debug, "No weight decay applied to {}", name);
   m.optimizer = std::make_unique<Sgd>(std::move(groups), ns.momentum, m.options.nesterov);
-  ASV_LOG0(Info, "{}: {} speakers, {}-dim input, {} trainable parameters ({} without weight decay), device {}",
-           m.info.architecture, m.data.n_speakers, m.data.source->FeatDim(), nnet::CountParameters(*m.net),
-           m.optimizer->groups()[0].params.size(), m.options.device);
+  ASV_LOG0(Info,
+           "{}: {} speakers ({} classes), {}-dim input, {} trainable parameters ({} without weight decay), "
+           "device {}",
+           m.info.architecture, m.data.n_speakers, m.info.n_speakers, m.data.source->FeatDim(),
+           nnet::CountParameters(*m.net), m.optimizer->groups()[0].params.size(), m.options.device);
 }
 
 Trainer::~Trainer() = default;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "asvcpp/settings/types.h"
+#include "recipes/voxceleb/shared/voxceleb_stages.h"
 
 namespace asv::recipe {
 class RunContext;
@@ -23,30 +24,13 @@ class RunContext;
 
 namespace asv::recipes::voxceleb_xvector {
 
-class XvectorSettings;
+/// The list preparation shared with the other VoxCeleb recipes (shared/voxceleb_stages.h).
+using voxceleb::PreparableDatasets;
+using voxceleb::PreparationJob;
+using voxceleb::ResolvePreparationJobs;
 
-/// Names accepted in recipe.preparation_datasets: {"voxceleb1", "voxceleb2"}.
-std::vector<std::string> PreparableDatasets();
-
-/// One dataset to prepare: its name and the absolute corpus folder.
-struct PreparationJob {
-  std::string name;
-  std::filesystem::path corpus;
-};
-
-/// Checks the request against what the recipe knows and what paths.datasets names, before
-/// anything is written. `requested` nullopt: every preparable dataset present in `datasets`, in
-/// the order of `datasets`. Duplicates are prepared once. Throws DataError naming the dataset
-/// (and listing the known ones or the keys of paths.datasets) for an unknown name, for
-/// voxceleb2_cat (prepared with voxceleb2), for a name missing from paths.datasets, and when the
-/// resulting list is empty.
-std::vector<PreparationJob> ResolvePreparationJobs(const std::optional<std::vector<std::string>>& requested,
-                                                   const settings::OrderedDict<std::string>& datasets);
-
-/// Runs stage 0 (see the header comment) for the recipe settings `context` holds;
-/// PrepareVoxCeleb1/2 log one summary line per list folder (utterances, speakers, trial lists,
-/// trials). Throws DataError for bad requests (see ResolvePreparationJobs) and whatever the
-/// preparation functions throw (DataError naming the corpus folder or file).
+/// Runs stage 0 (see the header comment; voxceleb::PrepareDatasets) for the recipe settings
+/// `context` holds. Throws what PrepareDatasets throws.
 void RunPrepareStage(recipe::RunContext& context);
 
 }  // namespace asv::recipes::voxceleb_xvector

@@ -1,0 +1,146 @@
+// `recipe.*` settings of the voxceleb/margin recipe: WeSpeaker's voxceleb/v2 training of
+// embedding models (ResNet34, ECAPA-TDNN) with a margin-softmax head on fbank of random 2 s
+// segments, augmented on the fly. The defaults are WeSpeaker's (examples/voxceleb/v2/conf/
+// resnet.yaml and ecapa_tdnn.yaml): model, head, margin schedule, learning-rate decay, segment
+// length, filter, speed perturbation, augmentation probability, fbank and model averaging. The
+// `network.*` group gives what the x-vector recipe shares with it (minibatch_size, max_epochs,
+// initial_learning_rate, momentum, weight_decay, precision, resume_epoch, epochs_per_train_call),
+// with this recipe's values in its init_config.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "asvcpp/settings/settings_tree.h"
+#include "asvcpp/settings/types.h"
+
+namespace asv::recipes::voxceleb_margin {
+
+struct RecipeSettings {
+  int start_stage = 0;
+  int end_stage = 100;
+  std::optional<std::vector<std::string>> preparation_datasets;
+  std::vector<std::string> pcm_datasets = {"voxceleb2", "voxceleb1"};
+  std::string training_dataset = "voxceleb2";
+  std::string trial_dataset = "voxceleb1";
+  settings::OrderedDict<std::string> trial_lists = {
+      {"vox1_original", "veri_test.txt"},
+      {"vox1_cleaned", "veri_test2.txt"},
+      {"vox1_extended_original", "list_test_all.txt"},
+      {"vox1_extended_cleaned", "list_test_all2.txt"},
+      {"vox1_hard_original", "list_test_hard.txt"},
+      {"vox1_hard_cleaned", "list_test_hard2.txt"},
+  };
+  std::vector<std::string> training_trial_lists = {"vox1_cleaned"};
+  int backend_utterances = 5000;
+  int seed = 0;
+
+  std::string model = "ResNet34";
+  int embedding_size = 256;
+  std::optional<int> channels;
+  std::string head = "arc_margin";
+  double scale = 32.0;
+  bool easy_margin = false;
+  double initial_margin = 0.0;
+  double final_margin = 0.2;
+  int increase_start_epoch = 20;
+  int fix_start_epoch = 40;
+  std::string increase_type = "exp";
+  double final_learning_rate = 5e-5;
+  int warm_up_epochs = 6;
+  bool nesterov = true;
+
+  int num_frames = 200;
+  int min_num_frames = 100;
+  int max_num_frames = 800;
+  bool speed_perturb = true;
+  double aug_prob = 0.6;
+  bool spec_augment = false;
+  int num_mel_bins = 80;
+  double dither = 1.0;
+
+  int num_average = 10;
+  std::optional<int> selected_epoch;
+
+  /// Whether stage `stage` lies in [start_stage, end_stage].
+  bool StageSelected(int stage) const { return start_stage <= stage && stage <= end_stage; }
+
+  template <class V>
+  void Register(V& v) {
+    v("start_stage", start_stage,
+      "First stage to run (0 prepare, 1 PCM stores, 5 training, 6 model averaging, 7 embeddings, 9 scoring)")
+        .Min(0);
+    v("end_stage", end_stage, "Last stage to run").Min(0);
+    v("preparation_datasets", preparation_datasets, "Datasets prepared by stage 0 (voxceleb1, voxceleb2); None: all");
+    v("pcm_datasets", pcm_datasets, "Datasets whose audio stage 1 decodes once into a PCM store (16 kHz int16)");
+    v("training_dataset", training_dataset, "Dataset whose utterances train the network (WeSpeaker: VoxCeleb2 dev)");
+    v("trial_dataset", trial_dataset, "Dataset holding the trial utterances and trial lists");
+    v("trial_lists", trial_lists, "Trial lists scored by stage 9: display name -> file in the trial dataset");
+    v("training_trial_lists", training_trial_lists,
+      "Display names (keys of trial_lists) scored every network.epochs_per_train_call epochs during training");
+    v("backend_utterances", backend_utterances,
+      "Random training utterances whose embeddings train the back end's processing (the mean that cosine scoring "
+      "subtracts)")
+        .Min(1);
+    v("seed", seed, "Seed of the segment draws, the augmentation draws and the back-end utterances");
+    v("model", model, "Embedding model (WeSpeaker's names)")
+        .Choices({"ResNet34", "ECAPA_TDNN_c512", "ECAPA_TDNN_GLOB_c512", "ECAPA_TDNN_c1024", "ECAPA_TDNN_GLOB_c1024"});
+    v("embedding_size", embedding_size, "Embedding dimension (WeSpeaker: 256 for ResNet34, 192 for ECAPA-TDNN)")
+        .Min(1);
+    v("channels", channels,
+      "Width of the model: ResNet's m_channels, ECAPA-TDNN's C; None: the model's own (32; 512 or 1024)")
+        .Min(8);
+    v("head", head,
+      "Training head: arc_margin (AAM-softmax, ArcFace), add_margin (AM-softmax, CosFace) or softmax")
+        .Choices({"arc_margin", "add_margin", "softmax"});
+    v("scale", scale, "Scale s of the margin heads' cosines").Positive();
+    v("easy_margin", easy_margin, "arc_margin: apply the margin only where the cosine is positive");
+    v("initial_margin", initial_margin, "Margin before recipe.increase_start_epoch").Min(0);
+    v("final_margin", final_margin, "Margin from recipe.fix_start_epoch on (radians for arc_margin)").Min(0);
+    v("increase_start_epoch", increase_start_epoch, "First epoch of the margin increase").Min(1);
+    v("fix_start_epoch", fix_start_epoch, "First epoch with the final margin").Min(1);
+    v("increase_type", increase_type, "Margin increase: exp or linear").Choices({"exp", "linear"});
+    v("final_learning_rate", final_learning_rate,
+      "Learning rate reached after network.max_epochs (exponential decay from network.initial_learning_rate)")
+        .Positive();
+    v("warm_up_epochs", warm_up_epochs, "Epochs of linear warm-up from 0 at the start").Min(0);
+    v("nesterov", nesterov, "Nesterov momentum");
+    v("num_frames", num_frames, "Fbank frames of a training segment (200: 2.015 s)").Min(2);
+    v("min_num_frames", min_num_frames, "Training utterances shorter than this many 10 ms frames are dropped").Min(0);
+    v("max_num_frames", max_num_frames, "Longer utterances are cut to a random window of this many frames").Min(1);
+    v("speed_perturb", speed_perturb, "Speed perturbation 0.9 / 1.1 as new speakers (3x the training speakers)");
+    v("aug_prob", aug_prob,
+      "Probability that a segment is reverberated (RIRS_NOISES) or mixed with MUSAN noise, music or babble")
+        .Range(0, 1);
+    v("spec_augment", spec_augment, "SpecAugment time and frequency masks on the training fbank");
+    v("num_mel_bins", num_mel_bins, "Fbank mel bins (the models' input dimension; ResNet34 needs a multiple of 8)")
+        .Min(8);
+    v("dither", dither, "Dither of the training fbank (sample units; extraction uses none)").Min(0);
+    v("num_average", num_average, "Stage 6 averages the last this many epochs' checkpoints").Min(1);
+    v("selected_epoch", selected_epoch,
+      "Checkpoint used by stage 7 instead of the averaged model (None: the average of stage 6)")
+        .Min(1);
+  }
+
+  void Validate(settings::Validator& v) const {
+    v.Require(start_stage <= end_stage, {"start_stage", "end_stage"},
+              fmt::format("recipe.end_stage ({}) must be >= recipe.start_stage ({})", end_stage, start_stage));
+    v.Require(increase_start_epoch <= fix_start_epoch, {"increase_start_epoch", "fix_start_epoch"},
+              fmt::format("recipe.fix_start_epoch ({}) must be >= recipe.increase_start_epoch ({})", fix_start_epoch,
+                          increase_start_epoch));
+    v.Require(min_num_frames <= max_num_frames, {"min_num_frames", "max_num_frames"},
+              fmt::format("recipe.max_num_frames ({}) must be >= recipe.min_num_frames ({})", max_num_frames,
+                          min_num_frames));
+    v.Require(model != "ResNet34" || num_mel_bins % 8 == 0, {"model", "num_mel_bins"},
+              fmt::format("ResNet34 needs recipe.num_mel_bins to be a multiple of 8, got {}", num_mel_bins));
+    for (const auto& name : training_trial_lists) {
+      v.Require(trial_lists.Contains(name), {"training_trial_lists", "trial_lists"},
+                fmt::format("recipe.training_trial_lists names '{}', which is not a key of recipe.trial_lists", name));
+    }
+  }
+};
+
+}  // namespace asv::recipes::voxceleb_margin

@@ -1,0 +1,93 @@
+#include "recipes/voxceleb/margin/stage_embeddings.h"
+
+#include <numeric>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "asvcpp/backend/evaluation.h"
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/fs.h"
+#include "asvcpp/base/log.h"
+#include "asvcpp/data/data_dir.h"
+#include "asvcpp/data/table.h"
+#include "asvcpp/nnet/speaker_net.h"
+#include "asvcpp/recipe/run_context.h"
+#include "asvcpp/train/checkpoint.h"
+#include "asvcpp/train/embedding_extractor.h"
+#include "asvcpp/train/precision.h"
+#include "recipes/voxceleb/margin/margin_data.h"
+#include "recipes/voxceleb/margin/margin_recipe.h"
+#include "recipes/voxceleb/margin/stage_train.h"
+
+namespace asv::recipes::voxceleb_margin {
+namespace fs = std::filesystem;
+using backend::Embeddings;
+
+namespace {
+
+Embeddings ExtractAll(const train::EmbeddingExtractor& extractor, const features::PcmFbankSource& source,
+                      const train::ExtractionOptions& options, const std::string& what) {
+  std::vector<int> all(static_cast<std::size_t>(source.NumUtterances()));
+  std::iota(all.begin(), all.end(), 0);
+  ASV_LOG(Info, "extracting {} embeddings of {} utterances", what, all.size());
+  const auto result = extractor.Extract(source, all, options);
+  auto out = backend::CollectEmbeddings(result.embeddings, result.skipped, source.Ids(), what);
+  ASV_LOG(Info, "{} embeddings: {} in {:.1f} s", what, out.ids.size(), result.seconds);
+  return out;
+}
+
+}  // namespace
+
+void RunEmbeddingExtraction(recipe::RunContext& context) {
+  auto& s = SettingsOf(context);
+  const auto& r = s.recipe();
+  const fs::path networks = context.system_folder() / "networks";
+  const fs::path model = r.selected_epoch ? train::CheckpointPath(networks, *r.selected_epoch)
+                                          : networks / AveragedModelName();
+  if (!fs::exists(model)) {
+    throw DataError(fmt::format("{} does not exist: {}", model.string(),
+                                r.selected_epoch ? "train that epoch first (stage 5)" : "average the checkpoints first (stage 6)"));
+  }
+  train::ApplyMathModes(s.common().computing.allow_tf32);
+  ASV_LOG(Info, "embedding extraction with {} on {}", model.string(), context.device());
+  const auto extractor = train::EmbeddingExtractor::FromCheckpoint(
+      model,
+      [&s](const std::string&, std::int64_t feat_dim, std::int64_t classes, std::int64_t) {
+        return MakeNetwork(s, feat_dim, classes);
+      },
+      context.device());
+  auto options =
+      train::ExtractionOptions::FromSettings(s.common().network, s.common().computing.network_dataloader_workers);
+  options.skip_empty = true;
+
+  std::vector<std::string> names;
+  for (const auto& entry : r.trial_lists) names.push_back(entry.first);
+  const auto lists = backend::TrialListFiles(
+      names, r.trial_lists, data::ListFolder(context.feature_and_list_folder(), r.trial_dataset), false);
+  if (lists.empty()) {
+    throw DataError(fmt::format("none of the trial lists of recipe.trial_lists exists in {}",
+                                data::ListFolder(context.feature_and_list_folder(), r.trial_dataset).string()));
+  }
+  const auto trial = ExtractAll(extractor, *TrialUtterances(context, lists), options, "trial");
+  const auto reference = BackendUtterances(context);
+  const auto backend_embeddings = ExtractAll(extractor, *reference.source, options, "back-end");
+
+  const fs::path folder = context.system_folder() / "embeddings";
+  backend::WriteEmbeddings(folder / "trial", trial);
+  backend::WriteEmbeddings(folder / "plda", backend_embeddings);
+  std::map<std::string, std::string> speaker_of;
+  const auto ids = reference.source->Ids();
+  for (std::size_t i = 0; i < ids.size(); ++i) speaker_of[ids[i]] = reference.speakers[i];
+  data::Table utt2spk;
+  for (const auto& id : backend_embeddings.ids) utt2spk[id] = speaker_of.at(id);
+  data::WriteTable(folder / "plda.utt2spk", utt2spk);
+  nlohmann::json info{{"model", model.string()}};
+  if (r.selected_epoch) info["epoch"] = *r.selected_epoch;
+  asv::fs::WriteFileAtomic(folder / "info.json", info.dump(2) + "\n");
+  for (const char* name : {"trial.ark", "trial.scp", "plda.ark", "plda.scp", "plda.utt2spk"}) {
+    context.RecordArtifact(folder / name, "embeddings");
+  }
+}
+
+}  // namespace asv::recipes::voxceleb_margin

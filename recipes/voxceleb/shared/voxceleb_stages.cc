@@ -1,0 +1,161 @@
+#include "recipes/voxceleb/shared/voxceleb_stages.h"
+
+#include <algorithm>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "asvcpp/backend/evaluation.h"
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/fs.h"
+#include "asvcpp/base/log.h"
+#include "asvcpp/data/data_dir.h"
+#include "asvcpp/data/table.h"
+#include "asvcpp/data/voxceleb.h"
+#include "asvcpp/eval/score_file.h"
+#include "asvcpp/recipe/recipe.h"
+#include "asvcpp/recipe/run_context.h"
+
+namespace asv::recipes::voxceleb {
+namespace {
+
+namespace stdfs = std::filesystem;
+namespace fs = std::filesystem;
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out.empty() ? "(none)" : out;
+}
+
+}  // namespace
+
+std::vector<std::string> PreparableDatasets() {
+  return {"voxceleb1", "voxceleb2"};
+}
+
+std::vector<PreparationJob> ResolvePreparationJobs(const std::optional<std::vector<std::string>>& requested,
+                                                   const settings::OrderedDict<std::string>& datasets) {
+  const std::vector<std::string> known = PreparableDatasets();
+  const auto is_known = [&](const std::string& n) { return std::find(known.begin(), known.end(), n) != known.end(); };
+  std::vector<std::string> names;
+  if (requested) {
+    for (const auto& name : *requested) {
+      if (name == "voxceleb2_cat") {
+        throw DataError(
+            "recipe.preparation_datasets: 'voxceleb2_cat' is prepared together with 'voxceleb2'; ask for 'voxceleb2'");
+      }
+      if (!is_known(name)) {
+        throw DataError(fmt::format(
+            "recipe.preparation_datasets: this recipe cannot prepare dataset '{}' (it knows: {})", name,
+            JoinNames(known)));
+      }
+      if (!datasets.Contains(name)) {
+        throw DataError(fmt::format(
+            "recipe.preparation_datasets names '{}', which paths.datasets does not give a corpus folder for "
+            "(paths.datasets has: {})",
+            name, JoinNames(datasets.Keys())));
+      }
+      if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+    }
+  } else {
+    for (const auto& [name, folder] : datasets) {
+      if (is_known(name)) names.push_back(name);
+    }
+  }
+  if (names.empty()) {
+    throw DataError(fmt::format(
+        requested ? "recipe.preparation_datasets is empty: nothing to prepare"
+                  : "recipe.preparation_datasets is None (all) but paths.datasets names none of the datasets this "
+                    "recipe can prepare ({}); paths.datasets has: {}",
+        JoinNames(known), JoinNames(datasets.Keys())));
+  }
+  std::vector<PreparationJob> jobs;
+  for (const auto& name : names) {
+    const std::string& folder = *datasets.Find(name);
+    std::error_code ec;
+    stdfs::path corpus = stdfs::absolute(folder, ec);
+    jobs.push_back({name, (ec ? stdfs::path(folder) : corpus).lexically_normal()});
+  }
+  return jobs;
+}
+
+void PrepareDatasets(recipe::RunContext& context, const std::optional<std::vector<std::string>>& requested,
+                     const std::string& trial_dataset, const settings::OrderedDict<std::string>& trial_lists) {
+  const auto& paths = context.settings().common().paths;
+  // Everything is checked before the first file is written.
+  const std::vector<PreparationJob> jobs = ResolvePreparationJobs(requested, paths.datasets);
+  const stdfs::path dataset_root = context.feature_and_list_folder();
+
+  for (const auto& job : jobs) {
+    ASV_LOG(Info, "preparing {} from {}", job.name, job.corpus.string());
+    std::vector<data::PreparedDataset> result;
+    if (job.name == "voxceleb1") {
+      data::VoxCelebOptions options;
+      // Every trial list the settings name is prepared, not only VoxCeleb's own files.
+      if (trial_dataset == job.name) {
+        for (const auto& [name, file] : trial_lists) options.trial_list_files.push_back(file);
+      }
+      result.push_back(data::PrepareVoxCeleb1(job.corpus, dataset_root, options));
+    } else {
+      result = data::PrepareVoxCeleb2(job.corpus, dataset_root);
+    }
+    // PrepareVoxCeleb1/2 log the one-line summary of each list folder (utterances, speakers,
+    // trial lists, trials).
+    for (const auto& ds : result) context.RecordFolderArtifacts(ds.list_folder, "list");
+  }
+}
+
+void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_dataset,
+                     const settings::OrderedDict<std::string>& trial_lists) {
+  const auto& backend_settings = context.settings().common().backend;
+  const fs::path folder = context.system_folder() / "embeddings";
+  const auto plda = backend::ReadEmbeddings(folder / "plda");
+  const auto trial = backend::ReadEmbeddings(folder / "trial");
+  const auto utt2spk = data::ReadTable(folder / "plda.utt2spk", data::ValueFormat::kSingleToken);
+  std::vector<std::string> speakers;
+  for (const auto& id : plda.ids) {
+    const auto it = utt2spk.find(id);
+    if (it == utt2spk.end())
+      throw DataError(fmt::format("{}: no speaker for '{}'", (folder / "plda.utt2spk").string(), id));
+    speakers.push_back(it->second);
+  }
+  std::optional<int> epoch;
+  if (fs::exists(folder / "info.json")) {
+    const auto info = nlohmann::json::parse(asv::fs::ReadFile(folder / "info.json"));
+    if (info.contains("epoch")) epoch = info["epoch"].get<int>();
+  }
+  ASV_LOG(Info, "back-end: '{}' processing, {} scoring{} on {} PLDA embeddings of {} speakers",
+          backend_settings.processing, EnumToName(backend_settings.scoring),
+          backend_settings.scoring == backend::Scoring::kPlda ? fmt::format(" (plda_dim {})", backend_settings.plda_dim) : "",
+          plda.ids.size(), std::set<std::string>(speakers.begin(), speakers.end()).size());
+  const backend::Backend backend(plda.vectors, speakers, backend_settings);
+  const backend::Embeddings processed{trial.ids, backend.Process(trial.vectors)};
+
+  std::vector<std::string> names;
+  for (const auto& entry : trial_lists) names.push_back(entry.first);
+  const auto lists = backend::TrialListFiles(
+      names, trial_lists, data::ListFolder(context.feature_and_list_folder(), trial_dataset), false);
+  std::string summary;
+  for (const auto& [name, file] : lists) {
+    const auto result = backend::ScoreTrialList(backend, processed, name, file, backend_settings);
+    const fs::path score_file = context.system_folder() / "scores" / ("scores_" + file.filename().string());
+    eval::WriteScoreFile(score_file, result.scores);
+    context.RecordArtifact(score_file, "scores");
+    const fs::path det_file = context.system_folder() / "scores" / ("det_" + file.stem().string() + ".tsv");
+    eval::WriteDetPoints(det_file, result.det);
+    context.RecordArtifact(det_file, "det");
+    const std::string line = backend::FormatResult(result, epoch);
+    ASV_LOG(Info, "{}", line);
+    summary += line + "\n";
+    context.RecordResult(backend::ResultRecordOf(result, epoch));
+  }
+  if (lists.empty()) throw DataError("no trial list of recipe.trial_lists exists: nothing to score");
+  const fs::path results = context.system_folder() / "results" / "results.txt";
+  asv::fs::WriteFileAtomic(results, summary);
+  context.RecordArtifact(results, "results");
+}
+
+}  // namespace asv::recipes::voxceleb

@@ -1,0 +1,58 @@
+// Stage code that the VoxCeleb recipes share: the utterance and trial lists of stage 0 and the
+// scoring of the trial lists. Each recipe's stage files call these with its own settings.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "asvcpp/settings/types.h"
+
+namespace asv::recipe {
+class RunContext;
+}
+
+namespace asv::recipes::voxceleb {
+
+/// Names accepted in recipe.preparation_datasets: {"voxceleb1", "voxceleb2"}.
+std::vector<std::string> PreparableDatasets();
+
+/// One dataset to prepare: its name and the absolute corpus folder.
+struct PreparationJob {
+  std::string name;
+  std::filesystem::path corpus;
+};
+
+/// Checks the request against what the recipes know and what paths.datasets names, before
+/// anything is written. `requested` nullopt: every preparable dataset present in `datasets`, in
+/// the order of `datasets`. Duplicates are prepared once. Throws DataError naming the dataset
+/// (and listing the known ones or the keys of paths.datasets) for an unknown name, for
+/// voxceleb2_cat (prepared with voxceleb2), for a name missing from paths.datasets, and when the
+/// resulting list is empty.
+std::vector<PreparationJob> ResolvePreparationJobs(const std::optional<std::vector<std::string>>& requested,
+                                                   const settings::OrderedDict<std::string>& datasets);
+
+/// Stage 0: for each dataset of `requested` (see ResolvePreparationJobs) the corpus folder
+/// paths.datasets[name] (relative paths are taken against the current folder) is walked by
+/// data::PrepareVoxCeleb1 / PrepareVoxCeleb2, which write Kaldi list folders under
+/// <output_folder>/<feature_and_list_folder>/<dataset>/lists:
+///   voxceleb1  wav.scp, utt2spk, spk2utt and the trial lists: every file of `trial_lists`
+///              (when `trial_dataset` is voxceleb1) found in the corpus folder
+///   voxceleb2  voxceleb2 (one utterance per .m4a file) and voxceleb2_cat (one per video)
+/// Every list file is recorded as an artifact of kind "list". Throws DataError for bad requests
+/// and whatever the preparation functions throw (DataError naming the corpus folder or file).
+void PrepareDatasets(recipe::RunContext& context, const std::optional<std::vector<std::string>>& requested,
+                     const std::string& trial_dataset, const settings::OrderedDict<std::string>& trial_lists);
+
+/// Scoring of the trial lists: the embeddings <system>/embeddings/{plda,trial} (and
+/// plda.utt2spk) through the back end of the `backend.*` settings (processing trained on the
+/// "plda" embeddings, PLDA or cosine scoring, optional AS-norm); every existing list of
+/// `trial_lists` (files in the list folder of `trial_dataset`) scored, with scores_<file> and
+/// det_<stem>.tsv under <system>/scores, EER/minDCF/Cllr lines in <system>/results/results.txt,
+/// and a results row per list (the epoch of embeddings/info.json when present). Throws DataError
+/// for missing embeddings, a PLDA utterance without speaker, or when no list exists.
+void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_dataset,
+                     const settings::OrderedDict<std::string>& trial_lists);
+
+}  // namespace asv::recipes::voxceleb

@@ -1,0 +1,157 @@
+// voxceleb/margin end to end on a tiny synthetic corpus (tools/make_demo_corpus.py --small):
+// asvrun runs stages 0-9 with a narrow ECAPA-TDNN and an AAM-softmax head trained on augmented,
+// speed-perturbed fbank segments of the PCM store, and the experiment database holds the run, its
+// stages, epochs, evaluations and artifacts. Skipped when espeak-ng or ffmpeg is missing.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include "asvcpp/data/pcm_store.h"
+#include "asvcpp/db/database.h"
+#include "tests/tools/test_util.h"
+
+namespace asv {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::size_t CountLines(const fs::path& file) {
+  std::ifstream in(file);
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += line.empty() ? 0 : 1;
+  return n;
+}
+
+constexpr const char* kConfigs = R"(# Every stage on the tiny corpus with a tiny model
+tiny
+paths.system_folder = 'tiny_system'
+recipe.start_stage = 0
+recipe.end_stage = 9
+recipe.preparation_datasets = ['voxceleb1', 'voxceleb2']
+recipe.pcm_datasets = ['voxceleb2', 'voxceleb1']
+recipe.trial_lists = {'tiny_trials': 'veri_test.txt'}
+recipe.training_trial_lists = ['tiny_trials']
+recipe.backend_utterances = 20
+recipe.model = 'ECAPA_TDNN_c512'
+recipe.channels = 16
+recipe.embedding_size = 16
+recipe.num_mel_bins = 24
+recipe.num_frames = 50
+recipe.min_num_frames = 50
+recipe.increase_start_epoch = 2
+recipe.fix_start_epoch = 3
+recipe.warm_up_epochs = 1
+recipe.spec_augment = True
+recipe.num_average = 2
+network.minibatch_size = 8
+network.max_epochs = 3
+network.epochs_per_train_call = 1
+network.print_interval = 5
+network.initial_learning_rate = 0.05
+computing.network_dataloader_workers = 1
+computing.feature_extraction_workers = 2
+computing.use_gpu = False
+)";
+
+constexpr const char* kInitConfig =
+    "paths.output_folder = 'out'\n"
+    "paths.feature_and_list_folder = 'datasets'\n"
+    "paths.datasets = {'voxceleb1': 'corpus/voxceleb1', 'voxceleb2': 'corpus/voxceleb2'}\n"
+    "paths.musan_folder = 'corpus/musan'\n"
+    "paths.rirs_folder = 'corpus/RIRS_NOISES'\n"
+    "network.minibatch_size = 128\n"
+    "network.momentum = 0.9\n"
+    "network.validation_utterances = 0\n"
+    "network.weight_decay_skiplist = []\n"
+    "backend.processing = 'c'\n"
+    "backend.scoring = 'cosine'\n";
+
+TEST(MarginRecipeE2eTest, TinyCorpusThroughEveryStage) {
+  if (!testing::HaveTool("espeak-ng") || !testing::HaveTool("ffmpeg") || !testing::HaveTool("python3")) {
+    GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
+  }
+  testing::ScratchDir dir("margin_e2e");
+  const auto corpus = testing::RunCommand(
+      {"python3", std::string(ASV_SOURCE_DIR) + "/tools/make_demo_corpus.py", "--small", "--out", "corpus"}, dir.path());
+  ASSERT_EQ(corpus.status, 0) << corpus.err;
+  dir.Write("configs/run_configs", kConfigs);
+  dir.Write("configs/init_config", kInitConfig);
+
+  // A dry run names what is missing: without MUSAN the training stage cannot augment.
+  const auto dry = testing::RunCommand({ASV_ASVRUN, "voxceleb/margin", "tiny", "--run-configs", "configs/run_configs",
+                                        "--dry-run", "--set", "paths.musan_folder='corpus/nothing'"},
+                                       dir.path());
+  EXPECT_EQ(dry.status, 3) << dry.out << dry.err;
+  EXPECT_NE((dry.out + dry.err).find("paths.musan_folder"), std::string::npos) << dry.out << dry.err;
+
+  const auto run = testing::RunCommand({ASV_ASVRUN, "voxceleb/margin", "tiny", "--run-configs", "configs/run_configs"},
+                                       dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+
+  db::Database database(dir / "out/experiments.db");
+  const auto runs = database.ListRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  EXPECT_EQ(runs[0].status, db::RunStatus::kFinished);
+  EXPECT_EQ(runs[0].info.recipe, "voxceleb/margin");
+  std::vector<int> numbers;
+  for (const auto& stage : database.Stages(runs[0].id)) {
+    numbers.push_back(stage.stage);
+    EXPECT_EQ(stage.status, db::RunStatus::kFinished) << stage.name;
+  }
+  EXPECT_EQ(numbers, (std::vector<int>{0, 1, 5, 6, 7, 9}));
+
+  // Stage 1: every utterance of each dataset's wav.scp in its PCM store.
+  for (const char* dataset : {"voxceleb1", "voxceleb2"}) {
+    const auto store = data::PcmStore::Open(dir / "out/datasets" / dataset / "pcm");
+    EXPECT_EQ(store.NumUtterances(), CountLines(dir / "out/datasets" / dataset / "lists/wav.scp")) << dataset;
+    EXPECT_EQ(store.sample_rate(), 16000);
+  }
+
+  const auto epochs = database.Epochs(runs[0].id);
+  ASSERT_EQ(epochs.size(), 3u);
+  for (const auto& e : epochs) {
+    EXPECT_GT(e.record.frames_per_second, 0);
+    EXPECT_TRUE(std::isfinite(e.record.loss));
+  }
+  // WeSpeaker's schedule: warm-up from 0 in epoch 1, then the exponential decay.
+  EXPECT_EQ(epochs[0].record.learning_rate, 0.0);
+  EXPECT_GT(epochs[1].record.learning_rate, epochs[2].record.learning_rate);
+
+  const std::size_t trials = CountLines(dir / "corpus/voxceleb1/veri_test.txt");
+  ASSERT_GT(trials, 0u);
+  const auto results = database.Results({});
+  ASSERT_EQ(results.size(), 4u);  // an evaluation per epoch, then the final scoring
+  for (const auto& r : results) {
+    EXPECT_EQ(r.record.trial_list, "tiny_trials");
+    EXPECT_GE(r.record.eer, 0);
+    EXPECT_LE(r.record.eer, 100);
+    EXPECT_EQ(static_cast<std::size_t>(r.record.n_target + r.record.n_nontarget), trials);
+  }
+  EXPECT_EQ(results[0].record.stage, std::optional<int>(9));
+  const fs::path system = dir / "out/tiny_system";
+  for (const char* file : {"networks/epoch.3.pt", "networks/avg_model.pt", "networks/avg_model.pt.sha256",
+                           "embeddings/trial.scp", "embeddings/plda.scp", "embeddings/plda.utt2spk"}) {
+    EXPECT_TRUE(fs::exists(system / file)) << file;
+  }
+  EXPECT_EQ(CountLines(system / "embeddings/plda.scp"), 20u);
+  EXPECT_EQ(CountLines(system / "scores/scores_veri_test.txt"), trials);
+
+  std::set<std::string> kinds;
+  for (const auto& artifact : database.Artifacts(runs[0].id)) kinds.insert(artifact.record.kind);
+  for (const char* kind : {"list", "pcm", "checkpoint", "model", "embeddings", "scores", "det", "results"}) {
+    EXPECT_EQ(kinds.count(kind), 1u) << kind;
+  }
+
+  // Rerunning stage 1 finds complete stores and decodes nothing.
+  const auto again = testing::RunCommand({ASV_ASVRUN, "voxceleb/margin", "tiny", "--run-configs",
+                                          "configs/run_configs", "--set", "recipe.start_stage=1", "--set",
+                                          "recipe.end_stage=1"},
+                                         dir.path());
+  ASSERT_EQ(again.status, 0) << again.err;
+  EXPECT_NE((again.out + again.err).find("already complete"), std::string::npos) << again.err;
+}
+
+}  // namespace
+}  // namespace asv
