@@ -483,16 +483,16 @@ PcmStoreReport BuildPcmStore(const std::vector<PcmStoreEntry>& entries, const st
     if (state.samples > 0) HashPrefix(partial / kPcmDataFile, 2 * state.samples, digest);
 
     const std::size_t first = static_cast<std::size_t>(state.committed_entries);
-    const std::size_t todo = entries.size() - first;
+    const std::size_t remaining = entries.size() - first;
     audio::DecodeOptions decode_options;
     decode_options.sample_rate = options.sample_rate;
     audio::ResampleReporter resample_reporter(folder.string());
     base::ProgressOptions progress_options;
     progress_options.mode = options.progress;
     progress_options.unit = "utt";
-    base::Progress progress(folder.string(), static_cast<std::int64_t>(todo), progress_options);
+    base::Progress progress(folder.string(), static_cast<std::int64_t>(remaining), progress_options);
     ASV_LOG(Info, "{}: decoding {} utterances at {} Hz with {} thread{}", folder.string(),
-            Count(static_cast<std::int64_t>(todo)), options.sample_rate, options.threads,
+            Count(static_cast<std::int64_t>(remaining)), options.sample_rate, options.threads,
             options.threads == 1 ? "" : "s");
 
     auto produce = [&](std::size_t k) {
@@ -565,7 +565,7 @@ PcmStoreReport BuildPcmStore(const std::vector<PcmStoreEntry>& entries, const st
       if ((i + 1) % options.chunk_utterances == 0 || i + 1 == entries.size()) commit(i + 1);
     };
 
-    base::ParallelForOrdered<Decoded>(todo, options.threads, 0, produce, consume);
+    base::ParallelForOrdered<Decoded>(remaining, options.threads, 0, produce, consume);
     progress.Finish();
     resample_reporter.LogSummary();
 

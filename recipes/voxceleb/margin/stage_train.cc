@@ -28,6 +28,7 @@
 #include "asvcpp/train/training_data.h"
 #include "recipes/voxceleb/margin/margin_data.h"
 #include "recipes/voxceleb/margin/margin_recipe.h"
+#include "recipes/voxceleb/shared/voxceleb_stages.h"
 
 namespace asv::recipes::voxceleb_margin {
 namespace fs = std::filesystem;
@@ -182,35 +183,16 @@ void RunTraining(recipe::RunContext& context) {
 
   auto on_epoch = [&](const train::EpochStats& stats) {
     if (!context.is_rank0()) return train::EpochAction::kContinue;
-    db::EpochRecord record;
-    record.epoch = stats.epoch;
-    record.loss = stats.loss;
-    record.accuracy = stats.accuracy;
-    record.learning_rate = stats.learning_rate;
-    record.seconds = stats.seconds;
-    record.frames_per_second = stats.frames_per_second;
-    record.data_wait_percent = 100.0 * stats.data_wait_fraction;
-    context.RecordEpoch(record);
-    if (!stats.checkpoint.empty()) context.RecordArtifact(stats.checkpoint, "checkpoint");
+    voxceleb::RecordTrainingEpoch(context, stats);
     if (!stats.evaluation_due || !trial_source) return train::EpochAction::kContinue;
 
     const auto reference = Extract(trainer, *backend_data.source, extraction, "back-end");
     std::map<std::string, std::string> speaker_of;
     const auto ids = backend_data.source->Ids();
     for (std::size_t i = 0; i < ids.size(); ++i) speaker_of[ids[i]] = backend_data.speakers[i];
-    std::vector<std::string> speakers;
-    for (const auto& id : reference.ids) speakers.push_back(speaker_of.at(id));
     const auto trial = Extract(trainer, *trial_source, extraction, "trial");
-    const backend::Backend backend(reference.vectors, speakers, s.common().backend);
-    const Embeddings processed{trial.ids, backend.Process(trial.vectors)};
-    double sum = 0;
-    for (const auto& [name, file] : lists) {
-      const auto result = backend::ScoreTrialList(backend, processed, name, file, s.common().backend);
-      ASV_LOG(Info, "{}", backend::FormatResult(result, stats.epoch));
-      context.RecordResult(backend::ResultRecordOf(result, stats.epoch));
-      sum += result.metrics.eer.percent();
-    }
-    const bool stop = stopper.Update(sum / static_cast<double>(lists.size()));
+    const double mean_eer = voxceleb::ScoreDuringTraining(context, reference, speaker_of, trial, lists, stats.epoch);
+    const bool stop = stopper.Update(mean_eer);
     stopper.Save(stopper_file);
     if (stop) {
       ASV_LOG(Info, "stopping: mean EER has not improved by {} for {} evaluations (best {:.4f})",

@@ -14,6 +14,7 @@
 #include "asvcpp/data/data_dir.h"
 #include "asvcpp/data/table.h"
 #include "asvcpp/data/voxceleb.h"
+#include "asvcpp/db/database.h"
 #include "asvcpp/eval/score_file.h"
 #include "asvcpp/recipe/recipe.h"
 #include "asvcpp/recipe/run_context.h"
@@ -156,6 +157,45 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
   const fs::path results = context.system_folder() / "results" / "results.txt";
   asv::fs::WriteFileAtomic(results, summary);
   context.RecordArtifact(results, "results");
+}
+
+void RecordTrainingEpoch(recipe::RunContext& context, const train::EpochStats& stats) {
+  db::EpochRecord record;
+  record.epoch = stats.epoch;
+  record.loss = stats.loss;
+  record.accuracy = stats.accuracy;
+  record.learning_rate = stats.learning_rate;
+  record.seconds = stats.seconds;
+  record.frames_per_second = stats.frames_per_second;
+  record.data_wait_percent = 100.0 * stats.data_wait_fraction;
+  if (stats.validation) {
+    record.val_loss = stats.validation->validation_loss;
+    record.val_accuracy = stats.validation->validation_accuracy;
+  }
+  context.RecordEpoch(record);
+  if (!stats.checkpoint.empty()) context.RecordArtifact(stats.checkpoint, "checkpoint");
+}
+
+double ScoreDuringTraining(recipe::RunContext& context, const backend::Embeddings& reference,
+                           const std::map<std::string, std::string>& speaker_of, const backend::Embeddings& trial,
+                           const std::vector<std::pair<std::string, std::filesystem::path>>& lists, int epoch) {
+  const auto& settings = context.settings().common().backend;
+  std::vector<std::string> speakers;
+  for (const auto& id : reference.ids) {
+    const auto it = speaker_of.find(id);
+    if (it == speaker_of.end()) throw DataError(fmt::format("no speaker for back-end utterance '{}'", id));
+    speakers.push_back(it->second);
+  }
+  const backend::Backend backend(reference.vectors, speakers, settings);
+  const backend::Embeddings processed{trial.ids, backend.Process(trial.vectors)};
+  double sum = 0;
+  for (const auto& [name, file] : lists) {
+    const auto result = backend::ScoreTrialList(backend, processed, name, file, settings);
+    ASV_LOG(Info, "{}", backend::FormatResult(result, epoch));
+    context.RecordResult(backend::ResultRecordOf(result, epoch));
+    sum += result.metrics.eer.percent();
+  }
+  return lists.empty() ? 0.0 : sum / static_cast<double>(lists.size());
 }
 
 }  // namespace asv::recipes::voxceleb

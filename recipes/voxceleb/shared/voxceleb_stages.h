@@ -3,11 +3,14 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "asvcpp/backend/evaluation.h"
 #include "asvcpp/settings/types.h"
+#include "asvcpp/train/trainer.h"
 
 namespace asv::recipe {
 class RunContext;
@@ -54,5 +57,18 @@ void PrepareDatasets(recipe::RunContext& context, const std::optional<std::vecto
 /// for missing embeddings, a PLDA utterance without speaker, or when no list exists.
 void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_dataset,
                      const settings::OrderedDict<std::string>& trial_lists);
+
+/// Records a training epoch's figures (loss, accuracy, learning rate, time, frames/s, data wait,
+/// validation when there was one) and its checkpoint as an artifact.
+void RecordTrainingEpoch(recipe::RunContext& context, const train::EpochStats& stats);
+
+/// The EER evaluation during training: the back end of the `backend.*` settings trained on
+/// `reference` (speakers_of[id] is the speaker of each reference embedding), applied to `trial`,
+/// and every list of `lists` (display name, file) scored, logged and recorded as a result of
+/// `epoch`. Returns the mean EER (%) over the lists. Throws DataError for a reference embedding
+/// without speaker and what the back end throws.
+double ScoreDuringTraining(recipe::RunContext& context, const backend::Embeddings& reference,
+                           const std::map<std::string, std::string>& speaker_of, const backend::Embeddings& trial,
+                           const std::vector<std::pair<std::string, std::filesystem::path>>& lists, int epoch);
 
 }  // namespace asv::recipes::voxceleb

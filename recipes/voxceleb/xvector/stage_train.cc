@@ -19,11 +19,11 @@
 #include "asvcpp/train/eer_stopper.h"
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/trainer.h"
+#include "recipes/voxceleb/shared/voxceleb_stages.h"
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
 
 namespace asv::recipes::voxceleb_xvector {
 namespace fs = std::filesystem;
-using backend::Backend;
 using backend::Embeddings;
 
 namespace {
@@ -146,42 +146,18 @@ void RunTraining(recipe::RunContext& context) {
 
   auto on_epoch = [&](const train::EpochStats& stats) {
     if (!context.is_rank0()) return train::EpochAction::kContinue;
-    db::EpochRecord record;
-    record.epoch = stats.epoch;
-    record.loss = stats.loss;
-    record.accuracy = stats.accuracy;
-    record.learning_rate = stats.learning_rate;
-    record.seconds = stats.seconds;
-    record.frames_per_second = stats.frames_per_second;
-    record.data_wait_percent = 100.0 * stats.data_wait_fraction;
-    if (stats.validation) {
-      record.val_loss = stats.validation->validation_loss;
-      record.val_accuracy = stats.validation->validation_accuracy;
-    }
-    context.RecordEpoch(record);
-    if (!stats.checkpoint.empty()) context.RecordArtifact(stats.checkpoint, "checkpoint");
+    voxceleb::RecordTrainingEpoch(context, stats);
     if (!stats.evaluation_due || !evaluation.plda) return train::EpochAction::kContinue;
 
     const auto plda = Extract(trainer, *evaluation.plda, extraction);
-    std::vector<std::string> plda_speakers;
-    {
-      std::map<std::string, std::string> speaker_of;
-      for (std::size_t i = 0; i < evaluation.plda->ids().size(); ++i) {
-        speaker_of[evaluation.plda->ids()[i]] = evaluation.plda_speakers[i];
-      }
-      for (const auto& id : plda.ids) plda_speakers.push_back(speaker_of.at(id));
+    std::map<std::string, std::string> speaker_of;
+    for (std::size_t i = 0; i < evaluation.plda->ids().size(); ++i) {
+      speaker_of[evaluation.plda->ids()[i]] = evaluation.plda_speakers[i];
     }
     const auto trial = Extract(trainer, *evaluation.trials, extraction);
-    const Backend backend(plda.vectors, plda_speakers, s.common().backend);
-    const Embeddings processed{trial.ids, backend.Process(trial.vectors)};
-    double sum = 0;
-    for (const auto& [name, file] : evaluation.lists) {
-      const auto result = backend::ScoreTrialList(backend, processed, name, file, s.common().backend);
-      ASV_LOG(Info, "{}", backend::FormatResult(result, stats.epoch));
-      context.RecordResult(backend::ResultRecordOf(result, stats.epoch));
-      sum += result.metrics.eer.percent();
-    }
-    const bool stop = stopper.Update(sum / static_cast<double>(evaluation.lists.size()));
+    const double mean_eer =
+        voxceleb::ScoreDuringTraining(context, plda, speaker_of, trial, evaluation.lists, stats.epoch);
+    const bool stop = stopper.Update(mean_eer);
     stopper.Save(stopper_file);
     if (stop) {
       ASV_LOG(Info, "stopping: mean EER has not improved by {} for {} evaluations (best {:.4f})",
