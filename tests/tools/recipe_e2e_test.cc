@@ -16,13 +16,7 @@ namespace asv {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::size_t CountLines(const fs::path& file) {
-  std::ifstream in(file);
-  std::size_t n = 0;
-  for (std::string line; std::getline(in, line);) n += line.empty() ? 0 : 1;
-  return n;
-}
+using testing::CountLines;
 
 constexpr const char* kConfigs = R"(# Every stage on the tiny corpus with a tiny network
 tiny

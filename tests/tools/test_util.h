@@ -62,6 +62,14 @@ inline std::string Slurp(const std::filesystem::path& file) {
 }
 
 /// True when `tool` is on the PATH.
+/// Non-empty lines of `file` (0 when it cannot be read).
+inline std::size_t CountLines(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  std::size_t n = 0;
+  for (std::string line; std::getline(in, line);) n += line.empty() ? 0 : 1;
+  return n;
+}
+
 inline bool HaveTool(const std::string& tool) {
   return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
 }

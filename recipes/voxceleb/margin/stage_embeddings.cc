@@ -19,25 +19,11 @@
 #include "recipes/voxceleb/margin/margin_data.h"
 #include "recipes/voxceleb/margin/margin_recipe.h"
 #include "recipes/voxceleb/margin/stage_train.h"
+#include "recipes/voxceleb/shared/voxceleb_stages.h"
 
 namespace asv::recipes::voxceleb_margin {
 namespace fs = std::filesystem;
 using backend::Embeddings;
-
-namespace {
-
-Embeddings ExtractAll(const train::EmbeddingExtractor& extractor, const features::PcmFbankSource& source,
-                      const train::ExtractionOptions& options, const std::string& what) {
-  std::vector<int> all(static_cast<std::size_t>(source.NumUtterances()));
-  std::iota(all.begin(), all.end(), 0);
-  ASV_LOG(Info, "extracting {} embeddings of {} utterances", what, all.size());
-  const auto result = extractor.Extract(source, all, options);
-  auto out = backend::CollectEmbeddings(result.embeddings, result.skipped, source.Ids(), what);
-  ASV_LOG(Info, "{} embeddings: {} in {:.1f} s", what, out.ids.size(), result.seconds);
-  return out;
-}
-
-}  // namespace
 
 void RunEmbeddingExtraction(recipe::RunContext& context) {
   auto& s = SettingsOf(context);
@@ -69,9 +55,13 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
     throw DataError(fmt::format("none of the trial lists of recipe.trial_lists exists in {}",
                                 data::ListFolder(context.feature_and_list_folder(), r.trial_dataset).string()));
   }
-  const auto trial = ExtractAll(extractor, *TrialUtterances(context, lists), options, "trial");
+  const auto trial_source = TrialUtterances(context, lists);
+  const auto trial = voxceleb::ExtractAll(
+      *trial_source, "trial", [&](const std::vector<int>& u) { return extractor.Extract(*trial_source, u, options); });
   const auto reference = BackendUtterances(context);
-  const auto backend_embeddings = ExtractAll(extractor, *reference.source, options, "back-end");
+  const auto backend_embeddings =
+      voxceleb::ExtractAll(*reference.source, "back-end",
+                           [&](const std::vector<int>& u) { return extractor.Extract(*reference.source, u, options); });
 
   const fs::path folder = context.system_folder() / "embeddings";
   backend::WriteEmbeddings(folder / "trial", trial);

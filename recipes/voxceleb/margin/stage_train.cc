@@ -36,14 +36,6 @@ using backend::Embeddings;
 
 namespace {
 
-Embeddings Extract(const train::Trainer& trainer, const features::PcmFbankSource& source,
-                   const train::ExtractionOptions& options, const std::string& what) {
-  std::vector<int> all(static_cast<std::size_t>(source.NumUtterances()));
-  std::iota(all.begin(), all.end(), 0);
-  const auto result = trainer.ExtractEmbeddings(source, all, options);
-  return backend::CollectEmbeddings(result.embeddings, result.skipped, source.Ids(), what);
-}
-
 std::shared_ptr<const augment::NoiseBank> NoiseBankOf(const MarginSettings& s, int sample_rate) {
   if (s.recipe().aug_prob <= 0) return nullptr;
   const auto& paths = s.common().paths;
@@ -186,11 +178,16 @@ void RunTraining(recipe::RunContext& context) {
     voxceleb::RecordTrainingEpoch(context, stats);
     if (!stats.evaluation_due || !trial_source) return train::EpochAction::kContinue;
 
-    const auto reference = Extract(trainer, *backend_data.source, extraction, "back-end");
+    const auto extract = [&](const data::FeatureSource& source, const char* what) {
+      return voxceleb::ExtractAll(source, what, [&](const std::vector<int>& u) {
+        return trainer.ExtractEmbeddings(source, u, extraction);
+      });
+    };
+    const auto reference = extract(*backend_data.source, "back-end");
     std::map<std::string, std::string> speaker_of;
     const auto ids = backend_data.source->Ids();
     for (std::size_t i = 0; i < ids.size(); ++i) speaker_of[ids[i]] = backend_data.speakers[i];
-    const auto trial = Extract(trainer, *trial_source, extraction, "trial");
+    const auto trial = extract(*trial_source, "trial");
     const double mean_eer = voxceleb::ScoreDuringTraining(context, reference, speaker_of, trial, lists, stats.epoch);
     const bool stop = stopper.Update(mean_eer);
     stopper.Save(stopper_file);

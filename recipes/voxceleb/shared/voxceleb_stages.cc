@@ -159,6 +159,26 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
   context.RecordArtifact(results, "results");
 }
 
+backend::Embeddings ExtractAll(const data::FeatureSource& source, const std::string& what,
+                               const std::function<train::ExtractionResult(const std::vector<int>&)>& extract) {
+  std::vector<int> all(static_cast<std::size_t>(source.NumUtterances()));
+  std::vector<std::string> ids;
+  ids.reserve(all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    all[i] = static_cast<int>(i);
+    ids.push_back(source.Name(all[i]));
+  }
+  ASV_LOG(Info, "extracting {} embeddings of {} utterances", what, all.size());
+  const auto result = extract(all);
+  if (!result.truncated.empty()) {
+    ASV_LOG(Info, "{}: {} utterances longer than network.max_batch_size_in_frames were truncated to it", what,
+            result.truncated.size());
+  }
+  auto out = backend::CollectEmbeddings(result.embeddings, result.skipped, ids, what);
+  ASV_LOG(Info, "{} embeddings: {} in {:.1f} s", what, out.ids.size(), result.seconds);
+  return out;
+}
+
 void RecordTrainingEpoch(recipe::RunContext& context, const train::EpochStats& stats) {
   db::EpochRecord record;
   record.epoch = stats.epoch;

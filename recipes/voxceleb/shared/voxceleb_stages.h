@@ -3,12 +3,15 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "asvcpp/backend/evaluation.h"
+#include "asvcpp/data/feature_source.h"
+#include "asvcpp/train/embedding_extractor.h"
 #include "asvcpp/settings/types.h"
 #include "asvcpp/train/trainer.h"
 
@@ -57,6 +60,13 @@ void PrepareDatasets(recipe::RunContext& context, const std::optional<std::vecto
 /// for missing embeddings, a PLDA utterance without speaker, or when no list exists.
 void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_dataset,
                      const settings::OrderedDict<std::string>& trial_lists);
+
+/// Embeddings of every utterance of `source` (ids: source.Name(i)), computed by `extract` over
+/// the utterance indices (Trainer::ExtractEmbeddings or EmbeddingExtractor::Extract with the
+/// caller's options). Utterances without frames are left out (backend::CollectEmbeddings); the
+/// count, truncations and time are logged as `what`. Throws what `extract` throws.
+backend::Embeddings ExtractAll(const data::FeatureSource& source, const std::string& what,
+                               const std::function<train::ExtractionResult(const std::vector<int>&)>& extract);
 
 /// Records a training epoch's figures (loss, accuracy, learning rate, time, frames/s, data wait,
 /// validation when there was one) and its checkpoint as an artifact.

@@ -16,30 +16,12 @@
 #include "asvcpp/train/checkpoint.h"
 #include "asvcpp/train/embedding_extractor.h"
 #include "asvcpp/train/precision.h"
+#include "recipes/voxceleb/shared/voxceleb_stages.h"
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
 
 namespace asv::recipes::voxceleb_xvector {
 namespace fs = std::filesystem;
 using backend::Embeddings;
-
-namespace {
-
-Embeddings ExtractAll(const train::EmbeddingExtractor& extractor, const features::KaldiFeatureSource& source,
-                      const train::ExtractionOptions& options, const std::string& what) {
-  std::vector<int> all(static_cast<std::size_t>(source.NumUtterances()));
-  std::iota(all.begin(), all.end(), 0);
-  ASV_LOG(Info, "extracting {} embeddings of {} utterances", what, all.size());
-  const auto result = extractor.Extract(source, all, options);
-  if (!result.truncated.empty()) {
-    ASV_LOG(Info, "{}: {} utterances longer than network.max_batch_size_in_frames were truncated to it", what,
-            result.truncated.size());
-  }
-  auto out = backend::CollectEmbeddings(result.embeddings, result.skipped, source.ids(), what);
-  ASV_LOG(Info, "{} embeddings: {} in {:.1f} s", what, out.ids.size(), result.seconds);
-  return out;
-}
-
-}  // namespace
 
 void RunEmbeddingExtraction(recipe::RunContext& context) {
   auto& s = SettingsOf(context);
@@ -73,11 +55,13 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   const auto trial_ids = backend::TrialSides(lists);
   const auto trial_data = features::LoadDatasets(context.feature_and_list_folder(), {r.trial_dataset});
   const features::KaldiFeatureSource trial_source(trial_ids, trial_data.stored, s.common().features);
-  const auto trial = ExtractAll(extractor, trial_source, options, "trial");
+  const auto trial = voxceleb::ExtractAll(
+      trial_source, "trial", [&](const std::vector<int>& u) { return extractor.Extract(trial_source, u, options); });
 
   const auto plda_data = features::LoadDatasets(context.feature_and_list_folder(), r.plda_datasets);
   const features::KaldiFeatureSource plda_source(plda_data.ids, plda_data.stored, s.common().features);
-  const auto plda = ExtractAll(extractor, plda_source, options, "PLDA");
+  const auto plda = voxceleb::ExtractAll(
+      plda_source, "PLDA", [&](const std::vector<int>& u) { return extractor.Extract(plda_source, u, options); });
 
   const fs::path folder = context.system_folder() / "embeddings";
   backend::WriteEmbeddings(folder / "trial", trial);

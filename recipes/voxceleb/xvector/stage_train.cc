@@ -68,16 +68,6 @@ TrainingEvaluation PrepareEvaluation(recipe::RunContext& context) {
   return e;
 }
 
-// Embeddings of every utterance of `source` with the trainer's current network; utterances
-// without speech are left out (with a message).
-Embeddings Extract(const train::Trainer& trainer, const features::KaldiFeatureSource& source,
-                   const train::ExtractionOptions& options) {
-  std::vector<int> all(static_cast<std::size_t>(source.NumUtterances()));
-  std::iota(all.begin(), all.end(), 0);
-  const auto result = trainer.ExtractEmbeddings(source, all, options);
-  return backend::CollectEmbeddings(result.embeddings, result.skipped, source.ids(), "evaluation");
-}
-
 }  // namespace
 
 void RunTraining(recipe::RunContext& context) {
@@ -149,12 +139,17 @@ void RunTraining(recipe::RunContext& context) {
     voxceleb::RecordTrainingEpoch(context, stats);
     if (!stats.evaluation_due || !evaluation.plda) return train::EpochAction::kContinue;
 
-    const auto plda = Extract(trainer, *evaluation.plda, extraction);
+    const auto extract = [&](const data::FeatureSource& source, const char* what) {
+      return voxceleb::ExtractAll(source, what, [&](const std::vector<int>& u) {
+        return trainer.ExtractEmbeddings(source, u, extraction);
+      });
+    };
+    const auto plda = extract(*evaluation.plda, "evaluation PLDA");
     std::map<std::string, std::string> speaker_of;
     for (std::size_t i = 0; i < evaluation.plda->ids().size(); ++i) {
       speaker_of[evaluation.plda->ids()[i]] = evaluation.plda_speakers[i];
     }
-    const auto trial = Extract(trainer, *evaluation.trials, extraction);
+    const auto trial = extract(*evaluation.trials, "evaluation trial");
     const double mean_eer =
         voxceleb::ScoreDuringTraining(context, plda, speaker_of, trial, evaluation.lists, stats.epoch);
     const bool stop = stopper.Update(mean_eer);
