@@ -48,14 +48,13 @@ EmbeddingExtractor::EmbeddingExtractor(std::shared_ptr<nnet::SpeakerNet> net, co
 EmbeddingExtractor EmbeddingExtractor::FromCheckpoint(const std::filesystem::path& checkpoint,
                                                       const settings::NetworkSettings& network,
                                                       const std::string& device) {
-  const auto meta = ReadCheckpointMeta(checkpoint);
-  if (meta.architecture != network.ArchitectureName()) {
-    throw DataError(fmt::format("{} holds a {} but network.network_class is {}", checkpoint.string(), meta.architecture,
-                                network.ArchitectureName()));
-  }
   return FromCheckpoint(
       checkpoint,
-      [&](const std::string&, std::int64_t feat_dim, std::int64_t n_speakers, std::int64_t) {
+      [&](const std::string& architecture, std::int64_t feat_dim, std::int64_t n_speakers, std::int64_t) {
+        if (architecture != network.ArchitectureName()) {
+          throw DataError(fmt::format("{} holds a {} but network.network_class is {}", checkpoint.string(),
+                                      architecture, network.ArchitectureName()));
+        }
         return nnet::MakeXvectorNet(network, feat_dim, n_speakers).ptr();
       },
       device);

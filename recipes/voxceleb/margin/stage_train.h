@@ -36,7 +36,11 @@ std::shared_ptr<nnet::SpeakerNet> MakeNetwork(const MarginSettings& settings, st
 /// <system>/networks/avg_model.pt.
 std::string AveragedModelName();
 
+/// Stage 5 on this rank. Throws ConfigError for recipe.nesterov without network.momentum,
+/// DataError for a missing PCM store or utt2spk, fewer than 2 training speakers, or too few
+/// utterances for one batch, and what the trainer throws.
 void RunTraining(recipe::RunContext& context);
+/// Stage 6. Throws DataError when there is no checkpoint and what AverageCheckpoints throws.
 void RunAveraging(recipe::RunContext& context);
 
 }  // namespace asv::recipes::voxceleb_margin
