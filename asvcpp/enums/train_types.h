@@ -7,11 +7,12 @@
 
 namespace asv::train {
 
-/// Optimizer (`network.optimizer`): SGD only, as in ASVtorch.
-enum class Optimizer { kSgd };
-inline constexpr EnumName<Optimizer> kOptimizerNames[] = {{Optimizer::kSgd, "sgd"}};
-/// Name table of Optimizer (enum_names.h).
-constexpr const auto& EnumNames(Optimizer) { return kOptimizerNames; }
+/// Optimizer (`network.optimizer`): SGD (ASVtorch's and WeSpeaker's; sgd.h) or AdamW (adamw.h).
+enum class OptimizerKind { kSgd, kAdamW };
+inline constexpr EnumName<OptimizerKind> kOptimizerNames[] = {{OptimizerKind::kSgd, "sgd"},
+                                                              {OptimizerKind::kAdamW, "adamw"}};
+/// Name table of OptimizerKind (enum_names.h).
+constexpr const auto& EnumNames(OptimizerKind) { return kOptimizerNames; }
 
 /// Arithmetic of the training forward pass (`network.precision`; see precision.h).
 enum class Precision {

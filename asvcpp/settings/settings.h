@@ -124,7 +124,7 @@ struct NetworkSettings {
   int print_interval = 500;
   int accuracy_print_interval = 6;
   int extraction_print_interval = 200;
-  train::Optimizer optimizer = train::Optimizer::kSgd;
+  train::OptimizerKind optimizer = train::OptimizerKind::kSgd;
   int max_consecutive_lr_updates = 2;
   double initial_learning_rate = 0.1;
   double min_loss_change_ratio = 0.01;
@@ -194,7 +194,9 @@ struct NetworkSettings {
     v("accuracy_print_interval", accuracy_print_interval, "Every N-th print also runs validation").Min(1);
     v("extraction_print_interval", extraction_print_interval, "Batches between progress prints in extraction")
         .Min(1);
-    v("optimizer", optimizer, "Optimizer (only SGD, as in ASVtorch)");
+    v("optimizer", optimizer,
+      "sgd (torch.optim.SGD with network.momentum, as ASVtorch) or adamw (torch.optim.AdamW: betas 0.9 / 0.999, "
+      "eps 1e-8, decoupled network.weight_decay)");
     v("max_consecutive_lr_updates", max_consecutive_lr_updates,
       "Stop training after this many consecutive learning-rate halvings")
         .Min(1);

@@ -157,7 +157,7 @@ void SetTorchCudaRngState(const torch::Device& device, const torch::Tensor& stat
 }
 
 void WriteCheckpoint(const std::filesystem::path& path, const CheckpointMeta& meta, const torch::nn::Module& model,
-                     const Sgd* optimizer) {
+                     const Optimizer* optimizer) {
   c10::Dict<std::string, torch::Tensor> model_state;
   for (const auto& item : model.named_parameters()) model_state.insert(item.key(), CpuCopy(item.value()));
   for (const auto& item : model.named_buffers()) model_state.insert(item.key(), CpuCopy(item.value()));
@@ -174,14 +174,20 @@ void WriteCheckpoint(const std::filesystem::path& path, const CheckpointMeta& me
   if (optimizer) {
     std::vector<double> lrs;
     for (const auto& g : optimizer->groups()) lrs.push_back(g.lr);
-    c10::Dict<std::string, torch::Tensor> buffers;
-    for (const auto& [name, buffer] : optimizer->MomentumBuffers()) {
-      if (buffer.defined()) buffers.insert(name, CpuCopy(buffer));
-    }
     GenericDict opt(c10::StringType::get(), c10::AnyType::get());
+    Put(opt, "optimizer", optimizer->name());
     Put(opt, "lr", torch::tensor(lrs, torch::kFloat64));
-    Put(opt, "momentum", optimizer->momentum());
-    Put(opt, "momentum_buffers", buffers);
+    c10::Dict<std::string, torch::Tensor> state;
+    if (const auto* sgd = dynamic_cast<const Sgd*>(optimizer)) {
+      for (const auto& [name, buffer] : sgd->MomentumBuffers()) {
+        if (buffer.defined()) state.insert(name, CpuCopy(buffer));
+      }
+      Put(opt, "momentum", sgd->momentum());
+      Put(opt, "momentum_buffers", state);
+    } else {
+      for (const auto& entry : optimizer->State()) state.insert(entry.key + ":" + entry.param, CpuCopy(entry.value));
+      Put(opt, "state", state);
+    }
     Put(root, "optimizer_state_dict", opt);
   }
   Put(root, "training_loss", meta.schedule.training_loss);
@@ -207,11 +213,15 @@ CheckpointMeta ReadCheckpointMeta(const std::filesystem::path& path) {
   return Reader(path).Meta();
 }
 
-CheckpointMeta ReadCheckpoint(const std::filesystem::path& path, torch::nn::Module& model, Sgd* optimizer) {
+CheckpointMeta ReadCheckpoint(const std::filesystem::path& path, torch::nn::Module& model, Optimizer* optimizer) {
   Reader reader(path);
   LoadModel(reader, reader.Dict(reader.root(), "model_state_dict"), model);
   if (optimizer) {
     const auto opt = reader.Dict(reader.root(), "optimizer_state_dict");
+    const std::string kind = Reader::Has(opt, "optimizer") ? reader.Get(opt, "optimizer").toStringRef() : "SGD";
+    if (kind != optimizer->name()) {
+      throw DataError(fmt::format("{}: trained with {}, cannot resume with {}", path.string(), kind, optimizer->name()));
+    }
     const auto lrs = reader.Get(opt, "lr").toTensor();
     if (lrs.numel() != static_cast<std::int64_t>(optimizer->groups().size())) {
       throw DataError(fmt::format("{}: {} learning rates for {} parameter groups", path.string(), lrs.numel(),
@@ -220,8 +230,19 @@ CheckpointMeta ReadCheckpoint(const std::filesystem::path& path, torch::nn::Modu
     for (std::size_t g = 0; g < optimizer->groups().size(); ++g) {
       optimizer->groups()[g].lr = lrs[static_cast<std::int64_t>(g)].item<double>();
     }
-    for (const auto& entry : reader.Dict(opt, "momentum_buffers")) {
-      optimizer->SetMomentumBuffer(entry.key().toStringRef(), entry.value().toTensor());
+    if (kind == "SGD") {
+      for (const auto& entry : reader.Dict(opt, "momentum_buffers")) {
+        optimizer->SetState(entry.key().toStringRef(), "momentum_buffer", entry.value().toTensor());
+      }
+    } else {
+      for (const auto& entry : reader.Dict(opt, "state")) {
+        const std::string& key = entry.key().toStringRef();
+        const auto colon = key.find(':');
+        if (colon == std::string::npos) {
+          throw DataError(fmt::format("{}: optimizer state '{}' is not '<key>:<parameter>'", path.string(), key));
+        }
+        optimizer->SetState(key.substr(colon + 1), key.substr(0, colon), entry.value().toTensor());
+      }
     }
   }
   return reader.Meta();

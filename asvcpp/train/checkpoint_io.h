@@ -9,8 +9,11 @@
 //   'epoch': N,
 //   'model_state_dict': {name: tensor}   parameters AND buffers, ASVtorch-style dotted names
 //                                         ('tdnn_layers.0.cnn.weight'), never a DDP 'module.' prefix,
-//   'optimizer_state_dict': {'lr': float64[groups], 'momentum': float,
-//                            'momentum_buffers': {parameter name: tensor}},
+//   'optimizer_state_dict': {'optimizer': 'SGD' or 'AdamW' (files without it: SGD),
+//                            'lr': float64[groups],
+//                            SGD:   'momentum': float, 'momentum_buffers': {parameter name: tensor},
+//                            AdamW: 'state': {'<key>:<parameter name>': tensor} with the keys
+//                                   exp_avg, exp_avg_sq and step (adamw.h)},
 //   'training_loss': float, 'consecutive_lr_updates': int   (LR-schedule state),
 //   'sampler_seed': int,                  (with the epoch, the whole sampler state: epoch_sampler.h)
 //   'torch_cpu_rng_state': uint8 tensor   (LibTorch's default CPU generator)
@@ -31,7 +34,7 @@
 
 namespace asv::train {
 
-class Sgd;
+class Optimizer;
 
 /// Everything in a checkpoint besides the model and optimizer tensors.
 struct CheckpointMeta {
@@ -52,7 +55,7 @@ struct CheckpointMeta {
 /// `meta` to `path` atomically, and its checksum file "<path>.sha256" (asvcpp/base/checksum.h)
 /// after it. Throws DataError when a file cannot be written.
 void WriteCheckpoint(const std::filesystem::path& path, const CheckpointMeta& meta, const torch::nn::Module& model,
-                     const Sgd* optimizer);
+                     const Optimizer* optimizer);
 
 /// Reads only the metadata of a checkpoint (to build a matching network). Throws DataError for a
 /// missing, unreadable or foreign file, and for one whose bytes do not match its checksum file
@@ -64,7 +67,7 @@ CheckpointMeta ReadCheckpointMeta(const std::filesystem::path& path);
 /// same shape, and the file must hold nothing else) and, when `optimizer` is not null, the
 /// learning rates and momentum buffers (weight decay and momentum stay as configured). Returns
 /// the metadata. Throws DataError naming the path and the first mismatching key.
-CheckpointMeta ReadCheckpoint(const std::filesystem::path& path, torch::nn::Module& model, Sgd* optimizer);
+CheckpointMeta ReadCheckpoint(const std::filesystem::path& path, torch::nn::Module& model, Optimizer* optimizer);
 
 /// State of LibTorch's default CPU generator, and its restoration.
 torch::Tensor GetTorchRngState();

@@ -9,14 +9,11 @@
 
 namespace asv::train {
 
-Sgd::Sgd(std::vector<SgdParamGroup> groups, double momentum, bool nesterov)
-    : groups_(std::move(groups)), momentum_(momentum), nesterov_(nesterov) {
+Sgd::Sgd(std::vector<ParamGroup> groups, double momentum, bool nesterov)
+    : Optimizer(std::move(groups)), momentum_(momentum), nesterov_(nesterov) {
   if (momentum < 0) throw std::invalid_argument("Sgd: negative momentum");
   if (nesterov && momentum == 0) throw std::invalid_argument("Sgd: Nesterov momentum needs a momentum > 0");
-  for (const auto& g : groups_) {
-    if (g.names.size() != g.params.size()) throw std::invalid_argument("Sgd: names and params differ in size");
-    buffers_.emplace_back(g.params.size());
-  }
+  for (const auto& g : groups_) buffers_.emplace_back(g.params.size());
 }
 
 void Sgd::Step() {
@@ -68,20 +65,6 @@ void Sgd::Step() {
   }
 }
 
-void Sgd::ZeroGrad() {
-  for (auto& g : groups_) {
-    for (auto& p : g.params) {
-      if (p.grad().defined()) p.mutable_grad() = torch::Tensor();
-    }
-  }
-}
-
-std::vector<torch::Tensor> Sgd::parameters() const {
-  std::vector<torch::Tensor> all;
-  for (const auto& g : groups_) all.insert(all.end(), g.params.begin(), g.params.end());
-  return all;
-}
-
 std::vector<std::pair<std::string, torch::Tensor>> Sgd::MomentumBuffers() const {
   std::vector<std::pair<std::string, torch::Tensor>> out;
   for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
@@ -93,23 +76,30 @@ std::vector<std::pair<std::string, torch::Tensor>> Sgd::MomentumBuffers() const 
 }
 
 void Sgd::SetMomentumBuffer(const std::string& name, const torch::Tensor& buffer) {
-  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
-    for (std::size_t pi = 0; pi < groups_[gi].names.size(); ++pi) {
-      if (groups_[gi].names[pi] != name) continue;
-      const auto& p = groups_[gi].params[pi];
-      if (buffer.sizes() != p.sizes()) {
-        throw DataError(fmt::format("momentum buffer of '{}' has another shape than the parameter", name));
-      }
-      buffers_[gi][pi] = buffer.detach().to(p.device(), p.scalar_type()).clone();
-      return;
-    }
+  const auto [gi, pi] = Find(name);
+  const auto& p = groups_[gi].params[pi];
+  if (buffer.sizes() != p.sizes()) {
+    throw DataError(fmt::format("momentum buffer of '{}' has another shape than the parameter", name));
   }
-  throw DataError(fmt::format("momentum buffer for unknown parameter '{}'", name));
+  buffers_[gi][pi] = buffer.detach().to(p.device(), p.scalar_type()).clone();
 }
 
-std::vector<SgdParamGroup> WeightDecayGroups(const torch::nn::Module& module, const std::vector<std::string>& skiplist,
-                                             double lr, double weight_decay) {
-  std::vector<SgdParamGroup> groups(2);
+std::vector<OptimizerState> Sgd::State() const {
+  std::vector<OptimizerState> state;
+  for (auto& [name, buffer] : MomentumBuffers()) {
+    if (buffer.defined()) state.push_back({name, "momentum_buffer", buffer});
+  }
+  return state;
+}
+
+void Sgd::SetState(const std::string& param, const std::string& key, const torch::Tensor& value) {
+  if (key != "momentum_buffer") throw DataError(fmt::format("SGD has no state '{}' (of '{}')", key, param));
+  SetMomentumBuffer(param, value);
+}
+
+std::vector<ParamGroup> WeightDecayGroups(const torch::nn::Module& module, const std::vector<std::string>& skiplist,
+                                          double lr, double weight_decay) {
+  std::vector<ParamGroup> groups(2);
   groups[0].lr = groups[1].lr = lr;
   groups[0].weight_decay = 0;
   groups[1].weight_decay = weight_decay;

@@ -6,7 +6,7 @@
 
 namespace asv::train {
 
-TrainStep::TrainStep(std::shared_ptr<nnet::SpeakerNet> net, Sgd& optimizer, std::shared_ptr<GradientReducer> reducer,
+TrainStep::TrainStep(std::shared_ptr<nnet::SpeakerNet> net, Optimizer& optimizer, std::shared_ptr<GradientReducer> reducer,
                      const std::string& device, Precision precision)
     : net_(std::move(net)),
       layout_(net_->info().layout),

@@ -27,7 +27,7 @@ class TrainStep {
  public:
   /// `net` is trained on `device` ("cpu" or "cuda:N", where `net` already is) with `optimizer`
   /// over its parameters; `reducer` averages gradients over ranks (NoOpReducer in one process).
-  TrainStep(std::shared_ptr<nnet::SpeakerNet> net, Sgd& optimizer, std::shared_ptr<GradientReducer> reducer, const std::string& device,
+  TrainStep(std::shared_ptr<nnet::SpeakerNet> net, Optimizer& optimizer, std::shared_ptr<GradientReducer> reducer, const std::string& device,
             Precision precision);
 
   /// One minibatch: `features` [batch, feat_dim, frames] float32 (handed to the network in its
@@ -43,7 +43,7 @@ class TrainStep {
  private:
   std::shared_ptr<nnet::SpeakerNet> net_;
   nnet::FeatureLayout layout_;
-  Sgd& optimizer_;
+  Optimizer& optimizer_;
   std::shared_ptr<GradientReducer> reducer_;
   std::string device_name_;
   torch::Device device_;

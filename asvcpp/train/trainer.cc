@@ -27,6 +27,7 @@
 #include "asvcpp/train/train_step.h"
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/rng.h"
+#include "asvcpp/train/adamw.h"
 #include "asvcpp/train/sgd.h"
 #include "asvcpp/train/step_readings.h"
 #include "asvcpp/train/test_batching.h"
@@ -74,7 +75,7 @@ struct Trainer::Impl {
   torch::Device device{torch::kCPU};
   std::shared_ptr<nnet::SpeakerNet> net;
   nnet::SpeakerNetInfo info;
-  std::unique_ptr<Sgd> optimizer;
+  std::unique_ptr<Optimizer> optimizer;
   LrScheduleOptions lr_options;
   LrScheduleState schedule;
   int epoch = 0;
@@ -492,7 +493,12 @@ Trainer::Trainer(TrainerOptions options, TrainingData data, std::shared_ptr<Grad
   std::vector<std::string> skiplist(ns.weight_decay_skiplist.begin(), ns.weight_decay_skiplist.end());
   auto groups = WeightDecayGroups(*m.net, skiplist, ns.initial_learning_rate, ns.weight_decay);
   for (const auto& name : groups[0].names) ASV_LOG0(Debug, "No weight decay applied to {}", name);
-  m.optimizer = std::make_unique<Sgd>(std::move(groups), ns.momentum, m.options.nesterov);
+  if (ns.optimizer == OptimizerKind::kAdamW) {
+    if (m.options.nesterov) ASV_LOG0(Warning, "Nesterov momentum is an SGD option: AdamW ignores it");
+    m.optimizer = std::make_unique<AdamW>(std::move(groups));
+  } else {
+    m.optimizer = std::make_unique<Sgd>(std::move(groups), ns.momentum, m.options.nesterov);
+  }
   ASV_LOG0(Info,
            "{}: {} speakers ({} classes), {}-dim input, {} trainable parameters ({} without weight decay), "
            "device {}",
@@ -588,7 +594,7 @@ nnet::SpeakerNet& Trainer::net() const {
 std::shared_ptr<nnet::SpeakerNet> Trainer::shared_net() const {
   return impl_->net;
 }
-Sgd& Trainer::optimizer() const {
+Optimizer& Trainer::optimizer() const {
   return *impl_->optimizer;
 }
 

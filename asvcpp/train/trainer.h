@@ -14,7 +14,7 @@
 //   schedule's learning rate and margin, if any; forward and cross-entropy (batch mean), under bfloat16
 //   autocast when `precision` says so (precision.h); loss / optimizer_step_interval, backward;
 //   every optimizer_step_interval batches: ReduceGradients,
-//   SGD step (sgd.h, two weight-decay groups), zero gradients (left-over gradients at the end
+//   optimizer step (network.optimizer: sgd.h or adamw.h, two weight-decay groups), zero gradients (left-over gradients at the end
 //   of an epoch are dropped, as ASVtorch's zero_grad at the epoch start does);
 //   every print_interval batches a progress line (ASVtorch's format), every
 //   print_interval·accuracy_print_interval batches and at the end of the epoch validation on
@@ -48,7 +48,7 @@ namespace asv::train {
 class BatchSource;
 class DeviceBatchTransform;
 class GradientReducer;
-class Sgd;
+class Optimizer;
 
 /// "cuda:<gpu_id>" when `use_gpu` and LibTorch sees a CUDA device, else "cpu".
 std::string SelectDevice(bool use_gpu, int gpu_id);
@@ -92,7 +92,7 @@ struct TrainerOptions {
   /// ASVtorch's rule after each epoch (lr_schedule.h): halve the rates when the loss fell too
   /// little, stop after network.max_consecutive_lr_updates halvings. Off for a per-step schedule.
   bool loss_rule = true;
-  bool nesterov = false;  ///< Nesterov momentum (sgd.h), as WeSpeaker's recipes train
+  bool nesterov = false;  ///< Nesterov momentum (sgd.h), as WeSpeaker's recipes train; SGD only
   /// network.precision: kBFloat16 runs the training forward pass and loss under
   /// bfloat16 autocast on `device` (precision.h); backward, the optimizer, validation and
   /// extraction stay float32, as do parameters and checkpoints.
@@ -197,7 +197,8 @@ class Trainer {
   const LrScheduleState& schedule() const;
   nnet::SpeakerNet& net() const;
   std::shared_ptr<nnet::SpeakerNet> shared_net() const;
-  Sgd& optimizer() const;
+  /// The optimizer of network.optimizer: Sgd (sgd.h) or AdamW (adamw.h).
+  Optimizer& optimizer() const;
   /// Names of the parameters with (true) or without (false) weight decay.
   std::vector<std::string> ParameterNames(bool with_weight_decay) const;
   /// Source indices of the training, validation and training-subset utterances.

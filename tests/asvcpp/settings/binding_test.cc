@@ -183,7 +183,8 @@ TEST(SettingsBinding, EnumeratedChoices) {
             "run_configs:3:22: error: network.activation must be one of 'relu', 'lrelu', 'selu', got 'rleu' "
             "(did you mean 'relu'?)");
   EXPECT_EQ(Check("network.optimizer = 'adam'", Value::String("adam")),
-            "run_configs:3:21: error: network.optimizer must be one of 'sgd', got 'adam'");
+            "run_configs:3:21: error: network.optimizer must be one of 'sgd', 'adamw', got 'adam' (did you mean "
+            "'adamw'?)");
   EXPECT_EQ(Check("network.cnn_padding_mode = 'circular'", Value::String("circular")), "");
   EXPECT_EQ(Check("network.pooling_layer_type = 'clustering'", Value::String("clustering")), "");
   EXPECT_EQ(Check("network.cluster_assignment_mode = 'lde'", Value::String("lde")), "");

@@ -84,7 +84,7 @@ TEST(EnumSettings, StructsHoldTheEnumValues) {
   EXPECT_EQ(n.supervector_mode, nnet::SupervectorMode::kLde);
   EXPECT_EQ(n.lde_covariance_type, nnet::LdeCovariance::kSharedDiagonal);
   EXPECT_EQ(n.precision, train::Precision::kBFloat16);
-  EXPECT_EQ(n.optimizer, train::Optimizer::kSgd);
+  EXPECT_EQ(n.optimizer, train::OptimizerKind::kSgd);
   EXPECT_EQ(n.Architecture(), nnet::Architecture::kStandardResSeNet);
   EXPECT_EQ(x.settings.features.cmvn, features::Cmvn::kMeanVariance);
   EXPECT_EQ(x.settings.features.deltas, features::Deltas::kDeltaDelta);

@@ -184,7 +184,7 @@ TEST(TrainerTest, PerStepScheduleSetsLearningRateAndMargin) {
   margin.fix_start_epoch = 3;
   options.step_schedule = WeSpeakerStepSchedule(lr, &margin);
   Trainer trainer(options, testing::MakeSyntheticData({}));
-  EXPECT_TRUE(trainer.optimizer().nesterov());
+  EXPECT_TRUE(dynamic_cast<Sgd&>(trainer.optimizer()).nesterov());
   const auto result = trainer.Train();
   ASSERT_EQ(result.epochs.size(), 4u);
   EXPECT_EQ(result.stop_reason, StopReason::kMaxEpochs);
@@ -287,23 +287,26 @@ TEST(TrainerTest, DivergenceNamesTheFirstMinibatchWithANonFiniteLoss) {
   }
 }
 
-TEST(TrainerTest, ResumeIsExact) {
+void ExpectResumeIsExact(OptimizerKind optimizer) {
   const auto straight_dir = TempFolder("straight");
   const auto split_dir = TempFolder("split");
   const auto data = testing::MakeSyntheticData({});
 
   auto straight_options = SmallOptions(straight_dir);
+  straight_options.network.optimizer = optimizer;
+  if (optimizer == OptimizerKind::kAdamW) straight_options.network.initial_learning_rate = 0.01;
   straight_options.network.max_epochs = 2;
   Trainer straight(straight_options, data);
   const auto straight_result = straight.Train();
 
   auto first_options = SmallOptions(split_dir);
+  first_options.network = straight_options.network;
   first_options.network.max_epochs = 1;
   {
     Trainer first(first_options, data);
     first.Train();
   }
-  auto second_options = SmallOptions(split_dir);
+  auto second_options = first_options;
   second_options.network.max_epochs = 2;
   second_options.network.resume_epoch = 1;
   second_options.seed = 11;
@@ -320,12 +323,48 @@ TEST(TrainerTest, ResumeIsExact) {
   EXPECT_EQ(second.schedule().training_loss, straight.schedule().training_loss);
   EXPECT_EQ(second.schedule().consecutive_lr_updates, straight.schedule().consecutive_lr_updates);
   ExpectSameState(second.net(), straight.net());
-  const auto a = second.optimizer().MomentumBuffers();
-  const auto b = straight.optimizer().MomentumBuffers();
+  EXPECT_EQ(second.optimizer().name(), straight.optimizer().name());
+  const auto a = second.optimizer().State();
+  const auto b = straight.optimizer().State();
   ASSERT_EQ(a.size(), b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i].second, b[i].second)) << a[i].first;
+  ASSERT_FALSE(a.empty());
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i].param + a[i].key, b[i].param + b[i].key);
+    EXPECT_TRUE(torch::equal(a[i].value, b[i].value)) << a[i].param << " " << a[i].key;
+  }
   stdfs::remove_all(straight_dir);
   stdfs::remove_all(split_dir);
+}
+
+TEST(TrainerTest, ResumeIsExact) {
+  ExpectResumeIsExact(OptimizerKind::kSgd);
+}
+
+TEST(TrainerTest, ResumeIsExactWithAdamW) {
+  ExpectResumeIsExact(OptimizerKind::kAdamW);
+}
+
+// A checkpoint of one optimizer does not resume with another.
+TEST(TrainerTest, ResumingWithAnotherOptimizerIsAnError) {
+  const auto dir = TempFolder("other_optimizer");
+  const auto data = testing::MakeSyntheticData({});
+  auto options = SmallOptions(dir);
+  options.network.max_epochs = 1;
+  {
+    Trainer first(options, data);
+    first.Train();
+  }
+  options.network.max_epochs = 2;
+  options.network.resume_epoch = 1;
+  options.network.optimizer = OptimizerKind::kAdamW;
+  Trainer second(options, data);
+  try {
+    second.Start();
+    FAIL() << "no error";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("trained with SGD, cannot resume with AdamW"), std::string::npos) << e.what();
+  }
+  stdfs::remove_all(dir);
 }
 
 // The pre-flight step (largest minibatch shape, before the first epoch) changes nothing: same
@@ -344,8 +383,8 @@ TEST(TrainerTest, PreflightLeavesTrainingUnchanged) {
   ASSERT_EQ(r1.epochs.size(), 2u);
   for (std::size_t e = 0; e < 2; ++e) EXPECT_EQ(r1.epochs[e].loss, r0.epochs[e].loss) << e;
   ExpectSameState(with.net(), without.net());
-  const auto a = with.optimizer().MomentumBuffers();
-  const auto b = without.optimizer().MomentumBuffers();
+  const auto a = dynamic_cast<Sgd&>(with.optimizer()).MomentumBuffers();
+  const auto b = dynamic_cast<Sgd&>(without.optimizer()).MomentumBuffers();
   ASSERT_EQ(a.size(), b.size());
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i].second, b[i].second)) << a[i].first;
 }
