@@ -93,7 +93,9 @@ torch::Tensor ResNetImpl::FrameLevelFeatures(const torch::Tensor& x) {
     throw DataError(fmt::format("ResNet: input {} has {} frame(s), needs at least 9", ShapeString(x), x.size(1)));
   }
   // [batch, frames, feat] -> [batch, 1, feat, frames]
-  torch::Tensor out = torch::relu(bn1(conv1(x.permute({0, 2, 1}).unsqueeze(1))));
+  torch::Tensor input = x.permute({0, 2, 1}).unsqueeze(1);
+  if (options_.channels_last) input = input.contiguous(torch::MemoryFormat::ChannelsLast);
+  torch::Tensor out = torch::relu(bn1(conv1(input)));
   out = layer1->forward(out);
   out = layer2->forward(out);
   out = layer3->forward(out);

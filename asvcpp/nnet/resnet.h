@@ -34,6 +34,12 @@ struct ResNetOptions {
   std::int64_t embed_dim = 256;                        ///< embedding size
   std::int64_t m_channels = 32;                        ///< channels of conv1 and layer1
   std::array<std::int64_t, 4> num_blocks{3, 4, 6, 3};  ///< BasicBlocks in layer1..4 (ResNet34)
+  /// Run the 2-D convolutions on channels-last (NHWC) activations: the layout of cuDNN's fastest
+  /// tensor-core kernels, as PyTorch users get with x.to(memory_format=torch.channels_last). The
+  /// weights keep their layout (cuDNN converts them) and so do their gradients (autograd returns
+  /// them in the parameter's layout), so optimizers, gradient reduction and checkpoints are
+  /// unchanged; outputs equal the default layout's to float rounding.
+  bool channels_last = false;
 };
 
 /// WeSpeaker's ResNet34(feat_dim, embed_dim) with pooling_func "TSTP", two_emb_layer false.

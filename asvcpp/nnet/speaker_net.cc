@@ -52,7 +52,8 @@ std::vector<std::string> MarginNetModels() {
 }
 
 MarginNet MakeMarginNet(const std::string& model, std::int64_t feat_dim, std::int64_t embedding_size,
-                        std::int64_t n_speakers, MarginHeadOptions head, std::int64_t channels) {
+                        std::int64_t n_speakers, MarginHeadOptions head, std::int64_t channels,
+                        bool channels_last) {
   SpeakerNetInfo info;
   info.architecture = model;
   info.feat_dim = feat_dim;
@@ -64,6 +65,7 @@ MarginNet MakeMarginNet(const std::string& model, std::int64_t feat_dim, std::in
   if (model == "ResNet34") {
     auto options = ResNet34Options(feat_dim, embedding_size);
     if (channels > 0) options.m_channels = channels;
+    options.channels_last = channels_last;
     auto net = ResNet(options);
     info.min_frames = 9;  // TSTP needs 2 frames after three stride-2 stages
     return MarginNet(net.ptr(), [net](const torch::Tensor& x) mutable { return net->forward(x); }, info,

@@ -99,10 +99,12 @@ TORCH_MODULE(MarginNet);
 /// "ECAPA_TDNN_GLOB_c1024"), with `feat_dim` fbank bins and `embedding_size`, followed by the
 /// head `head` (whose embed_dim and num_classes are set from the other arguments). `channels` > 0
 /// replaces the model's width: ResNet's m_channels (32 in ResNet34), ECAPA-TDNN's C (512 or 1024
-/// by the name), e.g. for small demo models; the name stays the model's. Throws ConfigError for an
+/// by the name), e.g. for small demo models; the name stays the model's. `channels_last`: ResNet's
+/// ResNetOptions::channels_last (ECAPA-TDNN, a 1-D network, ignores it). Throws ConfigError for an
 /// unknown model name, naming the known ones, and what the model constructors throw.
 MarginNet MakeMarginNet(const std::string& model, std::int64_t feat_dim, std::int64_t embedding_size,
-                        std::int64_t n_speakers, MarginHeadOptions head, std::int64_t channels = 0);
+                        std::int64_t n_speakers, MarginHeadOptions head, std::int64_t channels = 0,
+                        bool channels_last = false);
 
 /// The model names MakeMarginNet knows.
 std::vector<std::string> MarginNetModels();

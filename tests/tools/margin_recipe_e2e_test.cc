@@ -1,7 +1,8 @@
 // voxceleb/margin end to end on a tiny synthetic corpus (tools/make_demo_corpus.py --small):
 // asvrun runs stages 0-9 with a narrow ECAPA-TDNN and an AAM-softmax head trained on augmented,
-// speed-perturbed fbank segments of the PCM store, and the experiment database holds the run, its
-// stages, epochs, evaluations and artifacts. Skipped when espeak-ng or ffmpeg is missing.
+// speed-perturbed fbank segments of the PCM store, fine-tuned with a large margin on longer
+// segments, and the experiment database holds the run, its stages, epochs, evaluations and
+// artifacts. Skipped when espeak-ng or ffmpeg is missing.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -39,6 +40,11 @@ recipe.fix_start_epoch = 3
 recipe.warm_up_epochs = 1
 recipe.spec_augment = True
 recipe.num_average = 2
+recipe.lm_epochs = 2
+recipe.lm_num_frames = 100
+recipe.lm_minibatch_size = 8
+recipe.lm_initial_learning_rate = 0.01
+recipe.lm_final_learning_rate = 0.005
 network.minibatch_size = 8
 network.max_epochs = 3
 network.epochs_per_train_call = 1
@@ -83,6 +89,7 @@ TEST(MarginRecipeE2eTest, TinyCorpusThroughEveryStage) {
   const auto run = testing::RunCommand({ASV_ASVRUN, "voxceleb/margin", "tiny", "--run-configs", "configs/run_configs"},
                                        dir.path());
   ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE((run.out + run.err).find("large-margin fine-tuning starts from"), std::string::npos) << run.err;
 
   db::Database database(dir / "out/experiments.db");
   const auto runs = database.ListRuns();
@@ -94,7 +101,7 @@ TEST(MarginRecipeE2eTest, TinyCorpusThroughEveryStage) {
     numbers.push_back(stage.stage);
     EXPECT_EQ(stage.status, db::RunStatus::kFinished) << stage.name;
   }
-  EXPECT_EQ(numbers, (std::vector<int>{0, 1, 5, 6, 7, 9}));
+  EXPECT_EQ(numbers, (std::vector<int>{0, 1, 5, 6, 7, 8, 9}));
 
   // Stage 1: every utterance of each dataset's wav.scp in its PCM store.
   for (const char* dataset : {"voxceleb1", "voxceleb2"}) {
@@ -103,20 +110,27 @@ TEST(MarginRecipeE2eTest, TinyCorpusThroughEveryStage) {
     EXPECT_EQ(store.sample_rate(), 16000);
   }
 
+  // Three training epochs, then two of fine-tuning recorded as epochs 4 and 5.
   const auto epochs = database.Epochs(runs[0].id);
-  ASSERT_EQ(epochs.size(), 3u);
-  for (const auto& e : epochs) {
-    EXPECT_GT(e.record.frames_per_second, 0);
-    EXPECT_TRUE(std::isfinite(e.record.loss));
+  ASSERT_EQ(epochs.size(), 5u);
+  for (std::size_t i = 0; i < epochs.size(); ++i) {
+    EXPECT_EQ(epochs[i].record.epoch, static_cast<int>(i) + 1);
+    EXPECT_GT(epochs[i].record.frames_per_second, 0);
+    EXPECT_TRUE(std::isfinite(epochs[i].record.loss));
   }
-  // WeSpeaker's schedule: warm-up from 0 in epoch 1, then the exponential decay.
+  // WeSpeaker's schedule: warm-up from 0 in epoch 1, then the exponential decay; the fine-tuning
+  // warms up from 0 again (one epoch) and decays from recipe.lm_initial_learning_rate.
   EXPECT_EQ(epochs[0].record.learning_rate, 0.0);
   EXPECT_GT(epochs[1].record.learning_rate, epochs[2].record.learning_rate);
+  EXPECT_EQ(epochs[3].record.learning_rate, 0.0);
+  // WeSpeaker's scale_ratio: batch 8 / 64.
+  EXPECT_GT(epochs[4].record.learning_rate, 0.005 * 8 / 64);
+  EXPECT_LT(epochs[4].record.learning_rate, 0.01 * 8 / 64);
 
   const std::size_t trials = CountLines(dir / "corpus/voxceleb1/veri_test.txt");
   ASSERT_GT(trials, 0u);
   const auto results = database.Results({});
-  ASSERT_EQ(results.size(), 4u);  // an evaluation per epoch, then the final scoring
+  ASSERT_EQ(results.size(), 6u);  // an evaluation per epoch, then the final scoring
   for (const auto& r : results) {
     EXPECT_EQ(r.record.trial_list, "tiny_trials");
     EXPECT_GE(r.record.eer, 0);
@@ -126,9 +140,14 @@ TEST(MarginRecipeE2eTest, TinyCorpusThroughEveryStage) {
   EXPECT_EQ(results[0].record.stage, std::optional<int>(9));
   const fs::path system = dir / "out/tiny_system";
   for (const char* file : {"networks/epoch.3.pt", "networks/avg_model.pt", "networks/avg_model.pt.sha256",
-                           "embeddings/trial.scp", "embeddings/plda.scp", "embeddings/plda.utt2spk"}) {
+                           "large_margin/epoch.2.pt", "large_margin/avg_model.pt", "embeddings/trial.scp",
+                           "embeddings/plda.scp", "embeddings/plda.utt2spk"}) {
     EXPECT_TRUE(fs::exists(system / file)) << file;
   }
+  // Stage 8 extracted with the fine-tuned model.
+  std::ifstream info(system / "embeddings/info.json");
+  const std::string info_text((std::istreambuf_iterator<char>(info)), std::istreambuf_iterator<char>());
+  EXPECT_NE(info_text.find("large_margin/avg_model.pt"), std::string::npos) << info_text;
   EXPECT_EQ(CountLines(system / "embeddings/plda.scp"), 20u);
   EXPECT_EQ(CountLines(system / "scores/scores_veri_test.txt"), trials);
 

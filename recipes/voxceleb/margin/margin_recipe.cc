@@ -28,7 +28,8 @@ std::vector<recipe::StageInfo> MarginRecipe::stages() const {
       {1, "pcm", "audio decoded once into PCM stores (16 kHz int16, memory-mapped)", false},
       {5, "train", "embedding model with a margin-softmax head on augmented fbank segments", true},
       {6, "average", "average of the last recipe.num_average checkpoints", false},
-      {7, "embeddings", "embeddings of the trial utterances and of the back-end training utterances", false},
+      {7, "finetune", "large-margin fine-tuning of the averaged model on longer segments (recipe.lm_*)", true},
+      {8, "embeddings", "embeddings of the trial utterances and of the back-end training utterances", false},
       {9, "scoring", "mean subtraction, cosine scoring, EER, minDCF and Cllr", false},
   };
 }

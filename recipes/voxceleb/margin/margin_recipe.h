@@ -5,7 +5,8 @@
 // recipe: the margin-softmax training of the embedding.
 //
 // Stages: 0 prepare (the VoxCeleb lists, as voxceleb/xvector), 1 PCM stores (audio decoded once),
-// 5 network training (all ranks), 6 model averaging, 7 embedding extraction, 9 scoring.
+// 5 network training (all ranks), 6 model averaging, 7 large-margin fine-tuning (all ranks),
+// 8 embedding extraction, 9 scoring.
 #pragma once
 
 #include "asvcpp/recipe/recipe.h"

@@ -37,7 +37,8 @@ const std::map<std::string, StageFunction>& StageFunctions() {
   static const std::map<std::string, StageFunction> functions = {
       {"prepare", RunPrepare},   {"pcm", RunPcmStage},
       {"train", RunTraining},    {"average", RunAveraging},
-      {"embeddings", RunEmbeddingExtraction}, {"scoring", RunScoring},
+      {"finetune", RunFineTuning}, {"embeddings", RunEmbeddingExtraction},
+      {"scoring", RunScoring},
   };
   return functions;
 }
@@ -91,7 +92,7 @@ std::vector<std::string> MarginStages::MissingInputs(const recipe::StageInfo& st
       need(PcmFolder(root, dataset) / std::string(data::kPcmHeaderFile), setting + ": its PCM store, from stage 1");
     }
   };
-  const stdfs::path networks = context.system_folder() / "networks";
+  const stdfs::path networks = TrainingFolder(context);
   if (stage.name == "prepare") {
     try {
       for (const auto& job : voxceleb::ResolvePreparationJobs(r.preparation_datasets, paths.datasets)) {
@@ -117,18 +118,25 @@ std::vector<std::string> MarginStages::MissingInputs(const recipe::StageInfo& st
     }
   } else if (stage.name == "average") {
     if (!Ran(earlier, 5)) need(train::CheckpointPath(networks, 1), "stage 5");
+  } else if (stage.name == "finetune") {
+    if (r.lm_epochs > 0 && !Ran(earlier, 6)) need(networks / AveragedModelName(), "stage 6");
+    if (r.lm_epochs > 0 && r.lm_resume_epoch > 0) {
+      need(train::CheckpointPath(FineTuningFolder(context), r.lm_resume_epoch), "recipe.lm_resume_epoch");
+    }
   } else if (stage.name == "embeddings") {
     if (r.selected_epoch) {
       if (!Ran(earlier, 5)) need(train::CheckpointPath(networks, *r.selected_epoch), "recipe.selected_epoch");
+    } else if (r.lm_epochs > 0) {
+      if (!Ran(earlier, 7)) need(ModelForExtraction(s, context), "stage 7");
     } else if (!Ran(earlier, 6)) {
       need(networks / AveragedModelName(), "stage 6");
     }
     need_store(r.trial_dataset, "recipe.trial_dataset");
     need_store(r.training_dataset, "recipe.training_dataset (back-end utterances)");
   } else if (stage.name == "scoring") {
-    if (!Ran(earlier, 7)) {
+    if (!Ran(earlier, 8)) {
       for (const char* name : {"trial.scp", "plda.scp", "plda.utt2spk"}) {
-        need(context.system_folder() / "embeddings" / name, "stage 7");
+        need(context.system_folder() / "embeddings" / name, "stage 8");
       }
     }
   }

@@ -1,6 +1,7 @@
 // Runs the stages of voxceleb/margin (the stage table of margin_recipe.h): 0 prepare (the shared
 // VoxCeleb list preparation), 1 PCM stores (stage_pcm.h), 5 training and 6 averaging
-// (stage_train.h), 7 embeddings (stage_embeddings.h), 9 scoring (the shared trial-list scoring).
+// (stage_train.h), 7 large-margin fine-tuning (stage_train.h), 8 embeddings (stage_embeddings.h),
+// 9 scoring (the shared trial-list scoring).
 #pragma once
 
 #include <string>

@@ -52,6 +52,7 @@ struct RecipeSettings {
   double final_learning_rate = 5e-5;
   int warm_up_epochs = 6;
   bool nesterov = true;
+  bool channels_last = true;
 
   int num_frames = 200;
   int min_num_frames = 100;
@@ -65,13 +66,27 @@ struct RecipeSettings {
   int num_average = 10;
   std::optional<int> selected_epoch;
 
+  // Large-margin fine-tuning (stage 7): WeSpeaker's conf/resnet_lm.yaml, without speed
+  // perturbation.
+  int lm_epochs = 5;
+  int lm_num_frames = 600;
+  double lm_margin = 0.5;
+  bool lm_speed_perturb = false;
+  double lm_initial_learning_rate = 1e-4;
+  double lm_final_learning_rate = 2.5e-5;
+  int lm_warm_up_epochs = 1;
+  int lm_minibatch_size = 64;
+  int lm_num_average = 1;
+  int lm_resume_epoch = 0;
+
   /// Whether stage `stage` lies in [start_stage, end_stage].
   bool StageSelected(int stage) const { return start_stage <= stage && stage <= end_stage; }
 
   template <class V>
   void Register(V& v) {
     v("start_stage", start_stage,
-      "First stage to run (0 prepare, 1 PCM stores, 5 training, 6 model averaging, 7 embeddings, 9 scoring)")
+      "First stage to run (0 prepare, 1 PCM stores, 5 training, 6 model averaging, 7 large-margin fine-tuning, "
+      "8 embeddings, 9 scoring)")
         .Min(0);
     v("end_stage", end_stage, "Last stage to run").Min(0);
     v("preparation_datasets", preparation_datasets, "Datasets prepared by stage 0 (voxceleb1, voxceleb2); None: all");
@@ -107,7 +122,9 @@ struct RecipeSettings {
       "Learning rate reached after network.max_epochs (exponential decay from network.initial_learning_rate)")
         .Positive();
     v("warm_up_epochs", warm_up_epochs, "Epochs of linear warm-up from 0 at the start").Min(0);
-    v("nesterov", nesterov, "Nesterov momentum");
+    v("nesterov", nesterov, "Nesterov momentum (network.optimizer = 'sgd')");
+    v("channels_last", channels_last,
+      "ResNet34 on a GPU: channels-last (NHWC) activations for the 2-D convolutions, cuDNN's faster layout");
     v("num_frames", num_frames, "Fbank frames of a training segment (200: 2.015 s)").Min(2);
     v("min_num_frames", min_num_frames, "Training utterances shorter than this many 10 ms frames are dropped").Min(0);
     v("max_num_frames", max_num_frames, "Longer utterances are cut to a random window of this many frames").Min(1);
@@ -121,8 +138,27 @@ struct RecipeSettings {
     v("dither", dither, "Dither of the training fbank (sample units; extraction uses none)").Min(0);
     v("num_average", num_average, "Stage 6 averages the last this many epochs' checkpoints").Min(1);
     v("selected_epoch", selected_epoch,
-      "Checkpoint used by stage 7 instead of the averaged model (None: the average of stage 6)")
+      "Checkpoint of stage 5 used by stage 8 instead of the averaged model (None: the average of stage 7, or of "
+      "stage 6 when recipe.lm_epochs = 0)")
         .Min(1);
+    v("lm_epochs", lm_epochs,
+      "Epochs of large-margin fine-tuning (stage 7) from the averaged model of stage 6; 0: none, stage 8 uses "
+      "the averaged model of stage 6")
+        .Min(0);
+    v("lm_num_frames", lm_num_frames, "Fbank frames of a fine-tuning segment (600: 6 s)").Min(2);
+    v("lm_margin", lm_margin, "Fixed margin of the fine-tuning (radians for arc_margin)").Min(0);
+    v("lm_speed_perturb", lm_speed_perturb,
+      "Speed perturbation as new speakers during fine-tuning (the head's rows are mapped when the class count "
+      "changes)");
+    v("lm_initial_learning_rate", lm_initial_learning_rate, "Fine-tuning learning rate after its warm-up")
+        .Positive();
+    v("lm_final_learning_rate", lm_final_learning_rate, "Fine-tuning learning rate at its last step").Positive();
+    v("lm_warm_up_epochs", lm_warm_up_epochs, "Fine-tuning epochs of linear warm-up from 0").Min(0);
+    v("lm_minibatch_size", lm_minibatch_size, "Fine-tuning segments per step over all ranks").Min(1);
+    v("lm_num_average", lm_num_average, "Stage 7 averages the last this many fine-tuning checkpoints").Min(1);
+    v("lm_resume_epoch", lm_resume_epoch,
+      "Fine-tuning's network.resume_epoch: 0 starts from the averaged model, N > 0 resumes from fine-tuning "
+      "epoch N");
   }
 
   void Validate(settings::Validator& v) const {
@@ -134,6 +170,8 @@ struct RecipeSettings {
     v.Require(min_num_frames <= max_num_frames, {"min_num_frames", "max_num_frames"},
               fmt::format("recipe.max_num_frames ({}) must be >= recipe.min_num_frames ({})", max_num_frames,
                           min_num_frames));
+    v.Require(lm_resume_epoch <= lm_epochs, {"lm_resume_epoch", "lm_epochs"},
+              fmt::format("recipe.lm_resume_epoch ({}) must be <= recipe.lm_epochs ({})", lm_resume_epoch, lm_epochs));
     v.Require(model != "ResNet34" || num_mel_bins % 8 == 0, {"model", "num_mel_bins"},
               fmt::format("ResNet34 needs recipe.num_mel_bins to be a multiple of 8, got {}", num_mel_bins));
     for (const auto& name : training_trial_lists) {

@@ -28,19 +28,19 @@ using backend::Embeddings;
 void RunEmbeddingExtraction(recipe::RunContext& context) {
   auto& s = SettingsOf(context);
   const auto& r = s.recipe();
-  const fs::path networks = context.system_folder() / "networks";
-  const fs::path model = r.selected_epoch ? train::CheckpointPath(networks, *r.selected_epoch)
-                                          : networks / AveragedModelName();
+  const fs::path model = ModelForExtraction(s, context);
   if (!fs::exists(model)) {
     throw DataError(fmt::format("{} does not exist: {}", model.string(),
-                                r.selected_epoch ? "train that epoch first (stage 5)" : "average the checkpoints first (stage 6)"));
+                                r.selected_epoch   ? "train that epoch first (stage 5)"
+                                : r.lm_epochs > 0 ? "fine-tune first (stage 7)"
+                                                  : "average the checkpoints first (stage 6)"));
   }
   train::ApplyMathModes(s.common().computing.allow_tf32);
   ASV_LOG(Info, "embedding extraction with {} on {}", model.string(), context.device());
   const auto extractor = train::EmbeddingExtractor::FromCheckpoint(
       model,
-      [&s](const std::string&, std::int64_t feat_dim, std::int64_t classes, std::int64_t) {
-        return MakeNetwork(s, feat_dim, classes);
+      [&s, &context](const std::string&, std::int64_t feat_dim, std::int64_t classes, std::int64_t) {
+        return MakeNetwork(s, feat_dim, classes, context.device());
       },
       context.device());
   auto options =

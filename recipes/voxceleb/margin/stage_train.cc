@@ -22,6 +22,7 @@
 #include "asvcpp/train/eer_stopper.h"
 #include "asvcpp/train/exponential_lr.h"
 #include "asvcpp/train/model_average.h"
+#include "asvcpp/train/model_init.h"
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/step_schedules.h"
 #include "asvcpp/train/trainer.h"
@@ -52,22 +53,43 @@ std::string AveragedModelName() {
 }
 
 std::shared_ptr<nnet::SpeakerNet> MakeNetwork(const MarginSettings& settings, std::int64_t feat_dim,
-                                              std::int64_t classes) {
+                                              std::int64_t classes, const std::string& device) {
   const auto& r = settings.recipe();
   nnet::MarginHeadOptions head;
   head.type = nnet::ParseHeadType(r.head);
   head.scale = r.scale;
   head.easy_margin = r.easy_margin;
   head.margin = r.initial_margin;
-  return nnet::MakeMarginNet(r.model, feat_dim, r.embedding_size, classes, head, r.channels.value_or(0)).ptr();
+  const bool channels_last = r.channels_last && device.rfind("cuda", 0) == 0;
+  return nnet::MakeMarginNet(r.model, feat_dim, r.embedding_size, classes, head, r.channels.value_or(0), channels_last)
+      .ptr();
 }
 
-void RunTraining(recipe::RunContext& context) {
+namespace {
+
+// One training run of the recipe: the training of stage 5 or the fine-tuning of stage 7.
+struct Phase {
+  const char* what = "training";
+  fs::path folder;          // checkpoints epoch.N.pt, logs, the EER stopper's state
+  int epochs = 1;           // epochs of this phase (the trainer's max_epochs)
+  int resume_epoch = 0;     // network.resume_epoch's meaning, for this phase's checkpoints
+  int epoch_offset = 0;     // added to the epochs recorded in the database
+  int minibatch_size = 1;   // over all ranks
+  int num_frames = 200;
+  bool speed_perturb = true;
+  train::ExponentialLrOptions lr;
+  train::MarginScheduleOptions margin;
+  fs::path init_model;      // empty: random initialisation
+  int epochs_per_evaluation = 1;
+  bool early_stopping = true;
+};
+
+void TrainPhase(recipe::RunContext& context, const Phase& phase) {
   auto& s = SettingsOf(context);
   const auto& r = s.recipe();
   const auto& network = s.common().network;
 
-  if (r.nesterov && network.momentum <= 0) {
+  if (network.optimizer == train::OptimizerKind::kSgd && r.nesterov && network.momentum <= 0) {
     throw ConfigError(fmt::format("recipe.nesterov needs network.momentum > 0 (it is {})", network.momentum));
   }
   // Training utterances: the store's utterances with a speaker in utt2spk.
@@ -93,14 +115,14 @@ void RunTraining(recipe::RunContext& context) {
 
   segments::SegmentTrainingOptions data;
   const int world_size = context.world_size();
-  data.sampler.batch_size = network.minibatch_size / world_size;
+  data.sampler.batch_size = phase.minibatch_size / world_size;
   data.sampler.world_size = world_size;
   data.sampler.rank = context.rank();
   data.sampler.sample_rate = store->sample_rate();
-  data.sampler.num_frames = r.num_frames;
+  data.sampler.num_frames = phase.num_frames;
   data.sampler.min_num_frames = r.min_num_frames;
   data.sampler.max_num_frames = r.max_num_frames;
-  data.sampler.speed_perturb = r.speed_perturb;
+  data.sampler.speed_perturb = phase.speed_perturb;
   data.sampler.seed = static_cast<std::uint64_t>(r.seed);
   data.augmentation.aug_prob = r.aug_prob;
   data.fbank = FbankOf(s);
@@ -111,20 +133,36 @@ void RunTraining(recipe::RunContext& context) {
                                                                 NoiseBankOf(s, store->sample_rate()));
   const int classes = batches->NumLabels();
   ASV_LOG0(Info,
-           "training data: {} utterances of {} speakers ({} with a speaker, {} after the {}-{} frame filter), {} "
-           "classes{}, {} batches of {} segments per rank and epoch",
-           store->NumUtterances(), n_speakers, labelled.size(), batches->sampler().NumKept(), r.min_num_frames,
-           r.max_num_frames, classes, r.speed_perturb ? " (speed perturbation)" : "",
-           batches->sampler().BatchesPerEpoch(), data.sampler.batch_size);
+           "{} data: {} utterances of {} speakers ({} with a speaker, {} after the {}-{} frame filter), {} "
+           "classes{}, {} batches of {} segments of {} frames per rank and epoch",
+           phase.what, store->NumUtterances(), n_speakers, labelled.size(), batches->sampler().NumKept(),
+           r.min_num_frames, r.max_num_frames, classes, phase.speed_perturb ? " (speed perturbation)" : "",
+           batches->sampler().BatchesPerEpoch(), data.sampler.batch_size, phase.num_frames);
 
   // Whole utterances (fbank without dither) for the trainer's validation split and extraction.
   train::TrainingData training{std::make_shared<features::PcmFbankSource>(store, labelled, FbankOf(s)), labels,
                                n_speakers};
 
-  const fs::path networks = context.system_folder() / "networks";
   train::TrainerOptions options;
   options.network = network;
-  options.make_net = [&s](std::int64_t feat_dim, std::int64_t n) { return MakeNetwork(s, feat_dim, n); };
+  options.network.max_epochs = phase.epochs;
+  options.network.resume_epoch = phase.resume_epoch;
+  options.network.minibatch_size = phase.minibatch_size;
+  options.network.initial_learning_rate = phase.lr.initial_lr;
+  options.network.epochs_per_train_call = phase.epochs_per_evaluation;
+  const std::string device = context.device();
+  options.make_net = [&s, &phase, device](std::int64_t feat_dim, std::int64_t n) {
+    auto net = MakeNetwork(s, feat_dim, n, device);
+    if (!phase.init_model.empty()) {
+      train::InitFromCheckpoint(
+          phase.init_model, *net,
+          [&s](std::int64_t d, std::int64_t c) -> std::shared_ptr<torch::nn::Module> {
+            return MakeNetwork(s, d, c, "cpu");
+          },
+          "projection.");
+    }
+    return net;
+  };
   options.n_classes = classes;
   options.batches = batches;
   options.device_transform = segments::MakeSegmentTransform(data);
@@ -132,51 +170,48 @@ void RunTraining(recipe::RunContext& context) {
   options.device = context.device();
   options.precision = network.precision;
   train::ApplyMathModes(s.common().computing.allow_tf32);
-  options.checkpoint_folder = networks;
-  options.log_folder = networks / "logs";
+  options.checkpoint_folder = phase.folder;
+  options.log_folder = phase.folder / "logs";
   options.seed = static_cast<std::uint64_t>(r.seed);
   options.loss_rule = false;
   options.nesterov = r.nesterov;
-  train::ExponentialLrOptions lr;
-  lr.initial_lr = network.initial_learning_rate;
-  lr.final_lr = r.final_learning_rate;
-  lr.num_epochs = network.max_epochs;
-  lr.warm_up_epochs = r.warm_up_epochs;
+  train::ExponentialLrOptions lr = phase.lr;
+  lr.num_epochs = phase.epochs;
   lr.scale_ratio = train::ScaleRatio(world_size, data.sampler.batch_size);
-  train::MarginScheduleOptions margin;
-  margin.initial_margin = r.initial_margin;
-  margin.final_margin = r.final_margin;
-  margin.increase_start_epoch = r.increase_start_epoch;
-  margin.fix_start_epoch = r.fix_start_epoch;
-  margin.increase = train::ParseMarginIncrease(r.increase_type);
-  options.step_schedule = train::WeSpeakerStepSchedule(lr, r.head == "softmax" ? nullptr : &margin);
-  ASV_LOG0(Info, "training {} with {} (scale {}) on {}", r.model, r.head, r.scale, options.device);
+  options.step_schedule = train::WeSpeakerStepSchedule(lr, r.head == "softmax" ? nullptr : &phase.margin);
+  if (!phase.init_model.empty()) ASV_LOG0(Info, "{} starts from {}", phase.what, phase.init_model.string());
+  ASV_LOG0(Info, "{} of {} with {} (scale {}) on {}", phase.what, r.model, r.head, r.scale, options.device);
   train::Trainer trainer(options, training, context.reducer());
 
   // Rank 0 scores the training trial lists with the back end of stage 9.
   std::vector<std::pair<std::string, fs::path>> lists;
   std::shared_ptr<features::PcmFbankSource> trial_source;
   LabelledSource backend_data;
-  const fs::path stopper_file = networks / "eer_stopper.json";
+  const fs::path stopper_file = phase.folder / "eer_stopper.json";
   train::EerStopper stopper(network.eer_stop_epochs, network.minimum_improvement);
   if (context.is_rank0()) {
     lists = backend::TrialListFiles(r.training_trial_lists, r.trial_lists,
                                     data::ListFolder(context.feature_and_list_folder(), r.trial_dataset), false);
     if (lists.empty()) {
-      ASV_LOG(Warning, "none of recipe.training_trial_lists exists: no EER evaluation during training");
+      ASV_LOG(Warning, "none of recipe.training_trial_lists exists: no EER evaluation during {}", phase.what);
     } else {
       trial_source = TrialUtterances(context, lists);
       backend_data = BackendUtterances(context);
     }
-    if (network.resume_epoch > 0 && fs::exists(stopper_file)) stopper.Load(stopper_file);
+    if (phase.resume_epoch > 0 && fs::exists(stopper_file)) stopper.Load(stopper_file);
   }
   auto extraction = train::ExtractionOptions::FromSettings(network, s.common().computing.network_dataloader_workers);
   extraction.skip_empty = true;
 
-  auto on_epoch = [&](const train::EpochStats& stats) {
+  auto on_epoch = [&](const train::EpochStats& epoch_stats) {
     if (!context.is_rank0()) return train::EpochAction::kContinue;
+    train::EpochStats stats = epoch_stats;
+    stats.epoch += phase.epoch_offset;
     voxceleb::RecordTrainingEpoch(context, stats);
-    if (!stats.evaluation_due || !trial_source) return train::EpochAction::kContinue;
+    const bool last = epoch_stats.epoch == phase.epochs;
+    if (!(stats.evaluation_due || (last && !phase.early_stopping)) || !trial_source) {
+      return train::EpochAction::kContinue;
+    }
 
     const auto extract = [&](const data::FeatureSource& source, const char* what) {
       return voxceleb::ExtractAll(source, what, [&](const std::vector<int>& u) {
@@ -189,6 +224,7 @@ void RunTraining(recipe::RunContext& context) {
     for (std::size_t i = 0; i < ids.size(); ++i) speaker_of[ids[i]] = backend_data.speakers[i];
     const auto trial = extract(*trial_source, "trial");
     const double mean_eer = voxceleb::ScoreDuringTraining(context, reference, speaker_of, trial, lists, stats.epoch);
+    if (!phase.early_stopping) return train::EpochAction::kContinue;
     const bool stop = stopper.Update(mean_eer);
     stopper.Save(stopper_file);
     if (stop) {
@@ -200,27 +236,109 @@ void RunTraining(recipe::RunContext& context) {
   };
 
   const auto result = trainer.Train(on_epoch);
-  ASV_LOG0(Info, "training ended at epoch {} ({})", result.last_epoch,
+  ASV_LOG0(Info, "{} ended at epoch {} ({})", phase.what, result.last_epoch,
            result.stop_reason == train::StopReason::kCallback       ? "no EER improvement (network.eer_stop_epochs)"
-           : result.stop_reason == train::StopReason::kEvaluateOnly ? "evaluation only (negative network.resume_epoch)"
-                                                                    : "network.max_epochs reached");
+           : result.stop_reason == train::StopReason::kEvaluateOnly ? "evaluation only (a negative resume epoch)"
+                                                                    : "its last epoch reached");
 }
 
-void RunAveraging(recipe::RunContext& context) {
+// Averages the last `count` contiguous checkpoints of `folder` into folder/avg_model.pt.
+void Average(recipe::RunContext& context, const fs::path& folder, int count, const char* stage) {
   auto& s = SettingsOf(context);
-  const fs::path networks = context.system_folder() / "networks";
-  const int last = train::FindLastContiguousEpoch(networks);
+  const int last = train::FindLastContiguousEpoch(folder);
   if (last <= 0) {
-    throw DataError(fmt::format("{}: no network checkpoint epoch.1.pt: train first (stage 5)", networks.string()));
+    throw DataError(fmt::format("{}: no network checkpoint epoch.1.pt: run {} first", folder.string(), stage));
   }
-  const int count = std::min(s.recipe().num_average, last);
-  const auto inputs = train::LastCheckpoints(networks, last, count);
+  count = std::min(count, last);
+  const auto inputs = train::LastCheckpoints(folder, last, count);
   const auto meta = train::ReadCheckpointMeta(inputs.front());
-  auto net = MakeNetwork(s, meta.feat_dim, meta.n_speakers);
-  const fs::path output = networks / AveragedModelName();
+  auto net = MakeNetwork(s, meta.feat_dim, meta.n_speakers, "cpu");
+  const fs::path output = folder / AveragedModelName();
   train::AverageCheckpoints(inputs, *net, output);
   ASV_LOG(Info, "averaged epochs {}-{} into {}", last - count + 1, last, output.string());
   context.RecordArtifact(output, "model");
+}
+
+}  // namespace
+
+fs::path TrainingFolder(const recipe::RunContext& context) {
+  return context.system_folder() / "networks";
+}
+
+fs::path FineTuningFolder(const recipe::RunContext& context) {
+  return context.system_folder() / "large_margin";
+}
+
+fs::path ModelForExtraction(const MarginSettings& settings, const recipe::RunContext& context) {
+  const auto& r = settings.recipe();
+  if (r.selected_epoch) return train::CheckpointPath(TrainingFolder(context), *r.selected_epoch);
+  if (r.lm_epochs > 0) return FineTuningFolder(context) / AveragedModelName();
+  return TrainingFolder(context) / AveragedModelName();
+}
+
+void RunTraining(recipe::RunContext& context) {
+  const auto& s = SettingsOf(context);
+  const auto& r = s.recipe();
+  const auto& network = s.common().network;
+  Phase phase;
+  phase.what = "training";
+  phase.folder = TrainingFolder(context);
+  phase.epochs = network.max_epochs;
+  phase.resume_epoch = network.resume_epoch;
+  phase.minibatch_size = network.minibatch_size;
+  phase.num_frames = r.num_frames;
+  phase.speed_perturb = r.speed_perturb;
+  phase.lr.initial_lr = network.initial_learning_rate;
+  phase.lr.final_lr = r.final_learning_rate;
+  phase.lr.warm_up_epochs = r.warm_up_epochs;
+  phase.margin.initial_margin = r.initial_margin;
+  phase.margin.final_margin = r.final_margin;
+  phase.margin.increase_start_epoch = r.increase_start_epoch;
+  phase.margin.fix_start_epoch = r.fix_start_epoch;
+  phase.margin.increase = train::ParseMarginIncrease(r.increase_type);
+  phase.epochs_per_evaluation = network.epochs_per_train_call;
+  phase.early_stopping = true;
+  TrainPhase(context, phase);
+}
+
+void RunAveraging(recipe::RunContext& context) {
+  Average(context, TrainingFolder(context), SettingsOf(context).recipe().num_average, "stage 5");
+}
+
+void RunFineTuning(recipe::RunContext& context) {
+  const auto& s = SettingsOf(context);
+  const auto& r = s.recipe();
+  if (r.lm_epochs == 0) {
+    ASV_LOG0(Info, "recipe.lm_epochs = 0: no large-margin fine-tuning; stage 8 uses {}",
+             (TrainingFolder(context) / AveragedModelName()).string());
+    return;
+  }
+  Phase phase;
+  phase.what = "large-margin fine-tuning";
+  phase.folder = FineTuningFolder(context);
+  phase.init_model = TrainingFolder(context) / AveragedModelName();
+  if (!fs::exists(phase.init_model)) {
+    throw DataError(fmt::format("{} does not exist: average the trained checkpoints first (stage 6)",
+                                phase.init_model.string()));
+  }
+  phase.epochs = r.lm_epochs;
+  phase.resume_epoch = r.lm_resume_epoch;
+  // Recorded after the epochs of the training that the averaged model ends.
+  phase.epoch_offset = std::max(0, train::FindLastContiguousEpoch(TrainingFolder(context)));
+  phase.minibatch_size = r.lm_minibatch_size;
+  phase.num_frames = r.lm_num_frames;
+  phase.speed_perturb = r.lm_speed_perturb;
+  phase.lr.initial_lr = r.lm_initial_learning_rate;
+  phase.lr.final_lr = r.lm_final_learning_rate;
+  phase.lr.warm_up_epochs = r.lm_warm_up_epochs;
+  phase.margin.initial_margin = r.lm_margin;
+  phase.margin.final_margin = r.lm_margin;
+  phase.margin.increase_start_epoch = 1;
+  phase.margin.fix_start_epoch = 1;
+  phase.epochs_per_evaluation = s.common().network.epochs_per_train_call;
+  phase.early_stopping = false;
+  TrainPhase(context, phase);
+  if (context.is_rank0()) Average(context, phase.folder, r.lm_num_average, "stage 7");
 }
 
 }  // namespace asv::recipes::voxceleb_margin

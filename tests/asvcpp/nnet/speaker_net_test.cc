@@ -95,6 +95,50 @@ TEST(SpeakerNetTest, TrainAndEvalReachTheModelsBatchNorms) {
   for (const auto& m : net->modules(/*include_self=*/true)) EXPECT_TRUE(m->is_training()) << m->name();
 }
 
+// Channels-last activations change the memory layout, not the maths: the same weights give the
+// same logits and the same gradients, and the gradients keep the parameters' own layout.
+TEST(SpeakerNetTest, ChannelsLastResNetEqualsTheDefaultLayout) {
+  torch::manual_seed(7);
+  auto plain = MakeMarginNet("ResNet34", 16, 8, 5, Arc(), 8);
+  auto nhwc = MakeMarginNet("ResNet34", 16, 8, 5, Arc(), 8, /*channels_last=*/true);
+  {
+    torch::NoGradGuard no_grad;
+    const auto from = plain->named_parameters();
+    for (auto& p : nhwc->named_parameters()) p.value().copy_(from[p.key()]);
+  }
+  const auto x = torch::randn({3, 40, 16});  // [batch, frames, feat_dim]
+  const auto labels = torch::tensor({0, 3, 4}, torch::kLong);
+  // Differences relative to the largest magnitude (the logits are cosines times 32).
+  const auto relative = [](const torch::Tensor& u, const torch::Tensor& v) {
+    return (u - v).abs().max().item<double>() / v.abs().max().item<double>();
+  };
+  const auto a = plain->Logits(x, labels);
+  const auto b = nhwc->Logits(x, labels);
+  EXPECT_LT(relative(b, a), 1e-5);
+  a.sum().backward();
+  b.sum().backward();
+  const auto grads = plain->named_parameters();
+  std::size_t conv_weights = 0;
+  for (const auto& p : nhwc->named_parameters()) {
+    const auto& g = p.value().grad();
+    ASSERT_TRUE(g.defined()) << p.key();
+    EXPECT_LT(relative(g, grads[p.key()].grad()), 1e-4) << p.key();
+    EXPECT_TRUE(g.is_contiguous()) << p.key();
+    if (g.dim() == 4) ++conv_weights;
+  }
+  EXPECT_GT(conv_weights, 30u);
+
+  // The activations really are channels-last.
+  auto options = ResNet34Options(16, 8);
+  options.m_channels = 8;
+  options.channels_last = true;
+  ResNet resnet(options);
+  EXPECT_TRUE(resnet->FrameLevelFeatures(x).is_contiguous(torch::MemoryFormat::ChannelsLast));
+  options.channels_last = false;
+  ResNet plain_resnet(options);
+  EXPECT_FALSE(plain_resnet->FrameLevelFeatures(x).is_contiguous(torch::MemoryFormat::ChannelsLast));
+}
+
 TEST(SpeakerNetTest, UnknownModelsAreConfigErrorsNamingTheKnownOnes) {
   try {
     MakeMarginNet("ResNet35", 80, 256, 10, Arc());
