@@ -132,10 +132,13 @@ ListResult ScoreTrialList(const Backend& backend, const Embeddings& processed, c
   eval::SplitScores(result.scores, trials.Classify(eval::LabelVocabulary::Default(), &counts), &target_scores,
                     &nontarget_scores);
   std::vector<eval::DcfParams> points = {params};
-  if (params.p_target != 0.01) {
-    eval::DcfParams p001;
-    p001.p_target = 0.01;
-    points.push_back(p001);
+  for (const double p : settings.other_p_targets) {
+    const bool seen =
+        std::any_of(points.begin(), points.end(), [p](const eval::DcfParams& d) { return d.p_target == p; });
+    if (seen) continue;
+    eval::DcfParams other;
+    other.p_target = p;
+    points.push_back(other);
   }
   result.llr = eval::ComputeLlrMetrics(target_scores, nontarget_scores, points);
   const eval::SortedScores sorted(std::move(target_scores), std::move(nontarget_scores));

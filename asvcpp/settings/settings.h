@@ -360,6 +360,7 @@ struct BackendSettings {
   backend::Scoring scoring = backend::Scoring::kPlda;
   bool score_norm = false;
   double p_target = 0.05;
+  std::vector<double> other_p_targets = {0.01};
 
   template <class V>
   void Register(V& v) {
@@ -388,9 +389,19 @@ struct BackendSettings {
       "Adaptive symmetric score normalisation (AS-norm) with the cohort sizes above; ASVtorch implements it "
       "but leaves it disabled");
     v("p_target", p_target,
-      "Target prior of the reported minDCF (c_miss = c_fa = 1; ASVtorch: 0.05). minDCF at 0.01 is reported "
-      "as well")
+      "Target prior of the reported minDCF (c_miss = c_fa = 1; ASVtorch: 0.05)")
         .Range(0.0, 1.0);
+    v("other_p_targets", other_p_targets,
+      "Further target priors at which minDCF and actual DCF are computed, reported and stored (NIST SRE: 0.01, "
+      "0.005, 0.001)")
+        .Check([](const parser::Value& value) -> std::optional<std::string> {
+          if (!value.is_sequence()) return std::nullopt;  // the type check reports it
+          for (const auto& item : value.items()) {
+            const double p = item.as_float();
+            if (!(p > 0.0 && p < 1.0)) return "backend.other_p_targets must lie in (0, 1), got " + item.Repr();
+          }
+          return std::nullopt;
+        });
   }
 };
 

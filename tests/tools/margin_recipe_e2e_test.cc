@@ -66,7 +66,8 @@ constexpr const char* kInitConfig =
     "network.validation_utterances = 0\n"
     "network.weight_decay_skiplist = []\n"
     "backend.processing = 'c'\n"
-    "backend.scoring = 'cosine'\n";
+    "backend.scoring = 'cosine'\n"
+    "backend.other_p_targets = [0.01, 0.001]\n";
 
 TEST(MarginRecipeE2eTest, TinyCorpusThroughEveryStage) {
   if (!testing::HaveTool("espeak-ng") || !testing::HaveTool("ffmpeg") || !testing::HaveTool("python3")) {
@@ -138,6 +139,11 @@ TEST(MarginRecipeE2eTest, TinyCorpusThroughEveryStage) {
     EXPECT_EQ(static_cast<std::size_t>(r.record.n_target + r.record.n_nontarget), trials);
   }
   EXPECT_EQ(results[0].record.stage, std::optional<int>(9));
+  // minDCF and actDCF at backend.p_target and at each of backend.other_p_targets.
+  ASSERT_EQ(results[0].record.costs.size(), 3u);
+  EXPECT_EQ(results[0].record.costs[0].p_target, 0.05);
+  EXPECT_EQ(results[0].record.costs[1].p_target, 0.01);
+  EXPECT_EQ(results[0].record.costs[2].p_target, 0.001);
   const fs::path system = dir / "out/tiny_system";
   for (const char* file : {"networks/epoch.3.pt", "networks/avg_model.pt", "networks/avg_model.pt.sha256",
                            "large_margin/epoch.2.pt", "large_margin/avg_model.pt", "embeddings/trial.scp",

@@ -175,6 +175,12 @@ TEST(SettingsBinding, RangeChecks) {
   EXPECT_EQ(Check("computing.gpu_ids = (0, -1)", gpus),
             "run_configs:3:24: error: computing.gpu_ids[1] must be >= 0, got -1");
   EXPECT_EQ(Check("network.resume_epoch = -23", Value::Int(-23)), "");
+  EXPECT_EQ(Check("backend.other_p_targets = [0.01, 0.001]", Value::List({Value::Float(0.01), Value::Float(0.001)})),
+            "");
+  EXPECT_EQ(Check("backend.other_p_targets = [0.01, 1.5]", Value::List({Value::Float(0.01), Value::Float(1.5)})),
+            "run_configs:3:27: error: backend.other_p_targets must lie in (0, 1), got 1.5");
+  EXPECT_NE(Check("backend.other_p_targets = ['a']", Value::List({Value::String("a")})).find("must be"),
+            std::string::npos);
   EXPECT_EQ(Check("features.vad_mismatch_tolerance = 2", Value::Int(2)), "");
 }
 
