@@ -1,5 +1,7 @@
-// asv_bench_train: training throughput (frames/s) of the x-vector trainer's step for 1 and for N
-// data-parallel processes, with speed-up and scaling efficiency. Usage: --help and README.md.
+// asv_bench_train: training throughput (frames/s) of the trainer's step for 1 and for N
+// data-parallel processes, with speed-up and scaling efficiency: an x-vector network
+// (--architecture) or, with --model, one of WeSpeaker's embedding models with an AAM-softmax head
+// (voxceleb/margin's networks). Usage: --help and README.md.
 //
 // The launcher (this program without --worker-result) starts, for each world size N of --nproc,
 // N copies of itself as workers through dist::Launcher, hosting the rendezvous store as asvrun
@@ -43,6 +45,7 @@
 #include "asvcpp/dist/process_group.h"
 #include "asvcpp/dist/runtime_info.h"
 #include "asvcpp/dist/world.h"
+#include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/settings/settings.h"
 #include "asvcpp/train/gradient_reducer.h"
@@ -76,6 +79,7 @@ struct BenchOptions {
   std::string device = "cpu";
   std::vector<int> gpus;  // physical GPU ids; empty: 0..N-1
   std::string architecture = "StandardNet";
+  std::string model;  // set: nnet::MakeMarginNet's model with an AAM-softmax head, Nesterov SGD
   int batch = 64;
   int frames = 200;
   int speakers = 1000;
@@ -193,12 +197,29 @@ int RunWorker(const BenchOptions& o) {
     if (o.cpu_allocator == "caching") cpu_allocator.emplace();
     const auto ns = NetworkFor(o);
     torch::manual_seed(o.seed);
-    auto net = asv::nnet::MakeXvectorNet(ns, o.feat_dim, o.speakers);
+    std::shared_ptr<asv::nnet::SpeakerNet> net;
+    std::vector<std::string> skiplist(ns.weight_decay_skiplist.begin(), ns.weight_decay_skiplist.end());
+    double momentum = ns.momentum;
+    double weight_decay = ns.weight_decay;
+    if (o.model.empty()) {
+      net = asv::nnet::MakeXvectorNet(ns, o.feat_dim, o.speakers).ptr();
+    } else {
+      // voxceleb/margin's step (WeSpeaker's conf/resnet.yaml, ecapa_tdnn.yaml): AAM-softmax
+      // (s = 32, margin 0.2), SGD with Nesterov momentum 0.9 and weight decay 1e-4 on every
+      // parameter.
+      asv::nnet::MarginHeadOptions head;
+      head.type = asv::nnet::HeadType::kArcMargin;
+      head.scale = 32;
+      head.margin = 0.2;
+      net = asv::nnet::MakeMarginNet(o.model, o.feat_dim, o.embedding, o.speakers, head).ptr();
+      skiplist.clear();
+      momentum = 0.9;
+      weight_decay = 1e-4;
+    }
     net->to(device);
     reducer->SyncModel(*net);
-    std::vector<std::string> skiplist(ns.weight_decay_skiplist.begin(), ns.weight_decay_skiplist.end());
-    asv::train::Sgd optimizer(asv::train::WeightDecayGroups(*net, skiplist, ns.initial_learning_rate, ns.weight_decay),
-                              ns.momentum);
+    asv::train::Sgd optimizer(asv::train::WeightDecayGroups(*net, skiplist, ns.initial_learning_rate, weight_decay),
+                              momentum, /*nesterov=*/!o.model.empty());
 
     // Random minibatches, different on each rank, made before the clock starts and kept on the
     // host as the trainer's are. Every step gets a new one (up to kMaxPoolBytes of them, then
@@ -219,7 +240,7 @@ int RunWorker(const BenchOptions& o) {
     // (optimizer_step_interval 1).
     net->train();
     optimizer.ZeroGrad();
-    asv::train::TrainStep train_step(net.ptr(), optimizer, reducer, device_name, precision);
+    asv::train::TrainStep train_step(net, optimizer, reducer, device_name, precision);
     double last_loss = 0;
     const auto read_steps = [&] {
       for (const auto& r : train_step.readings().Read()) {
@@ -322,6 +343,7 @@ std::vector<std::string> WorkerArgv(const BenchOptions& o, int threads, const st
   const std::pair<const char*, std::string> options[] = {
       {"--device", o.device},
       {"--architecture", o.architecture},
+      {"--model", o.model},
       {"--batch", std::to_string(o.batch)},
       {"--frames", std::to_string(o.frames)},
       {"--speakers", std::to_string(o.speakers)},
@@ -341,6 +363,7 @@ std::vector<std::string> WorkerArgv(const BenchOptions& o, int threads, const st
   };
   std::vector<std::string> argv = {asv::fs::SelfExecutable().string()};
   for (const auto& [name, value] : options) {
+    if (value.empty()) continue;  // --model unset
     argv.push_back(name);
     argv.push_back(value);
   }
@@ -495,17 +518,25 @@ int RunLauncher(const BenchOptions& o, const std::string& command_line) {
       "1 process: a launched worker with train::NoOpReducer (as asvrun trains without data parallelism); "
       "N > 1: dist::ProcessGroup's bucketed all-reduce (Gloo on the CPU, NCCL on GPUs)";
 
-  std::cout << fmt::format("## Training throughput: {} ({})\n\n", o.architecture, o.device);
+  const std::string network_name = o.model.empty() ? o.architecture : o.model;
+  std::cout << fmt::format("## Training throughput: {} ({})\n\n", network_name, o.device);
   std::cout << fmt::format("- date: {}\n", Now());
   std::cout << fmt::format("- machine: {}, {} cores available ({} hardware threads){}\n", cpu, cores, hardware_threads,
                            gpus.empty() ? "" : "; GPUs: " + gpus);
   std::cout << fmt::format("- LibTorch {} (CUDA build {}, NCCL {}, Gloo {})\n", torch_version,
                            runtime.cuda_build ? "yes" : "no", runtime.nccl_build ? "yes" : "no",
                            runtime.gloo_build ? "yes" : "no");
-  std::cout << fmt::format(
-      "- network: {}, {}-dim input, frame layer {}, stats {}, embedding {}, {} speakers ({} parameters)\n",
-      o.architecture, o.feat_dim, o.frame_layer, o.stat_size, o.embedding, o.speakers,
-      parameters > 0 ? Thousands(static_cast<double>(parameters)) : "?");
+  if (o.model.empty()) {
+    std::cout << fmt::format(
+        "- network: {}, {}-dim input, frame layer {}, stats {}, embedding {}, {} speakers ({} parameters)\n",
+        o.architecture, o.feat_dim, o.frame_layer, o.stat_size, o.embedding, o.speakers,
+        parameters > 0 ? Thousands(static_cast<double>(parameters)) : "?");
+  } else {
+    std::cout << fmt::format(
+        "- network: {} (WeSpeaker), {}-dim input, embedding {}, AAM-softmax over {} classes ({} parameters); "
+        "SGD with Nesterov momentum 0.9, weight decay 1e-4\n",
+        o.model, o.feat_dim, o.embedding, o.speakers, parameters > 0 ? Thousands(static_cast<double>(parameters)) : "?");
+  }
   std::cout << fmt::format(
       "- step: forward + cross-entropy + backward + gradient all-reduce + SGD (train::Trainer's loop, "
       "data loading excluded); global minibatch {} x {} frames, {}{}; {} CPU allocator; {} warm-up + {} timed steps, "
@@ -576,7 +607,7 @@ int RunLauncher(const BenchOptions& o, const std::string& command_line) {
                        {"cuda_build", runtime.cuda_build},
                        {"nccl", runtime.nccl_build},
                        {"gloo", runtime.gloo_build}};
-    out["workload"] = {{"architecture", o.architecture},
+    out["workload"] = {{"architecture", network_name},
                        {"feat_dim", o.feat_dim},
                        {"frame_layer", o.frame_layer},
                        {"stat_size", o.stat_size},
@@ -621,6 +652,11 @@ int Main(int argc, char** argv) {
   app.add_option("--gpus", o.gpus, "Physical GPU ids for --device cuda, e.g. 0,1,2,3 (default: 0..N-1)")
       ->delimiter(',')
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--model", o.model,
+                 "WeSpeaker embedding model with an AAM-softmax head instead of an x-vector network: ResNet34, "
+                 "ECAPA_TDNN_GLOB_c512, ... (defaults then: 80 bins, embedding 256 or 192, 5994 x 3 classes, "
+                 "batch 128)")
+      ->check(CLI::IsMember(asv::nnet::MarginNetModels()));
   app.add_option("--architecture", o.architecture, "Network (ASVtorch's class name)")
       ->check(CLI::IsMember({"StandardNet", "StandardSeNet", "StandardResSeNet", "LargeResSeNet"}))
       ->capture_default_str();
@@ -669,6 +705,18 @@ int Main(int argc, char** argv) {
     return code == 0 ? asv::kExitOk : asv::kExitConfigError;
   }
   if (!o.worker_result.empty()) return RunWorker(o);
+
+  if (!o.model.empty()) {
+    // voxceleb/margin's workload: WeSpeaker's batch 128 x 200 frames x 80 fbank bins, VoxCeleb2
+    // dev's 5,994 speakers x 3 speeds.
+    auto margin_default = [&app](const char* name, int& field, int value) {
+      if (app.count(name) == 0) field = value;
+    };
+    margin_default("--feat-dim", o.feat_dim, 80);
+    margin_default("--embedding", o.embedding, o.model == "ResNet34" ? 256 : 192);
+    margin_default("--speakers", o.speakers, 5994 * 3);
+    margin_default("--batch", o.batch, 128);
+  }
 
   if (o.quick) {
     auto tiny = [&app](const char* name, int& field, int value) {
