@@ -1,5 +1,6 @@
 #include "asvcpp/base/progress.h"
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "asvcpp/base/live_line.h"
 #include "asvcpp/base/log.h"
 
 namespace asv::base {
@@ -28,7 +30,14 @@ Board& TheBoard() {
   return board;
 }
 
+std::atomic<bool> g_live_line_shown{false};
+
 }  // namespace
+
+namespace internal {
+void SetLiveLineShown(bool shown) { g_live_line_shown.store(shown); }
+bool LiveLineShown() { return g_live_line_shown.load(); }
+}  // namespace internal
 
 void SetProgressStage(const std::string& stage) {
   Board& board = TheBoard();
@@ -199,6 +208,7 @@ void Progress::Emit(const std::string& line, bool final_line) {
     const std::string text = "\r" + line + "\033[K" + (final_line ? "\n" : "");
     std::fwrite(text.data(), 1, text.size(), stderr);
     std::fflush(stderr);
+    internal::SetLiveLineShown(!final_line);
   } else {
     ASV_LOG(Info, "{}", line);
   }

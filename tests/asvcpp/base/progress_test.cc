@@ -18,6 +18,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include "asvcpp/base/log.h"
+
 namespace asv::base {
 namespace {
 
@@ -295,6 +297,45 @@ TEST(ProgressTest, AutoModeRedrawsOneLineOnATerminal) {
   EXPECT_NE(out.find("\rds: 4 utt in 0:04, mean 1.0 utt/s\033[K"), std::string::npos) << out;
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
   EXPECT_EQ(out.find("[asvcpp"), std::string::npos) << out;
+}
+
+TEST(ProgressTest, ALogLineOnATerminalClearsTheLiveLineFirst) {
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  ASSERT_GE(master, 0);
+  ASSERT_EQ(::grantpt(master), 0);
+  ASSERT_EQ(::unlockpt(master), 0);
+  const int terminal = ::open(::ptsname(master), O_RDWR | O_NOCTTY);
+  ASSERT_GE(terminal, 0);
+  double now = 0;
+  WithStderr(terminal, [&] {
+    ProgressOptions o;
+    o.unit = "utt";
+    o.publish = false;
+    o.clock = [&now] { return now; };
+    Progress p("ds", 4, o);
+    now += 1.0;
+    p.Add(1);
+    ASV_LOG(Info, "between");
+    now += 1.0;
+    p.Add(1);
+    p.Finish();
+    ASV_LOG(Info, "after");
+  });
+  const std::string out = Drain(master);
+  ::close(terminal);
+  ::close(master);
+  // The log line replaces the live line (return, clear), and the live line comes back after it.
+  const auto between = out.find("\r\033[K[asvcpp I ");
+  ASSERT_NE(between, std::string::npos) << out;
+  EXPECT_NE(out.find("] between", between), std::string::npos) << out;
+  EXPECT_NE(out.find("\rds: 2/4 utt", between), std::string::npos) << out;
+  // After the end line, log lines are plain again.
+  const auto after = out.find("] after");
+  ASSERT_NE(after, std::string::npos) << out;
+  const auto end_line = out.find("ds: 2/4 utt in 0:02");
+  ASSERT_NE(end_line, std::string::npos) << out;
+  EXPECT_LT(end_line, after);
+  EXPECT_EQ(out.find("\033[K[asvcpp", end_line), std::string::npos) << out;
 }
 
 TEST(ProgressTest, AutoModeWritesPlainLogLinesElsewhere) {
