@@ -23,20 +23,25 @@ ProgressReporter::ProgressReporter(const std::filesystem::path& path, std::int64
     : run_id_(run_id), rank_(rank), options_(std::move(options)) {
   if (!options_.source) options_.source = base::CurrentProgress;
   options_.interval = std::max(options_.interval, std::chrono::milliseconds(1));
+  path_ = path;
+  OpenLocked();
+  thread_ = std::thread([this] { Loop(); });
+}
+
+void ProgressReporter::OpenLocked() {
   DatabaseOptions db_options;
   db_options.busy_timeout = options_.busy_wait;
   db_options.retry_limit = std::chrono::milliseconds(0);  // busy after busy_wait: skip this update
   try {
-    db_ = std::make_unique<Database>(path, db_options);
+    db_ = std::make_unique<Database>(path_, db_options);
   } catch (const std::exception& e) {
-    ASV_LOG(Warning, "progress of run {} is not recorded: {}", run_id_, e.what());
-    return;
+    // Tried again at the next update; said once.
+    if (!open_failed_) ASV_LOG(Warning, "progress of run {} not recorded for now: {}", run_id_, e.what());
+    open_failed_ = true;
   }
-  thread_ = std::thread([this] { Loop(); });
 }
 
 ProgressReporter::~ProgressReporter() {
-  if (!thread_.joinable()) return;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
@@ -48,7 +53,11 @@ ProgressReporter::~ProgressReporter() {
 
 bool ProgressReporter::UpdateNow() {
   std::lock_guard<std::mutex> lock(mutex_);
-  if (!db_) return false;
+  if (!db_) OpenLocked();
+  if (!db_) {
+    ++skipped_;
+    return false;
+  }
   std::optional<base::ProgressSnapshot> snapshot;
   try {
     snapshot = options_.source();

@@ -41,7 +41,8 @@ class ProgressReporter {
  public:
   /// Opens its own connection to the database at `path` and starts the thread; the first update
   /// comes after one interval. Never throws for a database problem: if the database cannot be
-  /// opened, a warning is logged and the reporter does nothing (the run goes on without it).
+  /// opened, a warning is logged (once) and each update tries to open it again, counting as
+  /// skipped while it cannot (the run goes on without it).
   ProgressReporter(const std::filesystem::path& path, std::int64_t run_id, int rank,
                    ProgressReporterOptions options = {});
   /// Wakes the thread, writes a last update (if anything changed) and joins it. Never throws.
@@ -61,7 +62,10 @@ class ProgressReporter {
 
  private:
   void Loop();
+  // Opens db_ (mutex_ held or not yet shared); on failure logs a warning the first time.
+  void OpenLocked();
 
+  std::filesystem::path path_;
   std::unique_ptr<Database> db_;
   std::int64_t run_id_;
   int rank_;
@@ -73,6 +77,7 @@ class ProgressReporter {
   std::int64_t updates_ = 0;
   std::int64_t skipped_ = 0;
   bool failing_ = false;
+  bool open_failed_ = false;
   std::thread thread_;
 };
 

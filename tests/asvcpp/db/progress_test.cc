@@ -193,14 +193,28 @@ TEST(DbProgressTest, ReporterSkipsAnUpdateWhileTheDatabaseIsLockedAndNeverThrows
   EXPECT_EQ(db.ProgressRows({run}).at(0).record.done, 10);
 }
 
-TEST(DbProgressTest, ReporterOfAnUnusableDatabaseDoesNothingAndDoesNotThrow) {
+TEST(DbProgressTest, ReporterOfAnUnusableDatabaseSkipsUpdatesUntilItCanOpenIt) {
   const testing::ScopedDir dir("progress_unusable");
   FakeBoard board;
   board.Set(1);
   // A folder where the file should be: the database cannot be opened.
-  std::filesystem::create_directories(dir / "experiments.db");
-  ProgressReporter reporter(dir / "experiments.db", 1, 0, board.Options());
-  EXPECT_FALSE(reporter.UpdateNow());
+  const auto unusable = dir / "experiments.db";
+  std::filesystem::create_directories(unusable);
+  {
+    ProgressReporter reporter(unusable, 1, 0, board.Options());
+    EXPECT_FALSE(reporter.UpdateNow());
+    EXPECT_EQ(reporter.skipped(), 1);
+    // Once it can be opened, the next update opens it and writes.
+    std::filesystem::remove(unusable);
+    std::int64_t run = 0;
+    {
+      Database db(unusable);
+      run = db.BeginRun(testing::SampleRunInfo("r", "a"));
+    }
+    ASSERT_EQ(run, 1);
+    EXPECT_TRUE(reporter.UpdateNow());
+    EXPECT_EQ(Database(unusable).ProgressRows({run}).size(), 1u);
+  }
   // A run that does not exist: the update fails and is skipped.
   const auto path = dir / "other.db";
   { Database db(path); }
