@@ -7,6 +7,8 @@
 #include <mutex>
 #include <string>
 
+#include "asvcpp/base/live_line.h"
+
 namespace asv::log {
 namespace {
 
@@ -47,6 +49,8 @@ void Write(Level level, std::string_view message) {
                                        clock, g_rank.load(), message)
                          : fmt::format("[asvcpp {} {}] {}\n", kLetters[static_cast<int>(level)],
                                        clock, message);
+  // A live progress line has no newline yet: clear it so that this line starts at the margin.
+  if (base::internal::LiveLineShown()) line.insert(0, "\r\033[K");
   std::lock_guard<std::mutex> lock(g_mutex);
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);

@@ -132,6 +132,26 @@ struct ArtifactRecord {
   std::int64_t bytes = 0;                ///< File size in bytes.
 };
 
+/// What one process (rank) of a running run last reported of its progress (table `progress`,
+/// schema version 7; asvcpp/db/progress_reporter.h writes it every few seconds).
+struct ProgressRecord {
+  std::string stage;                   ///< Stage being run, e.g. "5 train"; "" when not known.
+  std::string what;                    ///< What is counted, e.g. "epoch 3/20" or "voxceleb1".
+  std::int64_t done = 0;               ///< Items done.
+  std::optional<std::int64_t> total;   ///< Items in all; nullopt when unknown.
+  std::string unit;                    ///< Name of an item: "utt", "batches", "lists".
+  std::optional<double> rate;          ///< Smoothed rate, items per second; nullopt when unknown.
+  std::optional<double> eta_seconds;   ///< Seconds left at that rate; nullopt when unknown.
+};
+
+/// A row of `progress`: one per (run, rank), replaced by every update.
+struct ProgressRow {
+  std::int64_t run_id = 0;
+  int rank = 0;
+  ProgressRecord record;
+  std::string updated_time;  ///< UTC ISO-8601 of the last update.
+};
+
 /// A row of `runs`.
 struct RunRow {
   std::int64_t id = 0;
@@ -338,6 +358,16 @@ class Database {
 
   /// Artifacts of a run in the order they were recorded. Throws DbError.
   std::vector<ArtifactRow> Artifacts(std::int64_t run_id);
+
+  /// Replaces the progress row of (run_id, rank) with `progress` and updated_time = now (one
+  /// small upsert; runs.heartbeat_time is not touched). Rows stay after the run ends: the last
+  /// progress of a crashed run says where it stopped. Throws DbError if the run does not exist
+  /// or the database stays busy beyond DatabaseOptions::retry_limit.
+  void UpdateProgress(std::int64_t run_id, int rank, const ProgressRecord& progress);
+
+  /// Progress rows of `run_ids` (of every run when empty), ordered by run id and rank. Throws
+  /// DbError.
+  std::vector<ProgressRow> ProgressRows(const std::vector<std::int64_t>& run_ids = {});
 
   /// Current `PRAGMA user_version`. Throws DbError.
   int SchemaVersion();

@@ -191,6 +191,29 @@ std::vector<EpochRow> Database::Epochs(std::int64_t run_id) {
   return rows;
 }
 
+std::vector<ProgressRow> Database::ProgressRows(const std::vector<std::int64_t>& run_ids) {
+  std::vector<ProgressRow> rows;
+  Read("ProgressRows", [&] {
+    rows.clear();
+    if (run_ids.empty()) {
+      Statement stmt(db_, fmt::format("SELECT {} FROM progress ORDER BY run_id, rank", kProgressColumns));
+      while (stmt.Step()) rows.push_back(ReadProgressRow(stmt));
+      return;
+    }
+    Statement stmt(db_, fmt::format("SELECT {} FROM progress WHERE run_id = :run_id ORDER BY rank",
+                                    kProgressColumns));
+    std::vector<std::int64_t> ids = run_ids;
+    std::sort(ids.begin(), ids.end());
+    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    for (const std::int64_t id : ids) {
+      stmt.Reset();
+      stmt.Bind(":run_id", id);
+      while (stmt.Step()) rows.push_back(ReadProgressRow(stmt));
+    }
+  });
+  return rows;
+}
+
 std::vector<StageRow> Database::Stages(std::int64_t run_id) {
   std::vector<StageRow> rows;
   Read("Stages", [&] {

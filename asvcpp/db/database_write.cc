@@ -172,6 +172,30 @@ void Database::Heartbeat(std::int64_t run_id) {
   });
 }
 
+void Database::UpdateProgress(std::int64_t run_id, int rank, const ProgressRecord& progress) {
+  Write("UpdateProgress", [&] {
+    Statement(db_, R"sql(
+      INSERT INTO progress (run_id, rank, stage, what, done, total, unit, rate, eta_seconds,
+                            updated_time)
+      VALUES (:run_id, :rank, :stage, :what, :done, :total, :unit, :rate, :eta_seconds, :now)
+      ON CONFLICT (run_id, rank) DO UPDATE SET
+        stage = excluded.stage, what = excluded.what, done = excluded.done, total = excluded.total,
+        unit = excluded.unit, rate = excluded.rate, eta_seconds = excluded.eta_seconds,
+        updated_time = excluded.updated_time)sql")
+        .Bind(":run_id", run_id)
+        .Bind(":rank", rank)
+        .Bind(":stage", progress.stage)
+        .Bind(":what", progress.what)
+        .Bind(":done", progress.done)
+        .Bind(":total", progress.total)
+        .Bind(":unit", progress.unit)
+        .Bind(":rate", progress.rate)
+        .Bind(":eta_seconds", progress.eta_seconds)
+        .Bind(":now", NowUtc())
+        .Run();
+  });
+}
+
 std::int64_t Database::BeginStage(std::int64_t run_id, int stage, const std::string& name) {
   std::int64_t id = 0;
   Write("BeginStage", [&] {

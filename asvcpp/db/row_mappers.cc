@@ -157,4 +157,19 @@ ArtifactRow ReadArtifactRow(const Statement& s) {
   return row;
 }
 
+ProgressRow ReadProgressRow(const Statement& s) {
+  ProgressRow row;
+  row.run_id = s.Int(0);
+  row.rank = static_cast<int>(s.Int(1));
+  row.record.stage = s.Text(2);
+  row.record.what = s.Text(3);
+  row.record.done = s.Int(4);
+  row.record.total = s.OptInt(5);
+  row.record.unit = s.Text(6);
+  row.record.rate = s.OptReal(7);
+  row.record.eta_seconds = s.OptReal(8);
+  row.updated_time = s.Text(9);
+  return row;
+}
+
 }  // namespace asv::db

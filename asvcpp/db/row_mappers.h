@@ -76,4 +76,11 @@ inline constexpr std::string_view kArtifactColumns =
 /// A row of kArtifactColumns.
 ArtifactRow ReadArtifactRow(const Statement& stmt);
 
+/// Columns of `progress` in ReadProgressRow's order.
+inline constexpr std::string_view kProgressColumns =
+    "run_id, rank, stage, what, done, total, unit, rate, eta_seconds, updated_time";
+
+/// A row of kProgressColumns (NULL total, rate and eta_seconds read back as nullopt).
+ProgressRow ReadProgressRow(const Statement& stmt);
+
 }  // namespace asv::db

@@ -136,6 +136,26 @@ CREATE TABLE result_costs (
 );
 )sql";
 
+// The progress of running runs (schema version 7): one row per (run, rank), replaced every few
+// seconds by the run's progress reporter (asvcpp/db/progress_reporter.h) with what base::Progress
+// last published, so that `asvrun runs --running` shows stage, done/total, rate and ETA from
+// another shell. Rows stay after the run ends (the last progress of a crashed run).
+constexpr std::string_view kV7Progress = R"sql(
+CREATE TABLE progress (
+  run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+  rank          INTEGER NOT NULL,
+  stage         TEXT    NOT NULL DEFAULT '',
+  what          TEXT    NOT NULL DEFAULT '',
+  done          INTEGER NOT NULL DEFAULT 0,
+  total         INTEGER,                         -- NULL: unknown
+  unit          TEXT    NOT NULL DEFAULT '',
+  rate          REAL,                            -- items per second; NULL: unknown
+  eta_seconds   REAL,                            -- NULL: unknown
+  updated_time  TEXT    NOT NULL,
+  PRIMARY KEY (run_id, rank)
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -147,6 +167,7 @@ const std::vector<Migration>& Migrations() {
       {5, "epochs.data_wait_percent: share of the epoch the training step waited for data", kV5EpochDataWait},
       {6, "results.cllr, results.min_cllr and table result_costs (minDCF and actDCF per p_target)",
        kV6ResultMetrics},
+      {7, "table progress: the current progress of each rank of a running run", kV7Progress},
   };
   return migrations;
 }

@@ -7,6 +7,7 @@
 #include "asvcpp/base/check.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/base/progress.h"
 #include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/settings/settings.h"
@@ -153,6 +154,10 @@ ExtractionResult EmbeddingExtractor::Extract(const data::FeatureSource& source, 
       },
       options.workers, static_cast<std::size_t>(2 * std::max(options.workers, 1)));
   std::int64_t done = 0;
+  // Utterances with rate and ETA (printed by rank 0, published by every rank).
+  base::ProgressOptions progress_options;
+  progress_options.unit = "utt";
+  base::Progress progress("embeddings", static_cast<std::int64_t>(positions.size()), progress_options);
   try {
     for (std::size_t b = 0; b < batches.size(); ++b) {
       HostBatch hb = *loader.Next();
@@ -175,6 +180,7 @@ ExtractionResult EmbeddingExtractor::Extract(const data::FeatureSource& source, 
                   result.embeddings.row(row));
       }
       done += hb.batch;
+      progress.Add(hb.batch);
       if (options.print_interval > 0 && (b + 1) % static_cast<std::size_t>(options.print_interval) == 0) {
         const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
         ASV_LOG0(Info, "{:.0f} seconds elapsed, {}/{} batches, {}/{} utterances", elapsed, b + 1, batches.size(), done,
@@ -186,6 +192,7 @@ ExtractionResult EmbeddingExtractor::Extract(const data::FeatureSource& source, 
     throw;
   }
   if (was_training) net_->train();
+  progress.Finish();
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_time).count();
   return result;
 }

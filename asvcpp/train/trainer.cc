@@ -13,6 +13,7 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/base/progress.h"
 #include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/train/batch_loader.h"
@@ -348,6 +349,11 @@ struct Trainer::Impl {
     Prefetcher<HostBatch> loader(
         n_batches, [&](std::size_t b) { return batches->Load(b); }, options.dataloader_workers, prefetch());
     const auto steps_per_epoch = std::max<std::int64_t>(1, static_cast<std::int64_t>(n_batches) / interval);
+    // Batches of this rank with rate and ETA (printed by rank 0, published by every rank).
+    base::ProgressOptions progress_options;
+    progress_options.unit = "batches";
+    base::Progress progress(fmt::format("epoch {}/{}", stats.epoch, ns.max_epochs),
+                            static_cast<std::int64_t>(n_batches), progress_options);
     for (std::size_t i = 0; i < n_batches; ++i) {
       if (options.step_schedule && i % static_cast<std::size_t>(interval) == 0) {
         const auto step = options.step_schedule(stats.epoch, static_cast<std::int64_t>(i) / interval, steps_per_epoch);
@@ -364,6 +370,7 @@ struct Trainer::Impl {
       if (train_step.Run(x, y, interval, last_of_interval)) read_steps();
       clips += static_cast<double>(x.size(0));
       frames += static_cast<double>(x.size(0) * x.size(2));
+      progress.Add(1);
 
       if ((i + 1) % static_cast<std::size_t>(ns.print_interval) == 0) {
         read_steps();
@@ -385,6 +392,7 @@ struct Trainer::Impl {
       }
     }
     read_steps();
+    progress.Finish();
     const double train_seconds = SecondsSince(train_start) - validation_seconds;
     const double wait_seconds = loader.wait_seconds();
     // BatchNorm running statistics: averaged over ranks before validation and the checkpoint.

@@ -212,6 +212,18 @@ TEST_F(DistE2eTest, TwoProcessesTrainEvaluateAndScore) {
   EXPECT_TRUE(fs::exists(networks / "logs/rank1_epoch.1.log"));
   // Both ranks logged; rank 1's lines carry its rank.
   EXPECT_NE(r.err.find("r1]"), std::string::npos) << r.err;
+  // Only rank 0 prints progress lines; both ranks record their progress (rank 1: its training).
+  EXPECT_NE(r.err.find("] epoch 2/2: "), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("r1] epoch "), std::string::npos) << r.err;
+  const auto progress = database.ProgressRows({runs[0].id});
+  ASSERT_EQ(progress.size(), 2u);
+  EXPECT_EQ(progress[0].rank, 0);
+  EXPECT_EQ(progress[0].record.stage, "9 scoring");
+  EXPECT_EQ(progress[1].rank, 1);
+  EXPECT_EQ(progress[1].record.stage, "5 train");
+  EXPECT_EQ(progress[1].record.what, "epoch 2/2");
+  EXPECT_EQ(progress[1].record.unit, "batches");
+  EXPECT_EQ(progress[1].record.done, progress[1].record.total.value_or(-1));
 }
 
 TEST_F(DistE2eTest, TwoConcurrentTwoProcessJobsBothFinish) {

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <regex>
 #include <set>
 
 #include "asvcpp/data/pcm_store.h"
@@ -103,6 +104,16 @@ TEST(MarginRecipeE2eTest, TinyCorpusThroughEveryStage) {
     EXPECT_EQ(stage.status, db::RunStatus::kFinished) << stage.name;
   }
   EXPECT_EQ(numbers, (std::vector<int>{0, 1, 5, 6, 7, 8, 9}));
+  // Progress in the log: the PCM stores of stage 1 per utterance (a line with rate and ETA, an
+  // end line with the mean rate), training batches, embeddings, scoring.
+  for (const char* pattern :
+       {R"(voxceleb1/pcm: [0-9,]+/[0-9,]+ utt \([0-9.]+%\), [0-9.,]+ utt/s, elapsed [0-9]+:[0-9]{2}, ETA ([0-9]+:[0-9]{2}|\?)\n)",
+        R"(voxceleb1/pcm: [0-9,]+ utt in [0-9]+:[0-9]{2}, mean [0-9.,]+ utt/s\n)",
+        R"(\] epoch 1/[0-9]+: [0-9,]+ batches in [0-9]+:[0-9]{2}, mean [0-9.,]+ batches/s\n)",
+        R"(\] embeddings: [0-9,]+ utt in [0-9]+:[0-9]{2}, mean [0-9.,]+ utt/s\n)",
+        R"(\] scoring: [0-9]+ lists in [0-9]+:[0-9]{2}, mean [0-9.,]+ lists/s, [0-9.,]+ trials/s\n)"}) {
+    EXPECT_TRUE(std::regex_search(run.err, std::regex(pattern))) << pattern << "\n" << run.err;
+  }
 
   // Stage 1: every utterance of each dataset's wav.scp in its PCM store.
   for (const char* dataset : {"voxceleb1", "voxceleb2"}) {

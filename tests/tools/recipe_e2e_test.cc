@@ -7,6 +7,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
+#include <regex>
 #include <set>
 
 #include "asvcpp/db/database.h"
@@ -143,6 +145,31 @@ TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
   const auto table = testing::RunCommand({ASV_ASVRUN, "results", "--db", "out/experiments.db", "--best"}, dir.path());
   ASSERT_EQ(table.status, 0) << table.err;
   EXPECT_NE(table.out.find("tiny_trials"), std::string::npos) << table.out;
+
+  // Progress in the log (stderr is not a terminal: plain log lines): features per utterance with
+  // rate and ETA and an end line with the mean rate; training batches per epoch; embeddings;
+  // scoring. The last progress stays in the database.
+  const std::string kRate = R"([0-9][0-9.,]*)";
+  const std::string kTime = R"([0-9]+:[0-9][0-9])";
+  for (const std::string& pattern :
+       {"\\] voxceleb1: [0-9,]+/[0-9,]+ utt \\([0-9.]+%\\), " + kRate + " utt/s, " + kRate +
+            "x real time, elapsed " + kTime + ", ETA (" + kTime + "|\\?)\n",
+        "\\] voxceleb1: [0-9,]+ utt in " + kTime + ", mean " + kRate + " utt/s, " + kRate + "x real time\n",
+        "\\] epoch 1/2: [0-9,]+/[0-9,]+ batches \\([0-9.]+%\\), " + kRate + " batches/s, elapsed " + kTime +
+            ", ETA (" + kTime + "|\\?)\n",
+        "\\] epoch 2/2: [0-9,]+ batches in " + kTime + ", mean " + kRate + " batches/s\n",
+        "\\] embeddings: [0-9,]+ utt in " + kTime + ", mean " + kRate + " utt/s\n",
+        "\\] scoring: 1 lists in " + kTime + ", mean " + kRate + " lists/s, " + kRate + " trials/s\n"}) {
+    EXPECT_TRUE(std::regex_search(run.err, std::regex(pattern))) << pattern << "\n" << run.err;
+  }
+  EXPECT_EQ(run.err.find('\r'), std::string::npos);
+  const auto progress = database.ProgressRows({runs[0].id});
+  ASSERT_EQ(progress.size(), 1u);
+  EXPECT_EQ(progress[0].rank, 0);
+  EXPECT_EQ(progress[0].record.stage, "9 scoring");
+  EXPECT_EQ(progress[0].record.what, "scoring");
+  EXPECT_EQ(progress[0].record.done, 1);
+  EXPECT_EQ(progress[0].record.total, std::optional<std::int64_t>(1));
 }
 
 // A long training run interrupted with SIGINT (Ctrl-C) is recorded as failed (run and stage), and

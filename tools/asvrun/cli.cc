@@ -124,6 +124,8 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
       ->check(CLI::IsMember({"running", "finished", "failed", "crashed"}));
   runs_cmd->add_option("--limit", runs.limit, "At most this many runs (0: all)")->check(CLI::NonNegativeNumber);
   runs_cmd->add_flag("--json", runs.json, "JSON output");
+  runs_cmd->add_flag("--running", runs.running,
+                     "Only running runs, with stage, progress, rate, ETA and the age of the last update");
 
   ResultsOptions results;
   auto* results_cmd = app.add_subcommand("results", "EER and minDCF results from the experiment database");

@@ -5,7 +5,12 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <map>
+#include <optional>
 #include <filesystem>
 #include <iostream>
 #include <tuple>
@@ -14,6 +19,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/base/progress.h"
 #include "asvcpp/db/database.h"
 #include "asvcpp/eval/det.h"
 #include "asvcpp/eval/llr_metrics.h"
@@ -77,6 +83,104 @@ std::string ShortTime(const std::string& iso) {
   std::string t = iso.substr(0, 19);
   t[10] = ' ';
   return t;
+}
+
+// Seconds from the UTC ISO-8601 time `iso` ("2026-11-21T08:37:00.123Z") to now; nullopt when it
+// cannot be read.
+std::optional<double> AgeSeconds(const std::string& iso) {
+  std::tm tm{};
+  int millis = 0;
+  if (std::sscanf(iso.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec, &millis) < 6) {
+    return std::nullopt;
+  }
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  const auto then = std::chrono::system_clock::from_time_t(::timegm(&tm)) + std::chrono::milliseconds(millis);
+  return std::chrono::duration<double>(std::chrono::system_clock::now() - then).count();
+}
+
+nlohmann::ordered_json OptionalJson(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json();
+}
+
+// `asvrun runs --running`: each running run with the progress its ranks last recorded; one table
+// row per run from its lowest rank (every rank in the JSON form).
+int RunningRuns(db::Database& database, db::RunFilter filter, const fs::path& path, bool json) {
+  filter.status = db::RunStatus::kRunning;
+  const auto runs = database.ListRuns(filter);
+  std::vector<std::int64_t> ids;
+  for (const auto& r : runs) ids.push_back(r.id);
+  std::map<std::int64_t, std::vector<db::ProgressRow>> progress;
+  if (!ids.empty()) {
+    for (auto& row : database.ProgressRows(ids)) progress[row.run_id].push_back(std::move(row));
+  }
+  // A run without a progress row yet shows its running stage from the stages table.
+  const auto stage_of = [&](std::int64_t run_id) {
+    std::string stage;
+    for (const auto& st : database.Stages(run_id)) {
+      if (st.status == db::RunStatus::kRunning) stage = fmt::format("{} {}", st.stage, st.name);
+    }
+    return stage;
+  };
+  if (json) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& r : runs) {
+      nlohmann::ordered_json ranks = nlohmann::ordered_json::array();
+      for (const auto& p : progress[r.id]) {
+        const auto& rec = p.record;
+        ranks.push_back({{"rank", p.rank},
+                         {"stage", rec.stage},
+                         {"what", rec.what},
+                         {"done", rec.done},
+                         {"total", rec.total ? nlohmann::ordered_json(*rec.total) : nlohmann::ordered_json()},
+                         {"unit", rec.unit},
+                         {"rate", OptionalJson(rec.rate)},
+                         {"eta_seconds", OptionalJson(rec.eta_seconds)},
+                         {"updated_time", p.updated_time},
+                         {"age_seconds", OptionalJson(AgeSeconds(p.updated_time))}});
+      }
+      out.push_back({{"id", r.id},
+                     {"recipe", r.info.recipe},
+                     {"config", r.info.config},
+                     {"gpu_ids", r.info.gpu_ids},
+                     {"world_size", r.info.world_size},
+                     {"host", r.info.host},
+                     {"pid", r.info.pid},
+                     {"start_time", r.start_time},
+                     {"heartbeat_time", r.heartbeat_time},
+                     {"stage", progress[r.id].empty() ? stage_of(r.id) : progress[r.id].front().record.stage},
+                     {"progress", ranks}});
+    }
+    std::cout << out.dump(2) << "\n";
+    return kExitOk;
+  }
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& r : runs) {
+    const std::string gpus = r.info.gpu_ids.empty() ? "cpu" : fmt::format("{}", fmt::join(r.info.gpu_ids, ","));
+    const auto& rows_of_run = progress[r.id];
+    if (rows_of_run.empty()) {
+      rows.push_back({std::to_string(r.id), r.info.config, gpus, stage_of(r.id), "", "", "", "", ""});
+      continue;
+    }
+    const auto& p = rows_of_run.front();
+    const auto& rec = p.record;
+    std::string done = base::Progress::FormatCount(rec.done);
+    if (rec.total) {
+      done += fmt::format("/{} {} ({:.1f}%)", base::Progress::FormatCount(*rec.total), rec.unit,
+                          *rec.total > 0 ? 100.0 * static_cast<double>(rec.done) / static_cast<double>(*rec.total) : 0.0);
+    } else {
+      done += " " + rec.unit;
+    }
+    const std::string rate = rec.rate ? fmt::format("{} {}/s", base::Progress::FormatRate(*rec.rate), rec.unit) : "?";
+    const std::string eta = rec.eta_seconds ? base::Progress::FormatDuration(*rec.eta_seconds) : "?";
+    const auto age = AgeSeconds(p.updated_time);
+    const std::string updated = age ? fmt::format("{} ago", base::Progress::FormatDuration(std::max(0.0, *age))) : "?";
+    rows.push_back({std::to_string(r.id), r.info.config, gpus, rec.stage, rec.what, done, rate, eta, updated});
+  }
+  fmt::print("# {}\n", path.string());
+  std::cout << FormatTable({"run", "config", "GPUs", "stage", "what", "done", "rate", "ETA", "updated"}, rows);
+  return kExitOk;
 }
 
 }  // namespace
@@ -160,6 +264,7 @@ int Runs(const RunsOptions& options) {
   if (!options.config.empty()) filter.config = options.config;
   if (!options.status.empty()) filter.status = db::ParseRunStatus(options.status);
   filter.limit = options.limit;
+  if (options.running) return RunningRuns(database, filter, path, options.json);
   const auto runs = database.ListRuns(filter);
   if (options.json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();

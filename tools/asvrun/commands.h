@@ -82,8 +82,11 @@ struct RunsOptions {
   std::string status;
   int limit = 50;
   bool json = false;
+  /// Only running runs, with their progress: stage, what, done/total, rate, ETA, update age.
+  bool running = false;
 };
 /// `asvrun runs`: the recorded runs, newest first; runs whose process died show as crashed.
+/// With `running`: the running runs and the progress each rank last recorded.
 int Runs(const RunsOptions& options);
 
 struct ResultsOptions {

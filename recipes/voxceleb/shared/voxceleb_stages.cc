@@ -11,6 +11,7 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/base/progress.h"
 #include "asvcpp/data/data_dir.h"
 #include "asvcpp/data/table.h"
 #include "asvcpp/data/voxceleb.h"
@@ -140,8 +141,14 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
   const auto lists = backend::TrialListFiles(
       names, trial_lists, data::ListFolder(context.feature_and_list_folder(), trial_dataset), false);
   std::string summary;
+  // Trial lists with rate and ETA; the amount counts trials ("... trials/s").
+  base::ProgressOptions progress_options;
+  progress_options.unit = "lists";
+  progress_options.amount_rate_suffix = " trials/s";
+  base::Progress progress("scoring", static_cast<std::int64_t>(lists.size()), progress_options);
   for (const auto& [name, file] : lists) {
     const auto result = backend::ScoreTrialList(backend, processed, name, file, backend_settings);
+    progress.Add(1, static_cast<double>(result.scores.size()));
     const fs::path score_file = context.system_folder() / "scores" / ("scores_" + file.filename().string());
     eval::WriteScoreFile(score_file, result.scores);
     context.RecordArtifact(score_file, "scores");
@@ -153,6 +160,7 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
     summary += line + "\n";
     context.RecordResult(backend::ResultRecordOf(result, epoch));
   }
+  progress.Finish();
   if (lists.empty()) throw DataError("no trial list of recipe.trial_lists exists: nothing to score");
   const fs::path results = context.system_folder() / "results" / "results.txt";
   asv::fs::WriteFileAtomic(results, summary);

@@ -48,7 +48,7 @@ TEST(DbSchemaTest, CreatesFileAndParentsAtLatestVersionInWalMode) {
   EXPECT_EQ(raw.Scalar("PRAGMA journal_mode"), "wal");
   EXPECT_EQ(raw.Scalar("PRAGMA user_version"), std::to_string(LatestSchemaVersion()));
   EXPECT_EQ(raw.Query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"),
-            (std::vector<std::string>{"artifacts", "epochs", "result_costs", "results", "runs", "stages"}));
+            (std::vector<std::string>{"artifacts", "epochs", "progress", "result_costs", "results", "runs", "stages"}));
 }
 
 TEST(DbSchemaTest, ReopeningKeepsData) {
