@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "asvcpp/base/checksum.h"
 #include "asvcpp/base/error.h"
 
 namespace asv::plot {
@@ -75,15 +76,20 @@ std::vector<eval::DetPoint> ReadDetPoints(const fs::path& path) {
 }
 
 std::vector<DetCurve> RunDetCurves(db::Database& database, const db::RunRow& run, const std::string& list) {
-  std::vector<std::pair<std::string, fs::path>> det_files;
+  struct DetFile {
+    std::string list;
+    fs::path path;
+    std::string checksum;
+  };
+  std::vector<DetFile> det_files;
   std::map<std::string, fs::path> score_files;
   std::vector<std::string> scored_lists;  // lists with a score file, in the order recorded
   for (const auto& artifact : database.Artifacts(run.id)) {
     const auto& a = artifact.record;
     if (a.kind == "det") {
       if (const auto name = ListOf(a.path, "det_")) {
-        if (std::none_of(det_files.begin(), det_files.end(), [&](const auto& d) { return d.first == *name; })) {
-          det_files.emplace_back(*name, ArtifactPath(run, a.path));
+        if (std::none_of(det_files.begin(), det_files.end(), [&](const auto& d) { return d.list == *name; })) {
+          det_files.push_back({*name, ArtifactPath(run, a.path), a.checksum});
         }
       }
     } else if (a.kind == "scores") {
@@ -94,7 +100,7 @@ std::vector<DetCurve> RunDetCurves(db::Database& database, const db::RunRow& run
     }
   }
   auto has_det = [&](const std::string& name) {
-    return std::any_of(det_files.begin(), det_files.end(), [&](const auto& d) { return d.first == name; });
+    return std::any_of(det_files.begin(), det_files.end(), [&](const auto& d) { return d.list == name; });
   };
   auto missing = [&](const std::string& name) {
     const auto scores = score_files.find(name);
@@ -114,7 +120,7 @@ std::vector<DetCurve> RunDetCurves(db::Database& database, const db::RunRow& run
   if (!list.empty()) {
     wanted.push_back(list);
   } else {
-    for (const auto& d : det_files) wanted.push_back(d.first);
+    for (const auto& d : det_files) wanted.push_back(d.list);
     for (const auto& s : scored_lists) {
       if (!has_det(s)) wanted.push_back(s);
     }
@@ -126,9 +132,20 @@ std::vector<DetCurve> RunDetCurves(db::Database& database, const db::RunRow& run
   }
   std::vector<DetCurve> curves;
   for (const auto& name : wanted) {
-    const auto d = std::find_if(det_files.begin(), det_files.end(), [&](const auto& f) { return f.first == name; });
+    const auto d = std::find_if(det_files.begin(), det_files.end(), [&](const auto& f) { return f.list == name; });
     if (d == det_files.end()) throw missing(name);
-    curves.push_back({fmt::format("{} {}", RunName(run), name), ReadDetPoints(d->second)});
+    // Runs of one output folder write the same scores/det_<list>.tsv: a later run's file must not
+    // be drawn as this run's curve.
+    if (!d->checksum.empty() && fs::exists(d->path)) {
+      const std::string now = asv::fs::FileChecksum(d->path);
+      if (now != d->checksum) {
+        throw DataError(fmt::format(
+            "{} {}: the DET file {} of trial list '{}' has changed since the run wrote it (recorded {}, now {}): "
+            "a later run in the same output folder has overwritten it",
+            database.path().string(), RunName(run), d->path.string(), name, d->checksum, now));
+      }
+    }
+    curves.push_back({fmt::format("{} {}", RunName(run), name), ReadDetPoints(d->path)});
   }
   return curves;
 }

@@ -24,7 +24,8 @@ std::vector<eval::DetPoint> ReadDetPoints(const std::filesystem::path& path);
 /// to the run's output folder. Curve names: "CONFIG (run ID) LIST". Throws DataError naming the run
 /// and the list when a wanted list has no DET file (with the score file and the `asvrun eval ...
 /// --det` command that makes one when the run recorded a `scores` artifact for it), when the run
-/// has neither, or when a DET file cannot be read.
+/// has neither, when a DET file cannot be read, or when its checksum differs from the one the
+/// artifact recorded (a later run in the same output folder overwrote it).
 std::vector<DetCurve> RunDetCurves(db::Database& database, const db::RunRow& run, const std::string& list = "");
 
 /// The figures `asvrun plot curves --metric` can plot, named as the columns of `asvrun epochs`

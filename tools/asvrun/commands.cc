@@ -81,6 +81,12 @@ std::string ShortTime(const std::string& iso) {
 
 }  // namespace
 
+db::Database OpenDatabaseForReading(const DbSelection& selection) {
+  const fs::path path = SelectDatabase(selection);
+  if (path.empty()) throw DbError("no experiment database yet: no run has been recorded");
+  return OpenForReading(path);
+}
+
 recipe::RecipeFiles Locate(const ConfigSource& source) {
   recipe::LocateOptions options;
   if (!source.init_config.empty()) options.init_config = fs::path(source.init_config);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 
+#include "asvcpp/base/checksum.h"
 #include "asvcpp/base/error.h"
 #include "tests/asvcpp/db/db_test_util.h"
 
@@ -52,7 +53,7 @@ class PlotDataTest : public ::testing::Test {
     // DET points of vox1_o (path relative to the output folder); only scores for vox1_h.
     fs::create_directories(dir_ / "scores");
     eval::WriteDetPoints(dir_ / "scores" / "det_vox1_o.tsv", {{0.01, 0.3, -1}, {0.1, 0.1, 0}, {0.3, 0.02, 1}});
-    Artifact("scores/det_vox1_o.tsv", "det");
+    Artifact("scores/det_vox1_o.tsv", "det", asv::fs::FileChecksum(dir_ / "scores" / "det_vox1_o.tsv"));
     Artifact((dir_ / "scores" / "scores_vox1_o.txt").string(), "scores");
     Artifact((dir_ / "scores" / "scores_vox1_h.txt").string(), "scores");
     row_ = *database_.GetRun(run_);
@@ -64,10 +65,11 @@ class PlotDataTest : public ::testing::Test {
     r.eer = eer;
     database_.RecordResult(run_, r);
   }
-  void Artifact(const std::string& path, const std::string& kind) {
+  void Artifact(const std::string& path, const std::string& kind, const std::string& checksum = "") {
     db::ArtifactRecord a;
     a.path = path;
     a.kind = kind;
+    a.checksum = checksum;
     database_.RecordArtifact(run_, a);
   }
 
@@ -97,6 +99,16 @@ TEST_F(PlotDataTest, AListWithScoresButNoDetFileIsAnErrorNamingRunListAndScoreFi
   EXPECT_NE(MessageOf([&] { RunDetCurves(database_, row_); }).find("'vox1_h'"), std::string::npos);
   // A list the run never scored.
   EXPECT_NE(MessageOf([&] { RunDetCurves(database_, row_, "sitw"); }).find("'sitw'"), std::string::npos);
+}
+
+TEST_F(PlotDataTest, ADetFileOverwrittenByALaterRunIsAnError) {
+  ASSERT_EQ(RunDetCurves(database_, row_, "vox1_o").size(), 1u);  // the recorded checksum matches
+  eval::WriteDetPoints(dir_ / "scores" / "det_vox1_o.tsv", {{0.02, 0.2, -1}, {0.2, 0.02, 1}});
+  const std::string message = MessageOf([&] { RunDetCurves(database_, row_, "vox1_o"); });
+  EXPECT_NE(message.find(fmt::format("net (run {})", run_)), std::string::npos) << message;
+  EXPECT_NE(message.find("det_vox1_o.tsv of trial list 'vox1_o' has changed since the run wrote it"),
+            std::string::npos)
+      << message;
 }
 
 TEST_F(PlotDataTest, ARunWithNothingScoredIsAnError) {
