@@ -138,6 +138,7 @@ Figure CurvesFigure(const std::vector<Series>& series, const std::string& y_titl
   Figure figure;
   figure.title = title;
   figure.series = series;
+  figure.point_dots = true;
   auto make_axis = [](const std::string& axis_title, const std::vector<double>& values) {
     Axis axis;
     axis.title = axis_title;

@@ -71,6 +71,7 @@ struct Figure {
   std::vector<Marker> markers;
   bool equal_aspect = false;  ///< Plot area square (one unit of x and of y equally long).
   bool diagonal = false;      ///< Draw the line y = x (DET plots: where p_miss = p_fa).
+  bool point_dots = false;    ///< A dot at every data point (few points, e.g. one per epoch).
 };
 
 /// The standard DET tick probabilities (fractions): 0.1, 0.2, 0.5, 1, 2, 5, 10, 20 and 40 %.
@@ -107,7 +108,8 @@ std::vector<double> NiceTicks(double min, double max, int target = 6);
 std::string TickLabel(double value, double step);
 
 /// A training-curve plot: x = epoch, y = the metric (titled `y_title`), linear, with nice ticks
-/// (NiceTicks) over the range of every series' points (x ticks at whole epochs). Series in order.
+/// (NiceTicks) over the range of every series' points (x ticks at whole epochs), a dot at every
+/// point. Series in order.
 /// Throws std::invalid_argument when no series has a point.
 Figure CurvesFigure(const std::vector<Series>& series, const std::string& y_title, const std::string& title = "");
 

@@ -93,14 +93,23 @@ DisplayList Draw(const Figure& figure, const RenderOptions& options) {
     for (const auto& p : figure.series[i].points) series.points.push_back(ToDevice(figure, plot, p));
     out.lines.push_back(std::move(series));
   }
+  auto inside = [&plot](Point c) {
+    const double eps = 1e-9;
+    return c.x >= plot.x - eps && c.x <= plot.x + plot.width + eps && c.y >= plot.y - eps &&
+           c.y <= plot.y + plot.height + eps;
+  };
+  if (figure.point_dots) {
+    for (std::size_t i = 0; i < figure.series.size(); ++i) {
+      const Colour& colour = palette[i % palette.size()];
+      for (const auto& p : figure.series[i].points) {
+        const Point c = ToDevice(figure, plot, p);
+        if (inside(c)) out.discs.push_back({c, 2.5, colour, colour});
+      }
+    }
+  }
   for (const auto& marker : figure.markers) {
     const Point c = ToDevice(figure, plot, marker.at);
-    const double eps = 1e-9;
-    if (c.x < plot.x - eps || c.x > plot.x + plot.width + eps || c.y < plot.y - eps ||
-        c.y > plot.y + plot.height + eps) {
-      continue;
-    }
-    out.discs.push_back({c, 4.5, palette[marker.series % palette.size()], black});
+    if (inside(c)) out.discs.push_back({c, 4.5, palette[marker.series % palette.size()], black});
   }
   // Titles.
   if (!figure.title.empty()) {

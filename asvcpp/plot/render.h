@@ -87,7 +87,8 @@ Point ToDevice(const Figure& figure, const Rect& plot, Point p);
 
 /// The display list of `figure` at the size of `options`: grid lines at every tick, the frame,
 /// the diagonal (dashed, when figure.diagonal), one polyline per series with a point per data
-/// point (series i in Palette colour i, line width 2), a disc per marker inside the plot area,
+/// point (series i in Palette colour i, line width 2), with figure.point_dots a dot (radius 2.5)
+/// per data point inside the plot area, a disc (radius 4.5, black outline) per marker inside it,
 /// tick labels, axis titles, the title, and a legend entry (line and name) per series. With
 /// figure.equal_aspect the plot area is square. Throws std::invalid_argument when the size leaves
 /// no room for the plot area.

@@ -127,6 +127,8 @@ TEST(CurvesFigureTest, EpochOnXMetricOnYWithNiceTicksOverEverySeries) {
   EXPECT_GE(figure.y.max, 4.2);
   EXPECT_FALSE(figure.equal_aspect);
   EXPECT_FALSE(figure.diagonal);
+  EXPECT_TRUE(figure.point_dots);
+  EXPECT_FALSE(DetFigure({}).point_dots);
   // Whole epochs on x.
   for (const auto& tick : figure.x.ticks) EXPECT_EQ(tick.value, std::round(tick.value));
   EXPECT_EQ(figure.x.ticks.front().value, figure.x.min);

@@ -75,6 +75,15 @@ TEST(RenderTest, DisplayListHasAPointPerDataPointTickLabelsAndLegend) {
   EXPECT_NEAR(list.discs[0].centre.x, ToDevice(figure, list.plot, figure.markers[0].at).x, 1e-9);
 }
 
+TEST(RenderTest, CurveFiguresHaveADotAtEveryPointInsideThePlot) {
+  const Figure figure = CurvesFigure({{"a", {{1, 3.5}, {2, 2.0}, {3, 1.2}}}, {"b", {{4, 0.5}}}}, "loss");
+  const DisplayList list = Draw(figure);
+  ASSERT_EQ(list.discs.size(), 4u);
+  EXPECT_NEAR(list.discs[1].centre.x, ToDevice(figure, list.plot, {2, 2.0}).x, 1e-9);
+  EXPECT_NEAR(list.discs[1].centre.y, ToDevice(figure, list.plot, {2, 2.0}).y, 1e-9);
+  EXPECT_DOUBLE_EQ(list.discs[3].fill.g, Palette()[1].g);
+}
+
 TEST(RenderTest, SvgHasTheSeriesPathsAndAGlyphPerCharacterOfEveryText) {
   db::testing::ScopedDir dir("plot_svg");
   const Figure figure = TwoCurves();
