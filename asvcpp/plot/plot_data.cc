@@ -48,23 +48,18 @@ std::vector<eval::DetPoint> ReadDetPoints(const fs::path& path) {
   while (std::getline(in, line)) {
     ++number;
     if (line.empty()) continue;
+    // Split by hand: operator>> does not read the "inf" and "-inf" of infinite thresholds.
+    std::vector<std::string> parts;
     std::istringstream fields(line);
+    for (std::string f; std::getline(fields, f, '\t');) parts.push_back(f);
     eval::DetPoint p;
-    double probit_miss = 0;
-    double probit_fa = 0;
-    if (!(fields >> p.p_miss >> p.p_fa >> probit_miss >> probit_fa >> p.threshold)) {
-      // operator>> reads "inf"/"nan" as failures; thresholds may be infinite: parse by hand.
-      std::vector<std::string> parts;
-      std::istringstream again(line);
-      for (std::string f; std::getline(again, f, '\t');) parts.push_back(f);
-      try {
-        if (parts.size() != 5) throw std::invalid_argument("fields");
-        p.p_miss = std::stod(parts[0]);
-        p.p_fa = std::stod(parts[1]);
-        p.threshold = std::stod(parts[4]);
-      } catch (const std::exception&) {
-        throw DataError(fmt::format("{}:{}: expected 5 tab-separated numbers, got \"{}\"", path.string(), number, line));
-      }
+    try {
+      if (parts.size() != 5) throw std::invalid_argument("field count");
+      p.p_miss = std::stod(parts[0]);
+      p.p_fa = std::stod(parts[1]);
+      p.threshold = std::stod(parts[4]);
+    } catch (const std::exception&) {
+      throw DataError(fmt::format("{}:{}: expected 5 tab-separated numbers, got \"{}\"", path.string(), number, line));
     }
     if (!(p.p_miss >= 0 && p.p_miss <= 1 && p.p_fa >= 0 && p.p_fa <= 1)) {
       throw DataError(fmt::format("{}:{}: rates must be fractions in [0, 1], got p_miss {} and p_fa {}", path.string(),

@@ -42,9 +42,9 @@ DisplayList Draw(const Figure& figure, const RenderOptions& options) {
   const double right = fs * 1.5;
   const double bottom = 2.4 * line + static_cast<double>(figure.series.size()) * line + fs * 0.5;
   Rect plot{left, top, options.width - left - right, options.height - top - bottom};
-  if (plot.width < 20 || plot.height < 20) {
-    throw std::invalid_argument(fmt::format("plot size {}x{} leaves no room for the plot area", options.width,
-                                            options.height));
+  if (plot.width < 100 || plot.height < 100) {
+    throw std::invalid_argument(
+        fmt::format("a plot of {} x {} leaves less than 100 x 100 for the plot area", options.width, options.height));
   }
   if (figure.equal_aspect) {
     const double side = std::min(plot.width, plot.height);

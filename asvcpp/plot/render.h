@@ -91,7 +91,7 @@ Point ToDevice(const Figure& figure, const Rect& plot, Point p);
 /// per data point inside the plot area, a disc (radius 4.5, black outline) per marker inside it,
 /// tick labels, axis titles, the title, and a legend entry (line and name) per series. With
 /// figure.equal_aspect the plot area is square. Throws std::invalid_argument when the size leaves
-/// no room for the plot area.
+/// less than 100 x 100 for the plot area (titles, ticks and one legend line per series around it).
 DisplayList Draw(const Figure& figure, const RenderOptions& options = {});
 
 /// Paints `figure` (Draw) to `path`: PNG for ".png", SVG for ".svg" (extension case-insensitive),

@@ -133,6 +133,11 @@ TEST_F(AsvrunPlotTest, BadRequestsFailWithTheStatusOfTheirKind) {
   EXPECT_EQ(Asvrun({"plot", "curves", Id(0), "--metric", "loss", "--list", "vox1_o", "--db", db_, "--out", out}).status,
             2);
   EXPECT_EQ(Asvrun({"plot", "det", Id(0), "--db", db_}).status, 2);  // no --out
+  EXPECT_EQ(Asvrun({"plot", "det", Id(0), "--db", db_, "--out", out, "--width", "0"}).status, 2);
+  // A title and two legend entries leave less than 100 points for the plot area in 200.
+  outcome = Asvrun({"plot", "det", Id(0), Id(1), "--db", db_, "--out", out, "--height", "200", "--title", "T"});
+  EXPECT_EQ(outcome.status, 2);
+  EXPECT_NE(outcome.err.find("make the figure larger"), std::string::npos) << outcome.err;
   EXPECT_FALSE(fs::exists(out));
 }
 

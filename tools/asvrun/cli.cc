@@ -163,8 +163,12 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
     cmd->add_option("runs", options->runs, "Run ids (asvrun runs)")->required();
     cmd->add_option("--out", options->out, "Output file: .png or .svg")->required();
     cmd->add_option("--title", options->title, "Figure title");
-    cmd->add_option("--width", options->width, "Width, pixels (PNG) or points (SVG)")->capture_default_str();
-    cmd->add_option("--height", options->height, "Height, pixels (PNG) or points (SVG)")->capture_default_str();
+    cmd->add_option("--width", options->width, "Width, pixels (PNG) or points (SVG)")
+        ->capture_default_str()
+        ->check(CLI::Range(200.0, 10000.0));
+    cmd->add_option("--height", options->height, "Height, pixels (PNG) or points (SVG)")
+        ->capture_default_str()
+        ->check(CLI::Range(200.0, 10000.0));
     AddDbOptions(cmd, options->selection);
   }
   plot_det_cmd->add_option("--list", plot_det.list, "Only this trial list (default: every scored list)");

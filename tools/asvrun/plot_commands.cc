@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <iostream>
+#include <stdexcept>
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/db/database.h"
@@ -30,6 +31,12 @@ void Write(const plot::Figure& figure, const PlotOptions& options) {
   plot::RenderOptions render;
   render.width = options.width;
   render.height = options.height;
+  try {
+    plot::Draw(figure, render);  // checks the size before anything is written
+  } catch (const std::invalid_argument& e) {
+    throw ConfigError(fmt::format("--width {} --height {}: {} with {} legend entries; make the figure larger",
+                                  options.width, options.height, e.what(), figure.series.size()));
+  }
   plot::RenderFile(figure, options.out, render);
   std::cerr << fmt::format("asvrun: wrote {}\n", options.out);
 }
