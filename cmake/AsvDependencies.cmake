@@ -9,6 +9,7 @@ find_package(nlohmann_json REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)  # SHA-256 checksums of artifacts (libssl-dev)
 pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)
 pkg_check_modules(SOXR REQUIRED IMPORTED_TARGET soxr)
+pkg_check_modules(CAIRO REQUIRED IMPORTED_TARGET cairo)
 # FFmpeg's libraries decode m4a/AAC and other formats libsndfile lacks, in process (Debian:
 # libavformat-dev libavcodec-dev libavutil-dev; FFmpeg 4.4 or later). ASV_WITH_LIBAV: ON requires
 # them, OFF builds without them, AUTO (default) uses them when found. Without them, reading an

@@ -436,6 +436,48 @@ TEST(AsvrunTest, ResultsAndDiffReadTheDatabase) {
   EXPECT_NE(diff.out.find("7.2500"), std::string::npos) << diff.out;
 }
 
+// `asvrun plot` through the executable, on the recipe's default database (as the other reading
+// commands find it); the figures themselves are checked in tests/asvcpp/plot.
+TEST(AsvrunTest, PlotDrawsDetAndTrainingCurvesOfARecordedRun) {
+  ScratchDir dir("asvrun_plot");
+  WriteRecipe(dir, kNoStageConfigs);
+  std::string id;
+  {
+    db::Database database(dir / "out/experiments.db");
+    db::RunInfo info;
+    info.recipe = "voxceleb/xvector";
+    info.config = "base";
+    info.output_folder = (dir / "out").string();
+    const auto run = database.BeginRun(info);
+    id = std::to_string(run);
+    for (int e = 1; e <= 3; ++e) {
+      db::EpochRecord epoch;
+      epoch.epoch = e;
+      epoch.loss = 3.0 / e;
+      database.RecordEpoch(run, epoch);
+    }
+    dir.Write("out/scores/det_vox1_o.tsv",
+              "p_miss\tp_fa\tprobit_miss\tprobit_fa\tthreshold\n0.01\t0.3\t0\t0\t-1\n0.1\t0.1\t0\t0\t0\n"
+              "0.3\t0.02\t0\t0\t1\n");
+    db::ArtifactRecord det;
+    det.kind = "det";
+    det.path = "scores/det_vox1_o.tsv";  // relative to the run's output folder
+    database.RecordArtifact(run, det);
+    database.FinishRun(run, db::RunStatus::kFinished);
+  }
+  const auto det = Asvrun(dir, {"plot", "det", id, "--out", "det.svg", "--title", "DET"});
+  ASSERT_EQ(det.status, 0) << det.err;
+  EXPECT_NE(testing::Slurp(dir / "det.svg").find("<svg"), std::string::npos);
+  const auto loss = Asvrun(dir, {"plot", "curves", id, "--metric", "loss", "--out", "loss.png"});
+  ASSERT_EQ(loss.status, 0) << loss.err;
+  EXPECT_EQ(testing::Slurp(dir / "loss.png").substr(0, 4), "\x89PNG");
+  EXPECT_EQ(Asvrun(dir, {"plot", "det", "999", "--out", "x.png"}).status, 4);
+  const auto no_list = Asvrun(dir, {"plot", "det", id, "--list", "sitw", "--out", "x.png"});
+  EXPECT_EQ(no_list.status, 3);
+  EXPECT_NE(no_list.err.find("'sitw'"), std::string::npos) << no_list.err;
+  EXPECT_EQ(Asvrun(dir, {"plot", "det", id, "--out", "x.jpg"}).status, 2);
+}
+
 TEST(AsvrunTest, ConcurrentAsvrunProcessesShareOneDatabase) {
   ScratchDir dir("asvrun_concurrent");
   WriteRecipe(dir, kNoStageConfigs);

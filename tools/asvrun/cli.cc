@@ -29,6 +29,9 @@ Examples:
   asvrun results --stage 9 --best               final EER/minDCF, best per config
   asvrun epochs 3                               loss, accuracy, frames/s, data wait per epoch of run 3
   asvrun diff 3 4                               settings and results of runs 3 and 4
+  asvrun plot det 3 4 --out det.png             DET curves of runs 3 and 4 (also .svg)
+  asvrun plot curves 3 --metric loss --out loss.svg
+                                                a training figure per epoch
   asvrun eval --scores scores.txt --trials veri_test.txt
                                                 EER and minDCF of a score file
   asvrun compute-mfcc-feats --config=run_configs/voxceleb/xvector/mfcc.conf scp:wav.scp ark,t:-
@@ -152,6 +155,31 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   diff_cmd->add_option("run_b", run_b, "Second run id")->required();
   AddDbOptions(diff_cmd, diff_selection);
 
+  PlotOptions plot_det;
+  PlotOptions plot_curves;
+  auto* plot_cmd = app.add_subcommand("plot", "DET curves or training curves of runs, as PNG or SVG");
+  plot_cmd->require_subcommand(1);
+  auto* plot_det_cmd = plot_cmd->add_subcommand("det", "DET curves (probit axes, EER marked) of the runs' scored lists");
+  auto* plot_curves_cmd = plot_cmd->add_subcommand("curves", "A training figure of the runs per epoch");
+  for (auto [cmd, options] : {std::pair{plot_det_cmd, &plot_det}, std::pair{plot_curves_cmd, &plot_curves}}) {
+    cmd->add_option("runs", options->runs, "Run ids (asvrun runs)")->required();
+    cmd->add_option("--out", options->out, "Output file: .png or .svg")->required();
+    cmd->add_option("--title", options->title, "Figure title");
+    cmd->add_option("--width", options->width, "Width, pixels (PNG) or points (SVG)")
+        ->capture_default_str()
+        ->check(CLI::Range(200.0, 10000.0));
+    cmd->add_option("--height", options->height, "Height, pixels (PNG) or points (SVG)")
+        ->capture_default_str()
+        ->check(CLI::Range(200.0, 10000.0));
+    AddDbOptions(cmd, options->selection);
+  }
+  plot_det_cmd->add_option("--list", plot_det.list, "Only this trial list (default: every scored list)");
+  plot_curves_cmd->add_option("--metric", plot_curves.metric, "Figure to plot (columns of asvrun epochs)")
+      ->required()
+      ->check(CLI::IsMember({"loss", "accuracy", "accuracy_percent", "lr", "learning_rate", "eer",
+                             "frames_per_second", "data_wait", "data_wait_percent"}));
+  plot_curves_cmd->add_option("--list", plot_curves.list, "--metric eer: only this trial list (default: each)");
+
   auto* info_cmd = app.add_subcommand("info", "LibTorch version, CUDA/NCCL/Gloo support and visible GPUs");
 
   EvalOptions eval;
@@ -197,6 +225,8 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   if (*results_cmd) return Results(results);
   if (*epochs_cmd) return Epochs(epochs);
   if (*diff_cmd) return Diff(diff_selection, run_a, run_b);
+  if (*plot_det_cmd) return PlotDet(plot_det);
+  if (*plot_curves_cmd) return PlotCurves(plot_curves);
   const auto unavailable = [](const char* what) {
     return asv::Error(asv::kExitFailure, fmt::format("{} is not available in this executable; run it with asvrun", what));
   };

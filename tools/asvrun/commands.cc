@@ -185,6 +185,12 @@ int RunningRuns(db::Database& database, db::RunFilter filter, const fs::path& pa
 
 }  // namespace
 
+db::Database OpenDatabaseForReading(const DbSelection& selection) {
+  const fs::path path = SelectDatabase(selection);
+  if (path.empty()) throw DbError("no experiment database yet: no run has been recorded");
+  return OpenForReading(path);
+}
+
 recipe::RecipeFiles Locate(const ConfigSource& source) {
   recipe::LocateOptions options;
   if (!source.init_config.empty()) options.init_config = fs::path(source.init_config);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "asvcpp/db/database.h"
 #include "asvcpp/recipe/config_loader.h"
 #include "tools/asvrun/job.h"
 
@@ -112,6 +113,28 @@ int Epochs(const EpochsOptions& options);
 
 /// `asvrun diff RUN_A RUN_B`: settings and results of two runs side by side.
 int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b);
+
+/// The experiment database of `selection` (as the listing commands choose it), opened
+/// read-only. Throws DbError when there is none yet or it cannot be read.
+db::Database OpenDatabaseForReading(const DbSelection& selection);
+
+struct PlotOptions {
+  DbSelection selection;
+  std::vector<std::int64_t> runs;  ///< Run ids, one or more.
+  std::string list;                ///< Only this trial list (det; curves with --metric eer).
+  std::string metric;              ///< curves: plot::ParseMetric name.
+  std::string out;                 ///< .png or .svg
+  std::string title;
+  double width = 640;   ///< Pixels (PNG) or points (SVG).
+  double height = 480;
+};
+/// `asvrun plot det RUN... --out FILE`: the DET curves of the runs' scored trial lists
+/// (plot::RunDetCurves, plot::DetFigure). Throws DbError for an unknown run, DataError for a run
+/// or list without DET points, ConfigError for an --out that is neither .png nor .svg.
+int PlotDet(const PlotOptions& options);
+/// `asvrun plot curves RUN... --metric M --out FILE`: one training figure per epoch
+/// (plot::MetricSeries, plot::CurvesFigure); errors as PlotDet.
+int PlotCurves(const PlotOptions& options);
 
 /// `asvrun info`: LibTorch version, CUDA/NCCL/Gloo support, visible GPUs.
 int Info();
