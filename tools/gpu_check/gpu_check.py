@@ -8,17 +8,25 @@ everything that needs a GPU, then writes a report (Markdown and JSON) and prints
 
 Needs what tools/gpu_check/prepare.sh makes on the development machine: .devdeps/ (the Debian
 build dependencies, unpacked) for the build on the GPU machine, and .gpu_check/ (the tiny corpus's
-lists and features after stages 0-2). Steps, in order (each one pass, fail or skip, with its log
+lists and features after stages 0-2 of voxceleb/xvector; its lists and PCM stores after stages
+0-1 of voxceleb/margin with the tiny MUSAN and RIRS_NOISES; WeSpeaker's model files for the
+margin benchmark's peer when prepare.sh found a WeSpeaker git directory). Steps, in order (each one pass, fail or skip, with its log
 under REPORT_DIR/logs/):
 
   environment     GPUs, driver, PyTorch/LibTorch, CUDA, NCCL and cuDNN versions, asvrun info
   build           configure and build against the machine's PyTorch with all cores (GPU mode;
                   FFmpeg's libraries are not there: -DASV_WITH_LIBAV=OFF) the targets the steps
                   need (asvrun, the two benchmarks, the GPU tests), or check --build-dir
-  ctest_gpu       the tests labelled gpu (one at a time: they share the GPU)
+  ctest_gpu       the tests labelled gpu (one at a time: they share the GPU), then the margin data
+                  path's GPU tests by name (GPU_TESTS_BY_NAME: labelled unit, a skip fails here)
   e2e             asvrun stages 5-9 (training, embeddings, PLDA scoring) on cuda:0 in float32 and
                   in bfloat16: exit 0, stage-9 results and epochs in the experiment database
   checkpoints     a checkpoint written on the GPU resumed on the CPU, and the reverse
+  margin_e2e      asvrun voxceleb/margin stages 5-9 (training with augmentation and fbank on the
+                  device, averaging, large-margin fine-tuning, embeddings, cosine scoring) on cuda:0:
+                  a narrow ResNet34 in fp32 and bf16, a narrow ECAPA-TDNN in fp32 (configs
+                  margin_run_configs): exit 0, stage-9 results and 3 epochs in the database;
+                  figures: EER, seconds, frames/s and data-wait % from the epochs table
   pin_queue       two configs pinned to GPU 0 started back to back, the second with
                   --wait-for-gpu: it waits, then runs; nvidia-smi sees each worker only on GPU 0
                   and never two at once; a third without --wait-for-gpu warns that GPU 0 is held
@@ -30,13 +38,24 @@ under REPORT_DIR/logs/):
                   same network in PyTorch (tools/bench/peers/train_step.py) on the same device,
                   fp32 and bf16
   bench_features  benchmark case 1 on the device: batched MFCC extraction (asv_bench_features)
+  bench_margin    the margin recipe's training step: asv_bench_train --model ResNet34 and
+                  --model ECAPA_TDNN_GLOB_c512 against tools/bench/peers/margin_step.py (WeSpeaker's
+                  model code from .gpu_check/wespeaker) on the GPU, fp32 and bf16: the ratio per
+                  model and precision (target >= 1.3x); skipped in CPU mode (--only bench_margin
+                  runs a tiny one on the CPU) and, after asvcpp's figures, without the WeSpeaker
+                  files or the peer script
+  bench_margin_data  the margin data path on the device: batched fbank (asv_bench_features
+                  --batched-fbank) and batched augmentation (asv_bench_augment) in segments/s,
+                  against the training step's segments/s of bench_margin
   ctest_rest      builds the other test programs, then runs every other test, in parallel, in the
                   time left (tests that need espeak-ng, ffmpeg or Gloo skip themselves on the GPU
                   machine)
 
 In CPU mode the same steps run on the CPU where they can (GPU-only ones are reported as skipped),
 so that the script cannot rot between GPU runs. --budget caps the whole check: a step that would
-start after it is reported as skipped (out of time). The exit status is 0 when no step failed.
+start after it is reported as skipped (out of time). To spend a short GPU loan on the margin recipe
+alone: --only ctest_gpu,margin_e2e,bench_margin,bench_margin_data. The exit status is 0 when no
+step failed.
 """
 import argparse
 import datetime
@@ -55,9 +74,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "tools" / "gpu_check" / "configs"
 RECIPE = "voxceleb/xvector"
+MARGIN_RECIPE = "voxceleb/margin"
 WORK_PLACEHOLDER = "@GPU_CHECK_WORK@"  # what prepare.sh writes into the lists for the work folder
 # What the steps before ctest_rest run; ctest_rest builds the rest (the other test programs).
-CHECK_TARGETS = ["asvrun", "asvrun-torch", "asv_bench_train", "asv_bench_features", "asv_gpu_test"]
+# asv_augment_test and asv_features_torch_test hold the GPU tests of the margin data path.
+CHECK_TARGETS = ["asvrun", "asvrun-torch", "asv_bench_train", "asv_bench_features", "asv_bench_augment",
+                 "asv_gpu_test", "asv_augment_test", "asv_features_torch_test"]
+# GPU tests of the margin recipe's data path that are labelled unit, not gpu (they skip themselves
+# without CUDA): ctest_gpu runs them by name and fails when they skip on the GPU machine.
+GPU_TESTS_BY_NAME = ["BatchedFbank.CudaMatchesCpu", "BatchedAugmentTest.OnAGpuTheBatchEqualsTheCpusToFloatRounding"]
+# The margin recipe's configs (tools/gpu_check/configs/margin_run_configs) that step margin_e2e
+# runs, and the epochs each records: network.max_epochs 2, then recipe.lm_epochs 1.
+MARGIN_CONFIGS = ["mc_resnet_fp32", "mc_resnet_bf16", "mc_ecapa_fp32"]
+MARGIN_EPOCHS = 3
+# WeSpeaker's models that step bench_margin times (asv_bench_train --model against
+# tools/bench/peers/margin_step.py).
+MARGIN_BENCH_MODELS = ["ResNet34", "ECAPA_TDNN_GLOB_c512"]
+SEGMENT_FRAMES = 200  # the margin recipe's training segment: 200 frames (32,240 samples)
 
 
 class Skip(Exception):
@@ -205,7 +238,7 @@ class Check:
             if not (build / "CMakeCache.txt").exists():
                 raise Fail(f"{build}: not a configured build folder (tools/test.sh makes build/)")
             self.build = build
-            targets = ["asvrun", "asvrun-torch", "asv_bench_train", "asv_bench_features"]
+            targets = ["asvrun", "asvrun-torch", "asv_bench_train", "asv_bench_features", "asv_bench_augment"]
             if self.args.no_build:
                 missing = [t for t in targets if not any(build.glob(f"tools/*/{t}"))]
                 if missing:
@@ -293,7 +326,22 @@ class Check:
     def ctest_gpu(self, fig):
         if not self.gpu:
             raise Skip("CPU mode (the gpu-labelled tests exist only in CUDA builds)")
-        return self.ctest(fig, "ctest_gpu", ["-L", "gpu", "-j", "1"], min(300, self.left()))
+        text = self.ctest(fig, "ctest_gpu", ["-L", "gpu", "-j", "1"], min(300, self.left()))
+        # The margin data path's GPU tests carry the label unit: run by name, and a skip (no CUDA
+        # device seen) is a failure here.
+        named = {}
+        regex = "^(" + "|".join(re.escape(t) for t in GPU_TESTS_BY_NAME) + ")$"
+        try:
+            self.ctest(named, "ctest_gpu_named", ["-R", regex, "-j", "1"], min(180, self.left()))
+        except Skip as e:
+            raise Fail(f"margin data path GPU tests {', '.join(GPU_TESTS_BY_NAME)}: {e}")
+        finally:
+            fig["by_name"] = named
+        missing = [t for t in GPU_TESTS_BY_NAME if t not in named.get("tests", {})]
+        skipped = [t for t, v in named.get("tests", {}).items() if v["status"] == "skip"]
+        if missing or skipped:
+            raise Fail(f"margin data path GPU tests: missing {missing}, skipped {skipped} (log: logs/ctest_gpu_named.log)")
+        return f"{text}; by name: {', '.join(GPU_TESTS_BY_NAME)} passed"
 
     def ctest_rest(self, fig):
         if not self.gpu and "ctest_rest" not in self.args.only:
@@ -313,11 +361,14 @@ class Check:
         if work.exists():
             shutil.rmtree(work)
         shutil.copytree(data, work, symlinks=True)
-        # prepare.sh wrote the lists' paths relative to a placeholder for the work folder.
-        for scp in work.rglob("*.scp"):
-            text = scp.read_text()
+        # prepare.sh wrote the lists' paths relative to a placeholder for the work folder (the
+        # x-vector lists' .scp files, every file under the margin recipe's lists/ folders).
+        lists = set(work.rglob("*.scp")) | {f for f in (work / "out_margin").rglob("*")
+                                           if f.is_file() and "lists" in f.relative_to(work).parts}
+        for path in lists:
+            text = path.read_text(errors="surrogateescape")
             if WORK_PLACEHOLDER in text:
-                scp.write_text(text.replace(WORK_PLACEHOLDER, str(work)))
+                path.write_text(text.replace(WORK_PLACEHOLDER, str(work)), errors="surrogateescape")
         self.work = work
         return work
 
@@ -326,11 +377,11 @@ class Check:
                CONFIGS / "run_configs", *extra]
         return self.run(cmd, log, timeout, cwd=self.work, check=check)
 
-    def database(self):
-        return sqlite3.connect(str(self.work / "out" / "experiments.db"))
+    def database(self, out="out"):
+        return sqlite3.connect(str(self.work / out / "experiments.db"))
 
-    def last_run(self, config):
-        with self.database() as db:
+    def last_run(self, config, out="out"):
+        with self.database(out) as db:
             row = db.execute("SELECT id, status, world_size, gpu_ids, start_time, end_time, error_text FROM runs "
                              "WHERE config = ? ORDER BY id DESC LIMIT 1", (config,)).fetchone()
         if row is None:
@@ -342,8 +393,8 @@ class Check:
             return db.execute("SELECT epoch, loss, accuracy, seconds, frames_per_second FROM epochs WHERE run_id = ? "
                               "ORDER BY epoch", (run_id,)).fetchall()
 
-    def results(self, run_id, stage):
-        with self.database() as db:
+    def results(self, run_id, stage, out="out"):
+        with self.database(out) as db:
             return db.execute("SELECT trial_list, eer, min_dcf, n_target, n_nontarget FROM results WHERE run_id = ? "
                               "AND stage = ?", (run_id, stage)).fetchall()
 
@@ -410,6 +461,52 @@ class Check:
             fig[config] = {"device": device, "epoch": epochs[0][0], "loss": epochs[0][1]}
             out.append(f"{config}: epoch {epochs[0][0]} on {device} from a checkpoint written on the {load_device}")
         return "; ".join(out)
+
+    # ---- the margin recipe end to end -----------------------------------------------------------
+    def margin_e2e(self, fig):
+        if self.work is None:
+            self.prepare_work()
+        if not (self.work / "out_margin" / "datasets_margin" / "voxceleb2" / "pcm" / "header").exists():
+            raise Fail(f"{self.args.data}: no PCM stores of voxceleb/margin (prepare.sh older than this script: "
+                       "run it again)")
+        summary = []
+        for config in MARGIN_CONFIGS:
+            cmd = [self.asvrun(), MARGIN_RECIPE, config, "--init-config", CONFIGS / "margin_init_config",
+                   "--run-configs", CONFIGS / "margin_run_configs"]
+            if not self.gpu:
+                cmd += ["--set", "computing.use_gpu=False"]
+            t = now()
+            _, text = self.run(cmd, f"margin_e2e_{config}.log", min(240, self.left()), cwd=self.work)
+            seconds = round(now() - t, 1)
+            device = self.expect_device(text, config)
+            run = self.last_run(config, "out_margin")
+            if run["status"] != "finished":
+                raise Fail(f"{config}: run {run['id']} is '{run['status']}' in the database")
+            with self.database("out_margin") as db:
+                epochs = db.execute("SELECT epoch, loss, accuracy, learning_rate, seconds, frames_per_second, "
+                                    "data_wait_percent FROM epochs WHERE run_id = ? ORDER BY epoch",
+                                    (run["id"],)).fetchall()
+            final = self.results(run["id"], 9, "out_margin")
+            if len(epochs) != MARGIN_EPOCHS:
+                raise Fail(f"{config}: {len(epochs)} epoch rows, expected {MARGIN_EPOCHS} (2 of training, 1 of "
+                           "large-margin fine-tuning)")
+            if not final or any(r[1] is None for r in final):
+                raise Fail(f"{config}: no stage-9 EER in the database ({final})")
+            train_seconds = sum(e[4] or 0 for e in epochs)
+            frames = sum((e[4] or 0) * (e[5] or 0) for e in epochs)
+            waits = [e[6] for e in epochs if e[6] is not None]
+            fig[config] = {"seconds": seconds, "device": device, "run_id": run["id"],
+                           "epochs": [{"epoch": e[0], "loss": e[1], "accuracy": e[2], "learning_rate": e[3],
+                                       "seconds": e[4], "frames_per_s": e[5], "data_wait_percent": e[6]}
+                                      for e in epochs],
+                           "frames_per_s": round(frames / train_seconds) if train_seconds else None,
+                           "data_wait_percent_max": round(max(waits), 1) if waits else None,
+                           "results": [{"trial_list": r[0], "eer": r[1], "min_dcf": r[2], "targets": r[3],
+                                        "nontargets": r[4]} for r in final]}
+            wait = f", data wait <= {max(waits):.1f} %" if waits else ""
+            summary.append(f"{config} {seconds} s on {device}, {len(epochs)} epochs at "
+                           f"{fig[config]['frames_per_s'] or 0:,} frames/s{wait}, EER {final[0][1]:.2f} %")
+        return "; ".join(summary)
 
     # ---- pinned jobs and the GPU queue ---------------------------------------------------------
     def pin_queue(self, fig):
@@ -624,6 +721,109 @@ class Check:
                     f"{1 / rtf if rtf else 0:,.0f}x"
         return text
 
+    def bench_margin(self, fig):
+        """voxceleb/margin's training step: asv_bench_train --model against WeSpeaker's own model code
+        in PyTorch (tools/bench/peers/margin_step.py), per model and precision. CPU mode runs it
+        only when asked (--only bench_margin), with a tiny workload, to check the script."""
+        if not self.gpu and "bench_margin" not in self.args.only:
+            raise Skip("CPU mode: the comparison needs a GPU (--only bench_margin runs a tiny one on the CPU)")
+        binary = self.build / "tools" / "bench" / "asv_bench_train"
+        _, text = self.run([binary, "--help"], "bench_margin.log", 60, check=False)
+        if "--model" not in text:
+            raise Skip(f"{binary} has no --model option (built before the margin benchmark)")
+        wespeaker = Path(self.args.data).resolve() / "wespeaker"
+        peer_script = ROOT / "tools" / "bench" / "peers" / "margin_step.py"
+        have_peer = (wespeaker / "wespeaker" / "models" / "resnet.py").exists() and peer_script.exists()
+        device = "cuda" if self.gpu else "cpu"
+        if self.gpu:
+            sizes = ["--warmup", "3", "--steps", "10", "--repeats", "3"]
+        else:
+            sizes = ["--batch", "2", "--frames", "40", "--speakers", "10", "--warmup", "0", "--steps", "1",
+                     "--repeats", "1", "--threads", str(self.args.jobs)]
+        rows = []
+        for model in MARGIN_BENCH_MODELS:
+            for precision in ("fp32", "bf16"):
+                key = f"{model}_{precision}"
+                out = self.report / f"bench_margin_asvcpp_{key}.json"
+                self.run([binary, "--model", model, "--device", device, "--nproc", "1", "--precision", precision,
+                          *sizes, "--json", out], f"bench_margin_asvcpp_{key}.log", min(240, self.left()))
+                asv = json.loads(out.read_text())
+                run = asv["runs"][0]
+                if run["status"] != "ok":
+                    raise Fail(f"asv_bench_train --model {model} {precision}: {run['status']}")
+                w = asv["workload"]
+                a = run["frames_per_s_median"]
+                fig[key] = {"model": model, "precision": precision, "asvcpp_frames_per_s": round(a),
+                            "asvcpp_min_max": [round(run["frames_per_s_min"]), round(run["frames_per_s_max"])],
+                            "device": run.get("device_name"), "parameters": w["parameters"],
+                            "batch": w["global_batch"], "frames": w["frames"]}
+                rows.append(f"{model} {precision}: asvcpp {a:,.0f} frames/s")
+                if not have_peer or not self.have_torch():
+                    continue
+                peer_out = self.report / f"bench_margin_peer_{key}.json"
+                channels_last = ["--channels-last"] if model == "ResNet34" and precision == "bf16" else []
+                threads = [] if self.gpu else ["--threads", str(self.args.jobs)]
+                self.run([self.args.python, peer_script,
+                          "--wespeaker-checkout", wespeaker, "--model", model, "--device", device, "--precision",
+                          precision, *channels_last, *threads, "--feat-dim", w["feat_dim"], "--embedding",
+                          w["embedding"], "--speakers", w["speakers"], "--batch", w["global_batch"], "--frames",
+                          w["frames"], "--warmup", w["warmup"], "--steps", w["steps"], "--repeats", w["repeats"],
+                          "--json", peer_out], f"bench_margin_peer_{key}.log", min(240, self.left()))
+                peer = json.loads(peer_out.read_text())
+                if peer["parameters"] != w["parameters"]:
+                    raise Fail(f"{model}: the peer's network has {peer['parameters']} parameters, asvcpp's "
+                               f"{w['parameters']}")
+                b = peer["frames_per_s"]["median"]
+                fig[key].update({"peer_frames_per_s": round(b), "ratio": round(a / b, 3),
+                                 "peer_min_max": [round(peer["frames_per_s"]["min"]),
+                                                  round(peer["frames_per_s"]["max"])],
+                                 "peer_channels_last": bool(channels_last)})
+                rows[-1] = f"{model} {precision}: asvcpp {a:,.0f} frames/s, PyTorch {b:,.0f} ({a / b:.2f}x)"
+        fig["target"] = ">= 1.3x the PyTorch step (WeSpeaker's model code) on the GPU"
+        if not peer_script.exists():
+            raise Skip(f"asvcpp's figures only: no {peer_script.relative_to(ROOT)} in this tree: " + "; ".join(rows))
+        if not have_peer:
+            raise Skip(f"asvcpp's figures only: no WeSpeaker model files in {wespeaker} (prepare.sh copies them from "
+                       f"a WeSpeaker git directory, ASV_WESPEAKER_GIT_DIR): " + "; ".join(rows))
+        if not self.have_torch():
+            if self.gpu:
+                raise Fail(f"{self.args.python} has no PyTorch for the peer")
+            raise Skip("asvcpp's figures only: no PyTorch here for the peer: " + "; ".join(rows))
+        if self.gpu:
+            fig["target_met"] = all(v["ratio"] >= 1.3 for v in fig.values() if isinstance(v, dict) and "ratio" in v)
+        return "; ".join(rows)
+
+    def bench_margin_data(self, fig):
+        """The margin recipe's data path on the training device: batched fbank (asv_bench_features
+        --batched-fbank) and batched augmentation (asv_bench_augment), in segments of 200 frames
+        per second, against the training step's rate (step bench_margin)."""
+        device = "cuda" if self.gpu else "cpu"
+        sizes = [] if self.gpu else ["--warmup", "1", "--repeats", "2", "--threads", str(self.args.jobs)]
+        segments = "128" if self.gpu else "16"
+        out = self.report / "bench_margin_fbank.json"
+        self.run([self.build / "tools" / "bench" / "asv_bench_features", "--batched-fbank", device, "--segments",
+                  segments, *sizes, "--json", out], "bench_margin_data.log", min(180, self.left()))
+        fbank = json.loads(out.read_text())
+        out = self.report / "bench_margin_augment.json"
+        self.run([self.build / "tools" / "bench" / "asv_bench_augment", "--device", device, "--batch", segments,
+                  *sizes, "--json", out], "bench_margin_data.log", min(180, self.left()))
+        augment = json.loads(out.read_text())
+        f, a = fbank["segments_per_second"], augment["segments_per_s"]
+        both = 1 / (1 / f + 1 / a)  # one after the other, as the training loop runs them
+        fig.update({"device": device, "segments_per_batch": int(segments), "fbank_segments_per_s": round(f, 1),
+                    "augment_segments_per_s": round(a, 1), "data_path_segments_per_s": round(both, 1),
+                    "fbank_x_real_time": round(fbank.get("x_real_time", 0)), "augment": augment, "fbank": fbank})
+        text = (f"{device}: fbank {f:,.0f} segments/s, augmentation {a:,.0f}, both {both:,.0f} segments/s "
+                f"({SEGMENT_FRAMES} frames each)")
+        bench = next((s["figures"] for s in self.steps if s["step"] == "bench_margin"), {})
+        steps = {k: v["asvcpp_frames_per_s"] / SEGMENT_FRAMES for k, v in bench.items()
+                 if isinstance(v, dict) and v.get("frames") == SEGMENT_FRAMES and "asvcpp_frames_per_s" in v}
+        if steps:
+            fig["step_segments_per_s"] = {k: round(v, 1) for k, v in steps.items()}
+            fig["data_over_step"] = {k: round(both / v, 2) for k, v in steps.items()}
+            text += "; against the training step: " + ", ".join(f"{k} {both / v:.1f}x" for k, v in steps.items())
+        return text
+
     def have_torch(self):
         env = next((s for s in self.steps if s["step"] == "environment"), {}).get("figures", {})
         return bool(env.get("python_torch"))
@@ -664,6 +864,34 @@ def markdown(data):
                 b = bench[p]
                 lines.append(f"| {p} | {b['asvcpp_frames_per_s']:,} | {b.get('peer_frames_per_s', '-')} | "
                              f"{b.get('ratio', '-')} |")
+    margin = next((s["figures"] for s in data["steps"] if s["step"] == "margin_e2e" and s["figures"]), None)
+    if margin:
+        lines += ["", "voxceleb/margin end to end (stages 5-9, tiny corpus; figures from the epochs table):", "",
+                  "| config | device | seconds | epochs | frames/s | data wait % (max) | EER % |",
+                  "|---|---|---|---|---|---|---|"]
+        for config, m in margin.items():
+            lines.append(f"| {config} | {m['device']} | {m['seconds']} | {len(m['epochs'])} | "
+                         f"{m['frames_per_s'] or 0:,} | {m['data_wait_percent_max']} | "
+                         f"{m['results'][0]['eer']:.2f} |")
+    bench = next((s["figures"] for s in data["steps"] if s["step"] == "bench_margin" and s["figures"]), None)
+    if bench:
+        lines += ["", "voxceleb/margin training step (asv_bench_train --model against "
+                      "tools/bench/peers/margin_step.py with WeSpeaker's model code, same device, median frames/s; "
+                      "target >= 1.3x on a GPU):", "",
+                  "| model | precision | asvcpp | PyTorch | ratio |", "|---|---|---|---|---|"]
+        for b in bench.values():
+            if isinstance(b, dict) and "model" in b:
+                lines.append(f"| {b['model']} | {b['precision']} | {b['asvcpp_frames_per_s']:,} | "
+                             f"{b.get('peer_frames_per_s', '-')} | {b.get('ratio', '-')} |")
+    data_path = next((s["figures"] for s in data["steps"] if s["step"] == "bench_margin_data" and s["figures"]),
+                     None)
+    if data_path:
+        lines += ["", f"voxceleb/margin data path on {data_path['device']} (segments of {SEGMENT_FRAMES} frames/s): "
+                      f"fbank {data_path['fbank_segments_per_s']:,}, augmentation "
+                      f"{data_path['augment_segments_per_s']:,}, both {data_path['data_path_segments_per_s']:,}"
+                      + ("; data path / training step: " + ", ".join(f"{k} {v}x" for k, v in
+                                                                     data_path["data_over_step"].items())
+                         if data_path.get("data_over_step") else "")]
     return "\n".join(lines) + "\n"
 
 
@@ -825,9 +1053,11 @@ def main():
     check = Check(args)
     steps = [("environment", check.environment, ()), ("build", check.build_step, ("environment",)),
              ("ctest_gpu", check.ctest_gpu, ("build",)), ("e2e", check.e2e, ("build",)),
-             ("checkpoints", check.checkpoints, ("e2e",)), ("pin_queue", check.pin_queue, ("e2e",)),
+             ("checkpoints", check.checkpoints, ("e2e",)), ("margin_e2e", check.margin_e2e, ("build",)),
+             ("pin_queue", check.pin_queue, ("e2e",)),
              ("dist_kill", check.dist_kill, ("e2e",)), ("bench_train", check.bench_train, ("build",)),
-             ("bench_features", check.bench_features, ("build",)), ("ctest_rest", check.ctest_rest, ("build",))]
+             ("bench_features", check.bench_features, ("build",)), ("bench_margin", check.bench_margin, ("build",)),
+             ("bench_margin_data", check.bench_margin_data, ("build",)), ("ctest_rest", check.ctest_rest, ("build",))]
     for name, function, needs in steps:
         if args.only and name not in args.only and name not in ("environment", "build"):
             continue

@@ -9,7 +9,15 @@
 #                 configured with -DASV_WITH_LIBAV=OFF.
 #   .gpu_check/   the tiny corpus of tools/make_demo_corpus.py --small after stages 0-2 of
 #                 voxceleb/xvector (config gc_data of tools/gpu_check/configs/run_configs): lists,
-#                 MFCCs, VAD, augmented copies; the audio itself is left out.
+#                 MFCCs, VAD, augmented copies; the audio itself is left out. Beside it the same
+#                 corpus after stages 0-1 of voxceleb/margin (config mc_data of
+#                 tools/gpu_check/configs/margin_run_configs): lists and the PCM stores of
+#                 voxceleb1 and voxceleb2 (out_margin/), and the tiny MUSAN and the simulated
+#                 rooms of RIRS_NOISES that its training stage augments with (corpus/). With a
+#                 WeSpeaker git directory (ASV_WESPEAKER_GIT_DIR, default
+#                 /work/.mirror/wenet-e2e+wespeaker/repo), also WeSpeaker's four model files for
+#                 the benchmark peer tools/bench/peers/margin_step.py (wespeaker/; fetched
+#                 reference code, never committed: .gpu_check is git-ignored).
 # Both folders are git-ignored; send them along with the working tree. Needs the CPU build of
 # asvrun (tools/test.sh or tools/demo.sh build it into build/; ASV_BUILD_DIR chooses another
 # build folder, ASV_ASVRUN another asvrun).
@@ -62,6 +70,27 @@ make_bundle() {
   mv "$dest.tmp" "$dest"
 }
 
+# WeSpeaker's model files for tools/bench/peers/margin_step.py --wespeaker-checkout DEST, from a
+# WeSpeaker git directory when there is one (a message otherwise: gpu_check.py then skips the
+# comparison).
+copy_wespeaker() {
+  local dest=$1 git_dir="${ASV_WESPEAKER_GIT_DIR:-/work/.mirror/wenet-e2e+wespeaker/repo}"
+  local commit=dfa741957e5c11f477623b6e583d67d0af25ee88 f
+  if ! git --git-dir="$git_dir" cat-file -e "$commit^{commit}" 2>/dev/null; then
+    echo "prepare: no WeSpeaker git directory with commit $commit at $git_dir (ASV_WESPEAKER_GIT_DIR):" \
+         "wespeaker/ left out, gpu_check.py's bench_margin will skip" >&2
+    return 0
+  fi
+  mkdir -p "$dest/wespeaker/models"
+  for f in resnet ecapa_tdnn pooling_layers projections; do
+    git --git-dir="$git_dir" show "$commit:wespeaker/models/$f.py" > "$dest/wespeaker/models/$f.py"
+  done
+  # Empty package files: the upstream ones import models the peer does not need.
+  : > "$dest/wespeaker/__init__.py"
+  : > "$dest/wespeaker/models/__init__.py"
+  echo "WeSpeaker $commit (github.com/wenet-e2e/wespeaker), fetched reference code: never commit" > "$dest/SOURCE"
+}
+
 make_data() {
   local asvrun="${ASV_ASVRUN:-$root/${ASV_BUILD_DIR:-build}/tools/asvrun/asvrun}"
   [ -x "$asvrun" ] || { echo "prepare: $asvrun not found: build asvrun first (tools/test.sh)" >&2; exit 1; }
@@ -72,14 +101,33 @@ make_data() {
   (cd "$scratch" && "$asvrun" voxceleb/xvector gc_data --init-config "$root/tools/gpu_check/configs/init_config" \
      --run-configs "$root/tools/gpu_check/configs/run_configs" >prepare.log 2>&1) ||
     { cat "$scratch/prepare.log" >&2; exit 1; }
-  # What stages 5-9 read: the lists and features (out/datasets); not the audio, the database, the
-  # run's own folder or the log.
-  rm -rf "$scratch/corpus" "$scratch/prepare.log" "$scratch/out/gc_data" "$scratch"/out/experiments.db*
+  (cd "$scratch" && "$asvrun" voxceleb/margin mc_data --init-config "$root/tools/gpu_check/configs/margin_init_config" \
+     --run-configs "$root/tools/gpu_check/configs/margin_run_configs" >prepare.log 2>&1) ||
+    { cat "$scratch/prepare.log" >&2; exit 1; }
+  # What stages 5-9 read: the lists and features (out/datasets); voxceleb/margin's lists and PCM
+  # stores (out_margin/datasets_margin) and what its training augments with: MUSAN's three sets
+  # and RIRS_NOISES' smallroom and mediumroom (augment::SimulatedRoomRirs). Not the audio, the
+  # databases, the runs' own folders or the log.
+  mv "$scratch/corpus" "$scratch/corpus.all"
+  mkdir -p "$scratch/corpus/RIRS_NOISES/simulated_rirs"
+  mv "$scratch/corpus.all/musan" "$scratch/corpus/musan"
+  for room in smallroom mediumroom; do
+    mv "$scratch/corpus.all/RIRS_NOISES/simulated_rirs/$room" "$scratch/corpus/RIRS_NOISES/simulated_rirs/$room"
+  done
+  rm -rf "$scratch/corpus.all" "$scratch/prepare.log" "$scratch/out/gc_data" "$scratch"/out/experiments.db* \
+    "$scratch/out_margin/mc_data" "$scratch"/out_margin/experiments.db*
   [ -f "$scratch/out/datasets/voxceleb2_cat_combined/lists/feats.scp" ] ||
     { echo "prepare: stages 0-2 left no voxceleb2_cat_combined features in $scratch/out/datasets" >&2; exit 1; }
-  # The lists name features by absolute path: gpu_check.py puts its work folder in for this.
+  for dataset in voxceleb1 voxceleb2; do
+    [ -f "$scratch/out_margin/datasets_margin/$dataset/pcm/header" ] ||
+      { echo "prepare: voxceleb/margin's stage 1 left no PCM store of $dataset in $scratch/out_margin" >&2; exit 1; }
+  done
+  # The lists name features and audio by absolute path: gpu_check.py puts its work folder in for
+  # this (the PCM stores name none).
   find "$scratch/out/datasets" -name '*.scp' -exec sed -i "s|$scratch/|@GPU_CHECK_WORK@/|g" {} +
-  echo "tiny corpus of tools/make_demo_corpus.py --small after stages 0-2 (config gc_data), $(date -u +%FT%TZ)" \
+  find "$scratch/out_margin/datasets_margin" -path '*/lists/*' -type f -exec sed -i "s|$scratch/|@GPU_CHECK_WORK@/|g" {} +
+  copy_wespeaker "$scratch/wespeaker"
+  echo "tiny corpus of tools/make_demo_corpus.py --small after stages 0-2 (config gc_data) and voxceleb/margin's stages 0-1 (config mc_data), $(date -u +%FT%TZ)" \
     > "$scratch/PREPARED"
   rm -rf "$data_dest"
   mv "$scratch" "$data_dest"
@@ -87,5 +135,10 @@ make_data() {
 
 [ "$what" = data ] || make_bundle
 [ "$what" = bundle ] || make_data
-[ "$what" = bundle ] || du -sh "$data_dest" | sed 's/^/prepare: /'
+if [ "$what" != bundle ]; then
+  (cd "$data_dest" && du -sh out out_margin corpus $( [ -d wespeaker ] && echo wespeaker)) | sed 's/^/prepare:   /'
+  du -sh "$data_dest" | sed 's/^/prepare: /'
+fi
 [ "$what" = data ] || du -sh .devdeps | sed 's/^/prepare: /'
+[ "$what" = all ] && du -csh "$data_dest" .devdeps | tail -1 | sed 's/^/prepare: in all (the device transfer takes 64 MiB): /'
+exit 0
