@@ -29,6 +29,7 @@ Examples:
   asvrun results --stage 9 --best               final EER/minDCF, best per config
   asvrun epochs 3                               loss, accuracy, frames/s, data wait per epoch of run 3
   asvrun diff 3 4                               settings and results of runs 3 and 4
+  asvrun report --out report.html               the database as one HTML page: runs, results, curves
   asvrun eval --scores scores.txt --trials veri_test.txt
                                                 EER and minDCF of a score file
   asvrun compute-mfcc-feats --config=run_configs/voxceleb/xvector/mfcc.conf scp:wav.scp ark,t:-
@@ -150,6 +151,16 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   diff_cmd->add_option("run_b", run_b, "Second run id")->required();
   AddDbOptions(diff_cmd, diff_selection);
 
+  ReportOptions report;
+  auto* report_cmd = app.add_subcommand("report", "The experiment database as one self-contained HTML page "
+                                                  "(runs, results grid, training and DET curves, running jobs)");
+  AddDbOptions(report_cmd, report.selection);
+  report_cmd->add_option("--out", report.out, "HTML file to write")->capture_default_str();
+  report_cmd->add_option("--config", report.config, "Only runs of this config");
+  report_cmd->add_option("--trial-list", report.trial_list, "Only results and DET curves of this trial list");
+  report_cmd->add_option("--stage", report.stage, "Results grid: only results of this stage");
+  report_cmd->add_option("--title", report.title, "Title of the page (default: the database's path)");
+
   auto* info_cmd = app.add_subcommand("info", "LibTorch version, CUDA/NCCL/Gloo support and visible GPUs");
 
   EvalOptions eval;
@@ -195,6 +206,7 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   if (*results_cmd) return Results(results);
   if (*epochs_cmd) return Epochs(epochs);
   if (*diff_cmd) return Diff(diff_selection, run_a, run_b);
+  if (*report_cmd) return Report(report);
   const auto unavailable = [](const char* what) {
     return asv::Error(asv::kExitFailure, fmt::format("{} is not available in this executable; run it with asvrun", what));
   };
