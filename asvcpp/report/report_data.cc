@@ -151,12 +151,20 @@ Json GridJson(const std::vector<db::ResultSummaryRow>& summary) {
   return Json{{"trial_lists", lists}, {"columns", std::move(columns)}, {"rows", std::move(rows)}, {"best", std::move(best)}};
 }
 
+// nlohmann::ordered_json finds an object's key by a linear search: per-run entries are collected in
+// std::maps first (10,000 runs, a million in-training EERs) and become JSON objects once.
+Json ObjectOf(std::map<std::int64_t, Json>&& entries) {
+  Json out = Json::object();
+  for (auto& [id, value] : entries) out[std::to_string(id)] = std::move(value);
+  return out;
+}
+
 Json CurvesJson(const std::vector<db::EpochRow>& epochs, const std::vector<db::EpochEer>& eers,
                 const std::set<std::int64_t>& runs) {
-  Json curves = Json::object();
+  std::map<std::int64_t, Json> curves;
   for (const auto& e : epochs) {
     if (!runs.count(e.run_id)) continue;
-    Json& c = curves[std::to_string(e.run_id)];
+    Json& c = curves[e.run_id];
     if (c.is_null()) {
       c = Json{{"epoch", Json::array()}, {"loss", Json::array()},    {"accuracy", Json::array()},
                {"lr", Json::array()},    {"fps", Json::array()},     {"wait", Json::array()},
@@ -171,22 +179,30 @@ Json CurvesJson(const std::vector<db::EpochRow>& epochs, const std::vector<db::E
     c["wait"].push_back(Rounded(x.data_wait_percent, 3));
     c["val_loss"].push_back(Rounded(x.val_loss));
   }
+  // EpochEers is ordered by run and trial list: one list's points follow each other.
+  Json* list = nullptr;
+  std::int64_t list_run = -1;
+  std::string list_name;
   for (const auto& e : eers) {
     if (!runs.count(e.run_id)) continue;
-    Json& c = curves[std::to_string(e.run_id)];
-    if (c.is_null()) c = Json{{"epoch", Json::array()}, {"eer", Json::object()}};
-    Json& list = c["eer"][e.trial_list];
-    if (list.is_null()) list = Json{{"epoch", Json::array()}, {"eer", Json::array()}};
-    list["epoch"].push_back(e.epoch);
-    list["eer"].push_back(Rounded(e.eer));
+    if (list == nullptr || e.run_id != list_run || e.trial_list != list_name) {
+      Json& c = curves[e.run_id];
+      if (c.is_null()) c = Json{{"epoch", Json::array()}, {"eer", Json::object()}};
+      list = &c["eer"][e.trial_list];
+      if (list->is_null()) *list = Json{{"epoch", Json::array()}, {"eer", Json::array()}};
+      list_run = e.run_id;
+      list_name = e.trial_list;
+    }
+    (*list)["epoch"].push_back(e.epoch);
+    (*list)["eer"].push_back(Rounded(e.eer));
   }
-  return curves;
+  return ObjectOf(std::move(curves));
 }
 
 // Relative artifact paths are relative to the run's output folder.
 Json DetJson(const std::vector<db::ArtifactRow>& artifacts, const std::map<std::int64_t, fs::path>& output_folders,
              const ReportOptions& options) {
-  Json det = Json::object();
+  std::map<std::int64_t, Json> det;
   for (const auto& a : artifacts) {
     const auto folder = output_folders.find(a.run_id);
     if (folder == output_folders.end()) continue;
@@ -209,9 +225,9 @@ Json DetJson(const std::vector<db::ArtifactRow>& artifacts, const std::map<std::
       entry["eer"] = Rounded(curve.eer_percent);
       entry["eer_probit"] = std::round(eval::Probit(curve.eer_percent / 100) * 1000) / 1000;
     }
-    det[std::to_string(a.run_id)].push_back(std::move(entry));
+    det[a.run_id].push_back(std::move(entry));
   }
-  return det;
+  return ObjectOf(std::move(det));
 }
 
 // Per recipe the settings of its newest run as the baseline, and per settings hash what differs
@@ -220,6 +236,7 @@ Json SettingsJson(const std::vector<db::RunRow>& runs, const ProvenanceMap& prov
   Json baselines = Json::object();
   std::map<std::string, Json> baseline_of;  // recipe -> its parsed baseline
   Json deltas = Json::object();
+  std::set<std::string> seen;
   for (const auto& r : runs) {  // newest first
     if (r.info.settings_json.empty()) continue;
     auto base = baseline_of.find(r.info.recipe);
@@ -231,7 +248,7 @@ Json SettingsJson(const std::vector<db::RunRow>& runs, const ProvenanceMap& prov
       base = baseline_of.emplace(r.info.recipe, std::move(settings)).first;
     }
     const std::string id = r.info.recipe + "|" + r.info.settings_hash;
-    if (deltas.contains(id)) continue;
+    if (!seen.insert(id).second) continue;
     Json delta = Json::object();
     for (const auto& d : settings::DiffJson(base->second, SettingsOf(r))) delta[d.key] = d.b ? Json(*d.b) : Json();
     deltas[id] = std::move(delta);
