@@ -15,6 +15,7 @@ packages=(
   nlohmann-json3-dev libsndfile1-dev libsoxr-dev libcairo2-dev libavformat-dev libavcodec-dev libavutil-dev
   espeak-ng ffmpeg libopenblas0-pthread libblas-dev liblapack-dev
   clang libclang-rt-14-dev  # tools/fuzz_configs.sh (libFuzzer)
+  libjs-chart.js chromium  # asvrun report: Chart.js inlined into the page; its browser test
 )
 cuda=0
 for arg in "$@"; do

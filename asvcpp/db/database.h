@@ -237,6 +237,37 @@ struct ResultFilter {
   int limit = 0;  ///< At most this many rows; 0 = no limit.
 };
 
+/// The lowest minDCF at one operating point among the results of a (recipe, config, trial list).
+struct BestCost {
+  double p_target = 0;
+  double c_miss = 1;
+  double c_fa = 1;
+  double min_dcf = 0;          ///< Lowest normalised minDCF at this point.
+  std::int64_t run_id = 0;     ///< A run whose result has it.
+};
+
+/// Aggregate of the results of one (recipe, config, trial list) (Database::ResultSummary).
+struct ResultSummaryRow {
+  std::string recipe;
+  std::string config;
+  std::string trial_list;
+  /// Lowest EER, percent (the row `asvrun results --best` shows); nullopt when every EER is NaN.
+  std::optional<double> best_eer;
+  std::int64_t best_eer_run_id = 0;     ///< Run of that result.
+  std::int64_t best_eer_result_id = 0;  ///< The result's id.
+  /// Lowest minDCF at every operating point any of the results was evaluated at, ordered by
+  /// p_target descending, then c_miss, c_fa.
+  std::vector<BestCost> best_costs;
+};
+
+/// Lowest EER of one run on one trial list at one training epoch (Database::EpochEers).
+struct EpochEer {
+  std::int64_t run_id = 0;
+  std::string trial_list;
+  int epoch = 0;
+  double eer = 0;  ///< Percent; NaN when recorded as NaN.
+};
+
 /// One connection to an experiment database file. Movable, not copyable.
 class Database {
  public:
@@ -349,6 +380,28 @@ class Database {
   ///                                   WHERE x.run_id = r.id AND x.trial_list = 'voxceleb1_o'))
   ///   FROM runs r GROUP BY r.recipe, r.config
   std::vector<ResultRow> Results(const ResultFilter& filter = {});
+
+  /// Per (recipe, config, trial list) of the results matching `filter` (recipe, config,
+  /// trial_list, run_id and stage; best_per_config and limit are ignored): the lowest EER, chosen
+  /// as Results() with best_per_config chooses it (one index seek per run and trial list), and
+  /// the lowest minDCF at every operating point, from result_costs and, for results recorded
+  /// without costs, from the result's own (p_target, c_miss, c_fa, min_dcf). The minDCF part
+  /// reads every matching result and cost (about 1 s per million results). Ordered by recipe,
+  /// config and trial list. Throws DbError.
+  std::vector<ResultSummaryRow> ResultSummary(const ResultFilter& filter = {});
+
+  /// The in-training EERs: for every result with an epoch matching `filter` (as for
+  /// ResultSummary), the lowest EER per (run, trial list, epoch), ordered by run, trial list and
+  /// epoch. Reads every matching result once. Throws DbError.
+  std::vector<EpochEer> EpochEers(const ResultFilter& filter = {});
+
+  /// Epochs of every run whose recipe and config match `filter` (its status and limit are
+  /// ignored), ordered by run and epoch: one query instead of one Epochs() per run. Throws DbError.
+  std::vector<EpochRow> EpochsOfRuns(const RunFilter& filter = {});
+
+  /// Artifacts of kind `kind` of every run whose recipe and config match `filter` (status and
+  /// limit ignored), ordered by run and id. Throws DbError.
+  std::vector<ArtifactRow> ArtifactsOfKind(const std::string& kind, const RunFilter& filter = {});
 
   /// Epochs of a run in epoch order. Throws DbError.
   std::vector<EpochRow> Epochs(std::int64_t run_id);

@@ -32,6 +32,7 @@ Examples:
   asvrun plot det 3 4 --out det.png             DET curves of runs 3 and 4 (also .svg)
   asvrun plot curves 3 --metric loss --out loss.svg
                                                 a training figure per epoch
+  asvrun report --out report.html               the database as one HTML page: runs, results, curves
   asvrun eval --scores scores.txt --trials veri_test.txt
                                                 EER and minDCF of a score file
   asvrun compute-mfcc-feats --config=run_configs/voxceleb/xvector/mfcc.conf scp:wav.scp ark,t:-
@@ -179,6 +180,15 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
       ->check(CLI::IsMember({"loss", "accuracy", "accuracy_percent", "lr", "learning_rate", "eer",
                              "frames_per_second", "data_wait", "data_wait_percent"}));
   plot_curves_cmd->add_option("--list", plot_curves.list, "--metric eer: only this trial list (default: each)");
+  ReportOptions report;
+  auto* report_cmd = app.add_subcommand("report", "The experiment database as one self-contained HTML page "
+                                                  "(runs, results grid, training and DET curves, running jobs)");
+  AddDbOptions(report_cmd, report.selection);
+  report_cmd->add_option("--out", report.out, "HTML file to write")->capture_default_str();
+  report_cmd->add_option("--config", report.config, "Only runs of this config");
+  report_cmd->add_option("--trial-list", report.trial_list, "Only results and DET curves of this trial list");
+  report_cmd->add_option("--stage", report.stage, "Results grid: only results of this stage");
+  report_cmd->add_option("--title", report.title, "Title of the page (default: the database's path)");
 
   auto* info_cmd = app.add_subcommand("info", "LibTorch version, CUDA/NCCL/Gloo support and visible GPUs");
 
@@ -227,6 +237,7 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   if (*diff_cmd) return Diff(diff_selection, run_a, run_b);
   if (*plot_det_cmd) return PlotDet(plot_det);
   if (*plot_curves_cmd) return PlotCurves(plot_curves);
+  if (*report_cmd) return Report(report);
   const auto unavailable = [](const char* what) {
     return asv::Error(asv::kExitFailure, fmt::format("{} is not available in this executable; run it with asvrun", what));
   };

@@ -47,23 +47,6 @@ std::string RecipeName(const ConfigSource& source) {
   return source.recipe.empty() ? std::string(kDefaultRecipe) : source.recipe;
 }
 
-// The database the listing commands read. Returns an empty path when it does not exist yet.
-fs::path SelectDatabase(const DbSelection& selection) {
-  if (!selection.db.empty()) {
-    if (!fs::exists(selection.db)) throw DbError(fmt::format("{}: no such experiment database", selection.db));
-    return selection.db;
-  }
-  ConfigSource source = selection.source;
-  source.recipe = RecipeName(source);
-  const auto& recipe = recipes::FindRecipe(source.recipe);
-  Diagnostics diags;
-  recipe::ConfigSet set(recipe, Locate(source), std::vector<std::string>{}, diags);  // The init config only.
-  const auto settings = set.InitSettings(diags);
-  diags.ThrowIfErrors();
-  const fs::path path = db::Database::DefaultPath(OutputFolder(*settings));
-  return fs::exists(path) ? path : fs::path();
-}
-
 // The listing commands only read: they open the database read-only, so that a database of
 // another user or in a read-only folder can be read, and never create, migrate or change one.
 db::Database OpenForReading(const fs::path& path) {
@@ -184,6 +167,22 @@ int RunningRuns(db::Database& database, db::RunFilter filter, const fs::path& pa
 }
 
 }  // namespace
+
+fs::path SelectDatabase(const DbSelection& selection) {
+  if (!selection.db.empty()) {
+    if (!fs::exists(selection.db)) throw DbError(fmt::format("{}: no such experiment database", selection.db));
+    return selection.db;
+  }
+  ConfigSource source = selection.source;
+  source.recipe = RecipeName(source);
+  const auto& recipe = recipes::FindRecipe(source.recipe);
+  Diagnostics diags;
+  recipe::ConfigSet set(recipe, Locate(source), std::vector<std::string>{}, diags);  // The init config only.
+  const auto settings = set.InitSettings(diags);
+  diags.ThrowIfErrors();
+  const fs::path path = db::Database::DefaultPath(OutputFolder(*settings));
+  return fs::exists(path) ? path : fs::path();
+}
 
 db::Database OpenDatabaseForReading(const DbSelection& selection) {
   const fs::path path = SelectDatabase(selection);

@@ -114,6 +114,24 @@ int Epochs(const EpochsOptions& options);
 /// `asvrun diff RUN_A RUN_B`: settings and results of two runs side by side.
 int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b);
 
+/// The experiment database a reading command reads (--db, else the output folder of the
+/// recipe's init config); an empty path when that default database does not exist yet. Throws
+/// DbError (exit 4) for a --db file that does not exist, ConfigError for bad config files.
+std::filesystem::path SelectDatabase(const DbSelection& selection);
+
+struct ReportOptions {
+  DbSelection selection;
+  std::string out = "report.html";
+  std::string config;
+  std::string trial_list;
+  int stage = -1;  ///< Results grid: only results of this stage; -1: all
+  std::string title;
+};
+/// `asvrun report`: one self-contained HTML page of the experiment database (report_command.cc;
+/// asvcpp/report/report_data.h says what it shows), written atomically to options.out. The
+/// database is opened read-only. Throws DbError when there is no database.
+int Report(const ReportOptions& options);
+
 /// The experiment database of `selection` (as the listing commands choose it), opened
 /// read-only. Throws DbError when there is none yet or it cannot be read.
 db::Database OpenDatabaseForReading(const DbSelection& selection);

@@ -1,0 +1,418 @@
+#include "asvcpp/report/report_data.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "asvcpp/db/timestamp.h"
+#include "asvcpp/eval/det.h"
+#include "asvcpp/settings/dump.h"
+
+namespace asv::report {
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+// `v` rounded to `digits` significant digits (nlohmann::json writes the shortest form that reads
+// back the same, so the page carries "0.2381" instead of "0.23810413266931301"); null for NaN and
+// infinities, which JSON cannot hold.
+Json Rounded(double v, int digits = 4) {
+  if (!std::isfinite(v)) return Json();
+  return std::stod(fmt::format("{:.{}g}", v, digits));
+}
+
+Json Rounded(const std::optional<double>& v, int digits = 4) { return v ? Rounded(*v, digits) : Json(); }
+
+std::string Join(const std::vector<std::string>& parts, const char* separator) {
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : separator) + p;
+  return out;
+}
+
+std::string FirstLine(const std::optional<std::string>& text) {
+  if (!text) return "";
+  const auto nl = text->find('\n');
+  return nl == std::string::npos ? *text : text->substr(0, nl) + " ...";
+}
+
+db::RunFilter RunFilterOf(const ReportFilter& filter) {
+  db::RunFilter runs;
+  runs.recipe = filter.recipe;
+  runs.config = filter.config;
+  return runs;
+}
+
+db::ResultFilter ResultFilterOf(const ReportFilter& filter) {
+  db::ResultFilter results;
+  results.recipe = filter.recipe;
+  results.config = filter.config;
+  results.trial_list = filter.trial_list;
+  results.stage = filter.stage;
+  return results;
+}
+
+Json RunsJson(const std::vector<db::RunRow>& runs) {
+  Json rows = Json::array();
+  for (const auto& r : runs) {
+    std::vector<std::string> gpus;
+    for (int g : r.info.gpu_ids) gpus.push_back(std::to_string(g));
+    std::vector<std::string> chain(r.info.parent_chain.rbegin(), r.info.parent_chain.rend());
+    rows.push_back(Json::array({r.id, r.info.recipe, r.info.config, Join(chain, " < "), std::string(db::ToString(r.status)),
+                                r.info.host, Join(gpus, ","), r.info.world_size, r.start_time,
+                                r.end_time ? Json(*r.end_time) : Json(), r.heartbeat_time, r.info.code_version,
+                                FirstLine(r.error_text), r.info.settings_hash}));
+  }
+  return Json{{"columns", {"id", "recipe", "config", "parents", "status", "host", "gpus", "world_size", "start",
+                           "end", "heartbeat", "code_version", "error", "settings_hash"}},
+              {"rows", std::move(rows)}};
+}
+
+// The results grid: one row per (recipe, config), per trial list the lowest EER and minDCF at
+// every operating point; "best" names, per column, the row with the lowest value.
+Json GridJson(const std::vector<db::ResultSummaryRow>& summary) {
+  std::vector<std::string> lists;
+  std::vector<std::tuple<double, double, double>> points;
+  for (const auto& s : summary) {
+    if (std::find(lists.begin(), lists.end(), s.trial_list) == lists.end()) lists.push_back(s.trial_list);
+    for (const auto& c : s.best_costs) {
+      const auto point = std::make_tuple(c.p_target, c.c_miss, c.c_fa);
+      if (std::find(points.begin(), points.end(), point) == points.end()) points.push_back(point);
+    }
+  }
+  std::sort(lists.begin(), lists.end());
+  std::sort(points.begin(), points.end(), [](const auto& a, const auto& b) {
+    return std::make_tuple(-std::get<0>(a), std::get<1>(a), std::get<2>(a)) <
+           std::make_tuple(-std::get<0>(b), std::get<1>(b), std::get<2>(b));
+  });
+  // Columns: per trial list, EER then minDCF at each point.
+  Json columns = Json::array();
+  for (const auto& list : lists) {
+    columns.push_back({{"trial_list", list}, {"metric", "eer"}, {"label", "EER %"}});
+    for (const auto& [p, c_miss, c_fa] : points) {
+      const std::string name = c_miss == 1 && c_fa == 1 ? fmt::format("{:g}", p) : fmt::format("{:g},{:g},{:g}", p, c_miss, c_fa);
+      columns.push_back({{"trial_list", list},
+                         {"metric", "min_dcf"},
+                         {"p_target", p},
+                         {"c_miss", c_miss},
+                         {"c_fa", c_fa},
+                         {"label", fmt::format("minDCF({})", name)}});
+    }
+  }
+  const std::size_t per_list = 1 + points.size();
+  std::map<std::pair<std::string, std::string>, std::size_t> row_of;
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const auto& s : summary) {
+    const auto key = std::make_pair(s.recipe, s.config);
+    if (row_of.emplace(key, keys.size()).second) keys.push_back(key);
+  }
+  // cells[row][column] = {value, run}
+  std::vector<std::vector<std::pair<double, std::int64_t>>> cells(
+      keys.size(), std::vector<std::pair<double, std::int64_t>>(columns.size(), {NAN, 0}));
+  for (const auto& s : summary) {
+    const std::size_t row = row_of.at({s.recipe, s.config});
+    const std::size_t base =
+        per_list * static_cast<std::size_t>(std::find(lists.begin(), lists.end(), s.trial_list) - lists.begin());
+    if (s.best_eer) cells[row][base] = {*s.best_eer, s.best_eer_run_id};
+    for (const auto& c : s.best_costs) {
+      const auto point = std::make_tuple(c.p_target, c.c_miss, c.c_fa);
+      const std::size_t k = static_cast<std::size_t>(std::find(points.begin(), points.end(), point) - points.begin());
+      cells[row][base + 1 + k] = {c.min_dcf, c.run_id};
+    }
+  }
+  Json best = Json::array();
+  for (std::size_t col = 0; col < columns.size(); ++col) {
+    std::optional<std::size_t> arg;
+    for (std::size_t row = 0; row < keys.size(); ++row) {
+      const double v = cells[row][col].first;
+      if (!std::isnan(v) && (!arg || v < cells[*arg][col].first)) arg = row;
+    }
+    best.push_back(arg ? Json(*arg) : Json());
+  }
+  Json rows = Json::array();
+  for (std::size_t row = 0; row < keys.size(); ++row) {
+    Json values = Json::array();
+    Json runs = Json::array();
+    for (const auto& [value, run] : cells[row]) {
+      values.push_back(Rounded(value, 5));
+      runs.push_back(std::isnan(value) ? Json() : Json(run));
+    }
+    rows.push_back({{"recipe", keys[row].first}, {"config", keys[row].second}, {"values", std::move(values)},
+                    {"runs", std::move(runs)}});
+  }
+  return Json{{"trial_lists", lists}, {"columns", std::move(columns)}, {"rows", std::move(rows)}, {"best", std::move(best)}};
+}
+
+// nlohmann::ordered_json finds an object's key by a linear search: per-run entries are collected in
+// std::maps first (10,000 runs, a million in-training EERs) and become JSON objects once.
+Json ObjectOf(std::map<std::int64_t, Json>&& entries) {
+  Json out = Json::object();
+  for (auto& [id, value] : entries) out[std::to_string(id)] = std::move(value);
+  return out;
+}
+
+Json CurvesJson(const std::vector<db::EpochRow>& epochs, const std::vector<db::EpochEer>& eers,
+                const std::set<std::int64_t>& runs) {
+  std::map<std::int64_t, Json> curves;
+  for (const auto& e : epochs) {
+    if (!runs.count(e.run_id)) continue;
+    Json& c = curves[e.run_id];
+    if (c.is_null()) {
+      c = Json{{"epoch", Json::array()}, {"loss", Json::array()},    {"accuracy", Json::array()},
+               {"lr", Json::array()},    {"fps", Json::array()},     {"wait", Json::array()},
+               {"val_loss", Json::array()}, {"eer", Json::object()}};
+    }
+    const auto& x = e.record;
+    c["epoch"].push_back(x.epoch);
+    c["loss"].push_back(Rounded(x.loss));
+    c["accuracy"].push_back(Rounded(x.accuracy));
+    c["lr"].push_back(Rounded(x.learning_rate));
+    c["fps"].push_back(Rounded(x.frames_per_second));
+    c["wait"].push_back(Rounded(x.data_wait_percent, 3));
+    c["val_loss"].push_back(Rounded(x.val_loss));
+  }
+  // EpochEers is ordered by run and trial list: one list's points follow each other.
+  Json* list = nullptr;
+  std::int64_t list_run = -1;
+  std::string list_name;
+  for (const auto& e : eers) {
+    if (!runs.count(e.run_id)) continue;
+    if (list == nullptr || e.run_id != list_run || e.trial_list != list_name) {
+      Json& c = curves[e.run_id];
+      if (c.is_null()) c = Json{{"epoch", Json::array()}, {"eer", Json::object()}};
+      list = &c["eer"][e.trial_list];
+      if (list->is_null()) *list = Json{{"epoch", Json::array()}, {"eer", Json::array()}};
+      list_run = e.run_id;
+      list_name = e.trial_list;
+    }
+    (*list)["epoch"].push_back(e.epoch);
+    (*list)["eer"].push_back(Rounded(e.eer));
+  }
+  return ObjectOf(std::move(curves));
+}
+
+// Relative artifact paths are relative to the run's output folder.
+Json DetJson(const std::vector<db::ArtifactRow>& artifacts, const std::map<std::int64_t, fs::path>& output_folders,
+             const ReportOptions& options) {
+  std::map<std::int64_t, Json> det;
+  for (const auto& a : artifacts) {
+    const auto folder = output_folders.find(a.run_id);
+    if (folder == output_folders.end()) continue;
+    fs::path path = a.record.path;
+    if (path.is_relative()) path = folder->second / path;
+    const DetCurve curve = ReadDetCurve(path, options.det_points);
+    if (options.filter.trial_list && curve.trial_list != *options.filter.trial_list) continue;
+    Json entry{{"trial_list", curve.trial_list}, {"path", curve.path}};
+    if (!curve.note.empty()) {
+      entry["note"] = curve.note;
+    } else {
+      Json x = Json::array();
+      Json y = Json::array();
+      for (std::size_t i = 0; i < curve.probit_fa.size(); ++i) {
+        x.push_back(std::round(curve.probit_fa[i] * 1000) / 1000);
+        y.push_back(std::round(curve.probit_miss[i] * 1000) / 1000);
+      }
+      entry["x"] = std::move(x);
+      entry["y"] = std::move(y);
+      entry["eer"] = Rounded(curve.eer_percent);
+      entry["eer_probit"] = std::round(eval::Probit(curve.eer_percent / 100) * 1000) / 1000;
+    }
+    det[a.run_id].push_back(std::move(entry));
+  }
+  return ObjectOf(std::move(det));
+}
+
+// Per recipe the settings of its newest run as the baseline, and per settings hash what differs
+// from it, so that the page can compare any runs without carrying every run's settings.
+Json SettingsJson(const std::vector<db::RunRow>& runs, const ProvenanceMap& provenance) {
+  Json baselines = Json::object();
+  std::map<std::string, Json> baseline_of;  // recipe -> its parsed baseline
+  Json deltas = Json::object();
+  std::set<std::string> seen;
+  for (const auto& r : runs) {  // newest first
+    if (r.info.settings_json.empty()) continue;
+    auto base = baseline_of.find(r.info.recipe);
+    if (base == baseline_of.end()) {
+      Json settings = SettingsOf(r);
+      Json flat = Json::object();
+      for (auto it = settings.begin(); it != settings.end(); ++it) flat[it.key()] = it.value().dump();
+      baselines[r.info.recipe] = std::move(flat);
+      base = baseline_of.emplace(r.info.recipe, std::move(settings)).first;
+    }
+    const std::string id = r.info.recipe + "|" + r.info.settings_hash;
+    if (!seen.insert(id).second) continue;
+    Json delta = Json::object();
+    for (const auto& d : settings::DiffJson(base->second, SettingsOf(r))) delta[d.key] = d.b ? Json(*d.b) : Json();
+    deltas[id] = std::move(delta);
+  }
+  Json sources = Json::object();
+  std::set<std::string> configs;
+  for (const auto& r : runs) configs.insert(ConfigKey(r.info.recipe, r.info.config));
+  for (const auto& config : configs) {
+    const auto found = provenance.find(config);
+    if (found == provenance.end()) continue;
+    Json keys = Json::object();
+    for (const auto& [key, source] : found->second) keys[key] = Json::array({source.origin, source.value_json});
+    sources[config] = std::move(keys);
+  }
+  return Json{{"baselines", std::move(baselines)}, {"deltas", std::move(deltas)}, {"provenance", std::move(sources)}};
+}
+
+Json RunningJson(const std::vector<RunningJob>& jobs) {
+  Json out = Json::array();
+  for (const auto& job : jobs) {
+    std::vector<std::string> gpus;
+    for (int g : job.run.info.gpu_ids) gpus.push_back(std::to_string(g));
+    Json progress;
+    if (job.progress) {
+      const auto& p = *job.progress;
+      progress = Json{{"done", p.done},           {"total", Rounded(p.total, 8)}, {"unit", p.unit},
+                      {"rate", Rounded(p.rate)}, {"eta_s", Rounded(p.eta_seconds)}, {"updated", p.updated_time}};
+    }
+    out.push_back({{"run", job.run.id},
+                   {"recipe", job.run.info.recipe},
+                   {"config", job.run.info.config},
+                   {"host", job.run.info.host},
+                   {"gpus", Join(gpus, ",")},
+                   {"world_size", job.run.info.world_size},
+                   {"start", job.run.start_time},
+                   {"heartbeat", job.run.heartbeat_time},
+                   {"stage", job.stage ? Json(job.stage->stage) : Json()},
+                   {"stage_name", job.stage ? Json(job.stage->name) : Json()},
+                   {"stage_start", job.stage ? Json(job.stage->start_time) : Json()},
+                   {"epoch", job.last_epoch ? Json(*job.last_epoch) : Json()},
+                   {"progress", std::move(progress)}});
+  }
+  return out;
+}
+
+// Probit positions of the DET axes' ticks (percent) and the axes' range.
+Json DetAxisJson() {
+  Json ticks = Json::array();
+  for (double percent : {0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0}) {
+    ticks.push_back({{"value", eval::Probit(percent / 100)}, {"label", fmt::format("{:g}", percent)}});
+  }
+  return Json{{"ticks", std::move(ticks)}, {"min", eval::Probit(0.001)}, {"max", eval::Probit(0.4)}};
+}
+
+}  // namespace
+
+std::vector<RunningJob> RunningJobs(db::Database& database, const std::vector<db::RunRow>& runs) {
+  std::vector<RunningJob> jobs;
+  for (const auto& r : runs) {
+    if (r.status != db::RunStatus::kRunning) continue;
+    RunningJob job;
+    job.run = r;
+    for (const auto& stage : database.Stages(r.id)) {
+      if (stage.status == db::RunStatus::kRunning) job.stage = stage;  // in start order: the latest wins
+    }
+    const auto epochs = database.Epochs(r.id);
+    if (!epochs.empty()) job.last_epoch = epochs.back().record.epoch;
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+DetCurve ReadDetCurve(const fs::path& path, std::size_t max_points) {
+  DetCurve curve;
+  curve.path = path.string();
+  std::string name = path.stem().string();
+  curve.trial_list = name.rfind("det_", 0) == 0 ? name.substr(4) : name;
+  std::ifstream in(path);
+  if (!in) {
+    curve.note = fmt::format("{}: cannot be read (moved or deleted?)", path.string());
+    return curve;
+  }
+  std::string line;
+  std::getline(in, line);
+  if (line.rfind("p_miss\tp_fa", 0) != 0) {
+    curve.note = fmt::format("{}:1: not a DET file (expected the header p_miss<TAB>p_fa...)", path.string());
+    return curve;
+  }
+  std::vector<double> x;
+  std::vector<double> y;
+  for (int number = 2; std::getline(in, line); ++number) {
+    if (line.empty()) continue;
+    std::istringstream fields(line);
+    double p_miss = NAN;
+    double p_fa = NAN;
+    if (!(fields >> p_miss >> p_fa) || !(p_miss > 0 && p_miss < 1 && p_fa > 0 && p_fa < 1)) {
+      curve.note = fmt::format("{}:{}: expected two rates in (0, 1)", path.string(), number);
+      return curve;
+    }
+    x.push_back(eval::Probit(p_fa));
+    y.push_back(eval::Probit(p_miss));
+  }
+  if (x.empty()) {
+    curve.note = fmt::format("{}: no DET points", path.string());
+    return curve;
+  }
+  // The EER point: where the curve is closest to the diagonal p_miss = p_fa.
+  std::size_t eer = 0;
+  for (std::size_t i = 1; i < x.size(); ++i) {
+    if (std::abs(x[i] - y[i]) < std::abs(x[eer] - y[eer])) eer = i;
+  }
+  curve.eer_percent = 50 * (std::erfc(-x[eer] / std::sqrt(2.0)) / 2 + std::erfc(-y[eer] / std::sqrt(2.0)) / 2);
+  double length = 0;
+  for (std::size_t i = 1; i < x.size(); ++i) length += std::hypot(x[i] - x[i - 1], y[i] - y[i - 1]);
+  const double step = length / static_cast<double>(std::max<std::size_t>(max_points, 2));
+  std::size_t last = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const bool keep = i == 0 || i + 1 == x.size() || i == eer || std::hypot(x[i] - x[last], y[i] - y[last]) >= step;
+    if (!keep) continue;
+    curve.probit_fa.push_back(x[i]);
+    curve.probit_miss.push_back(y[i]);
+    last = i;
+  }
+  return curve;
+}
+
+nlohmann::ordered_json BuildReportData(db::Database& database, const ReportOptions& options) {
+  const auto runs = database.ListRuns(RunFilterOf(options.filter));
+  std::set<std::int64_t> run_ids;
+  std::map<std::int64_t, fs::path> output_folders;
+  for (const auto& r : runs) {
+    run_ids.insert(r.id);
+    output_folders[r.id] = r.info.output_folder;
+  }
+  db::ResultFilter results = ResultFilterOf(options.filter);
+  const auto summary = database.ResultSummary(results);
+  results.stage.reset();  // the in-training EERs are those of every stage that records an epoch
+  const auto eers = database.EpochEers(results);
+  const auto epochs = database.EpochsOfRuns(RunFilterOf(options.filter));
+  const auto det = database.ArtifactsOfKind("det", RunFilterOf(options.filter));
+  ProvenanceMap provenance = options.provenance;
+  if (options.resolve_provenance) {
+    std::set<std::pair<std::string, std::string>> distinct;
+    for (const auto& r : runs) distinct.emplace(r.info.recipe, r.info.config);
+    for (auto& [key, sources] : options.resolve_provenance({distinct.begin(), distinct.end()})) {
+      provenance.emplace(key, std::move(sources));
+    }
+  }
+  Json filter = Json::object();
+  if (options.filter.recipe) filter["recipe"] = *options.filter.recipe;
+  if (options.filter.config) filter["config"] = *options.filter.config;
+  if (options.filter.trial_list) filter["trial_list"] = *options.filter.trial_list;
+  if (options.filter.stage) filter["stage"] = *options.filter.stage;
+  return Json{{"title", options.title},
+              {"database", database.path().string()},
+              {"generated", options.generated_time.empty() ? db::NowUtc() : options.generated_time},
+              {"filter", std::move(filter)},
+              {"runs", RunsJson(runs)},
+              {"grid", GridJson(summary)},
+              {"curves", CurvesJson(epochs, eers, run_ids)},
+              {"det", DetJson(det, output_folders, options)},
+              {"det_axis", DetAxisJson()},
+              {"settings", SettingsJson(runs, provenance)},
+              {"running", RunningJson(RunningJobs(database, runs))}};
+}
+
+}  // namespace asv::report

@@ -1,0 +1,145 @@
+// The aggregate reads of a report: ResultSummary, EpochEers, EpochsOfRuns, ArtifactsOfKind.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "asvcpp/db/database.h"
+#include "tests/asvcpp/db/db_test_util.h"
+
+namespace asv::db {
+namespace {
+
+using testing::RawDb;
+using testing::SampleRunInfo;
+using testing::ScopedDir;
+
+ResultRecord Result(const std::string& list, double eer, std::optional<int> epoch, int stage,
+                    std::vector<CostRecord> costs) {
+  ResultRecord r;
+  r.trial_list = list;
+  r.eer = eer;
+  r.epoch = epoch;
+  r.stage = stage;
+  r.costs = std::move(costs);
+  if (!r.costs.empty()) {
+    r.min_dcf = r.costs.front().min_dcf;
+    r.p_target = r.costs.front().p_target;
+  }
+  return r;
+}
+
+CostRecord Cost(double p_target, double min_dcf) {
+  CostRecord c;
+  c.p_target = p_target;
+  c.min_dcf = min_dcf;
+  return c;
+}
+
+TEST(DatabaseSummaryTest, BestEerAndBestMinDcfPerOperatingPointComeFromAnyResult) {
+  ScopedDir dir("summary_best");
+  Database db(dir / "experiments.db");
+  const auto a = db.BeginRun(SampleRunInfo("voxceleb/xvector", "net"));
+  const auto b = db.BeginRun(SampleRunInfo("voxceleb/xvector", "net"));
+  const auto c = db.BeginRun(SampleRunInfo("voxceleb/xvector", "small"));
+  // net on vox1_o: the lowest EER is run b's, the lowest minDCF(0.05) run a's, minDCF(0.01) run b's.
+  db.RecordResult(a, Result("vox1_o", 3.0, std::nullopt, 9, {Cost(0.05, 0.20), Cost(0.01, 0.40)}));
+  db.RecordResult(b, Result("vox1_o", 2.5, std::nullopt, 9, {Cost(0.05, 0.25), Cost(0.01, 0.35)}));
+  db.RecordResult(a, Result("vox1_o", 4.0, 2, 5, {Cost(0.05, 0.30)}));
+  db.RecordResult(c, Result("vox1_o", 5.0, std::nullopt, 9, {Cost(0.05, 0.50)}));
+  db.RecordResult(c, Result("vox1_e", 6.0, std::nullopt, 9, {}));  // no costs: its own columns count
+  {
+    RawDb raw(dir / "experiments.db");
+    raw.Exec("UPDATE results SET min_dcf = 0.6, p_target = 0.01 WHERE trial_list = 'vox1_e'");
+  }
+
+  const auto rows = db.ResultSummary();
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].config, "net");
+  EXPECT_EQ(rows[0].trial_list, "vox1_o");
+  ASSERT_TRUE(rows[0].best_eer);
+  EXPECT_DOUBLE_EQ(*rows[0].best_eer, 2.5);
+  EXPECT_EQ(rows[0].best_eer_run_id, b);
+  ASSERT_EQ(rows[0].best_costs.size(), 2u);
+  EXPECT_DOUBLE_EQ(rows[0].best_costs[0].p_target, 0.05);  // p_target descending
+  EXPECT_DOUBLE_EQ(rows[0].best_costs[0].min_dcf, 0.20);
+  EXPECT_EQ(rows[0].best_costs[0].run_id, a);
+  EXPECT_DOUBLE_EQ(rows[0].best_costs[1].min_dcf, 0.35);
+  EXPECT_EQ(rows[0].best_costs[1].run_id, b);
+  EXPECT_EQ(rows[1].config, "small");
+  EXPECT_EQ(rows[1].trial_list, "vox1_e");
+  ASSERT_EQ(rows[1].best_costs.size(), 1u);
+  EXPECT_DOUBLE_EQ(rows[1].best_costs[0].p_target, 0.01);
+  EXPECT_DOUBLE_EQ(rows[1].best_costs[0].min_dcf, 0.6);
+
+  // Filters combine as for Results: stage 5 only leaves the in-training result of net.
+  ResultFilter stage5;
+  stage5.stage = 5;
+  const auto in_training = db.ResultSummary(stage5);
+  ASSERT_EQ(in_training.size(), 1u);
+  EXPECT_DOUBLE_EQ(*in_training[0].best_eer, 4.0);
+  ASSERT_EQ(in_training[0].best_costs.size(), 1u);
+  EXPECT_DOUBLE_EQ(in_training[0].best_costs[0].min_dcf, 0.30);
+  ResultFilter small;
+  small.config = "small";
+  small.trial_list = "vox1_o";
+  const auto only = db.ResultSummary(small);
+  ASSERT_EQ(only.size(), 1u);
+  EXPECT_EQ(only[0].best_eer_run_id, c);
+}
+
+TEST(DatabaseSummaryTest, EpochEersEpochsAndArtifactsOfManyRuns) {
+  ScopedDir dir("summary_many");
+  Database db(dir / "experiments.db");
+  const auto a = db.BeginRun(SampleRunInfo("voxceleb/xvector", "net"));
+  const auto b = db.BeginRun(SampleRunInfo("voxceleb/margin", "demo"));
+  for (int e : {2, 1}) {
+    EpochRecord epoch;
+    epoch.epoch = e;
+    epoch.loss = 1.0 / e;
+    db.RecordEpoch(a, epoch);
+    db.RecordEpoch(b, epoch);
+  }
+  db.RecordResult(a, Result("vox1_o", 5.0, 1, 5, {}));
+  db.RecordResult(a, Result("vox1_o", 4.0, 1, 5, {}));  // the same epoch twice: the lower counts
+  db.RecordResult(a, Result("vox1_o", 3.0, 2, 5, {}));
+  db.RecordResult(a, Result("vox1_o", 2.0, std::nullopt, 9, {}));  // no epoch: not a curve point
+  db.RecordResult(b, Result("demo", 7.0, 1, 7, {}));
+  ArtifactRecord det;
+  det.path = "scores/det_vox1_o.tsv";
+  det.kind = "det";
+  db.RecordArtifact(b, det);
+  det.kind = "scores";
+  db.RecordArtifact(a, det);
+
+  const auto eers = db.EpochEers();
+  ASSERT_EQ(eers.size(), 3u);
+  EXPECT_EQ(eers[0].run_id, a);
+  EXPECT_EQ(eers[0].epoch, 1);
+  EXPECT_DOUBLE_EQ(eers[0].eer, 4.0);
+  EXPECT_EQ(eers[1].epoch, 2);
+  EXPECT_EQ(eers[2].run_id, b);
+  ResultFilter margin;
+  margin.recipe = "voxceleb/margin";
+  EXPECT_EQ(db.EpochEers(margin).size(), 1u);
+
+  const auto epochs = db.EpochsOfRuns();
+  ASSERT_EQ(epochs.size(), 4u);
+  EXPECT_EQ(epochs[0].run_id, a);
+  EXPECT_EQ(epochs[0].record.epoch, 1);
+  EXPECT_EQ(epochs[1].record.epoch, 2);
+  EXPECT_EQ(epochs[2].run_id, b);
+  RunFilter net;
+  net.config = "net";
+  EXPECT_EQ(db.EpochsOfRuns(net).size(), 2u);
+
+  const auto dets = db.ArtifactsOfKind("det");
+  ASSERT_EQ(dets.size(), 1u);
+  EXPECT_EQ(dets[0].run_id, b);
+  EXPECT_EQ(dets[0].record.path, "scores/det_vox1_o.tsv");
+  EXPECT_TRUE(db.ArtifactsOfKind("det", net).empty());
+}
+
+}  // namespace
+}  // namespace asv::db
