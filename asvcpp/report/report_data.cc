@@ -274,8 +274,9 @@ Json RunningJson(const std::vector<RunningJob>& jobs) {
     Json progress;
     if (job.progress) {
       const auto& p = *job.progress;
-      progress = Json{{"done", p.done},           {"total", Rounded(p.total, 8)}, {"unit", p.unit},
-                      {"rate", Rounded(p.rate)}, {"eta_s", Rounded(p.eta_seconds)}, {"updated", p.updated_time}};
+      progress = Json{{"done", p.done},           {"total", Rounded(p.total, 8)},       {"unit", p.unit},
+                      {"what", p.what},           {"rate", Rounded(p.rate)},
+                      {"eta_s", Rounded(p.eta_seconds)}, {"updated", p.updated_time}};
     }
     out.push_back({{"run", job.run.id},
                    {"recipe", job.run.info.recipe},
@@ -306,11 +307,34 @@ Json DetAxisJson() {
 }  // namespace
 
 std::vector<RunningJob> RunningJobs(db::Database& database, const std::vector<db::RunRow>& runs) {
+  std::vector<std::int64_t> running;
+  for (const auto& r : runs) {
+    if (r.status == db::RunStatus::kRunning) running.push_back(r.id);
+  }
+  std::map<std::int64_t, db::ProgressRow> progress;  // the lowest rank's row of each run
+  if (!running.empty()) {
+    for (auto& row : database.ProgressRows(running)) {
+      const auto it = progress.find(row.run_id);
+      if (it == progress.end() || row.rank < it->second.rank) progress[row.run_id] = std::move(row);
+    }
+  }
   std::vector<RunningJob> jobs;
   for (const auto& r : runs) {
     if (r.status != db::RunStatus::kRunning) continue;
     RunningJob job;
     job.run = r;
+    if (const auto it = progress.find(r.id); it != progress.end()) {
+      const auto& p = it->second.record;
+      JobProgress jp;
+      jp.done = static_cast<double>(p.done);
+      if (p.total) jp.total = static_cast<double>(*p.total);
+      jp.unit = p.unit;
+      jp.what = p.what;
+      jp.rate = p.rate;
+      jp.eta_seconds = p.eta_seconds;
+      jp.updated_time = it->second.updated_time;
+      job.progress = jp;
+    }
     for (const auto& stage : database.Stages(r.id)) {
       if (stage.status == db::RunStatus::kRunning) job.stage = stage;  // in start order: the latest wins
     }

@@ -65,6 +65,7 @@ struct JobProgress {
   double done = 0;                  ///< Units done.
   std::optional<double> total;      ///< Units in all, when known.
   std::string unit;                 ///< e.g. "batches", "utterances", "trials".
+  std::string what;                 ///< What is counted, e.g. "epoch 3/20".
   std::optional<double> rate;       ///< Units per second.
   std::optional<double> eta_seconds;  ///< Seconds until done at that rate.
   std::string updated_time;         ///< UTC ISO-8601 of the last update.
@@ -75,11 +76,11 @@ struct RunningJob {
   db::RunRow run;
   std::optional<db::StageRow> stage;  ///< The latest of its stages still running.
   std::optional<int> last_epoch;      ///< Its last recorded training epoch.
-  std::optional<JobProgress> progress;  ///< Not recorded by this schema yet: always nullopt.
+  std::optional<JobProgress> progress;  ///< Its lowest rank's row of `progress`; none before the first.
 };
 
-/// The running jobs among `runs` (reported status running), with their current stage and last
-/// epoch. Throws DbError.
+/// The running jobs among `runs` (reported status running), with their current stage, last
+/// epoch and progress (Database::ProgressRows). Throws DbError.
 std::vector<RunningJob> RunningJobs(db::Database& database, const std::vector<db::RunRow>& runs);
 
 /// One DET curve thinned for the page (probit coordinates, eval::Probit).

@@ -43,8 +43,8 @@ const std::set<std::string> kAsvcppOnlyKeys = {
     "recipe.plda_datasets",     "recipe.plda_speakers_during_training", "recipe.trial_dataset",
     "recipe.trial_lists",       "recipe.training_trial_lists",          "recipe.seed",
     "backend.processing",       "backend.scoring",                      "backend.score_norm",
-    "backend.p_target",         "computing.allow_tf32",                 "network.precision",
-    "paths.rirs_folder"};
+    "backend.p_target",         "backend.other_p_targets",              "computing.allow_tf32",
+    "network.precision",        "paths.rirs_folder"};
 
 // Equality as ASVtorch's values compare: numbers by value (ASVtorch keeps `momentum = 0` as a
 // Python int where asvcpp has the float 0.0), everything else structurally.

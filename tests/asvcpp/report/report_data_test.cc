@@ -148,8 +148,8 @@ TEST_F(ReportDataTest, ReadDetCurveKeepsTheEndsAndNamesTheLineOfABadFile) {
   EXPECT_EQ(bad.trial_list, "bad");
 }
 
-TEST_F(ReportDataTest, RunningJobsHaveTheirCurrentStageAndLastEpochAndRoomForProgress) {
-  const Json running = Data()["running"];
+TEST_F(ReportDataTest, RunningJobsHaveTheirCurrentStageLastEpochAndProgress) {
+  Json running = Data()["running"];
   ASSERT_EQ(running.size(), 1u);
   EXPECT_EQ(running[0]["run"], db_.running);
   EXPECT_EQ(running[0]["stage"], 5);
@@ -157,7 +157,34 @@ TEST_F(ReportDataTest, RunningJobsHaveTheirCurrentStageAndLastEpochAndRoomForPro
   EXPECT_EQ(running[0]["epoch"], 2);
   EXPECT_EQ(running[0]["gpus"], "0,1");
   EXPECT_TRUE(running[0].contains("progress"));
-  EXPECT_TRUE(running[0]["progress"].is_null());
+  EXPECT_TRUE(running[0]["progress"].is_null());  // no progress row yet
+
+  // The lowest rank's row of the progress table.
+  {
+    db::Database database(db_.path);
+    db::ProgressRecord rank1;
+    rank1.stage = "5 train";
+    rank1.what = "epoch 3/20";
+    rank1.done = 7;
+    rank1.total = 100;
+    rank1.unit = "batches";
+    database.UpdateProgress(db_.running, 1, rank1);
+    db::ProgressRecord rank0 = rank1;
+    rank0.done = 40;
+    rank0.rate = 2.5;
+    rank0.eta_seconds = 24;
+    database.UpdateProgress(db_.running, 0, rank0);
+  }
+  running = Data()["running"];
+  ASSERT_EQ(running.size(), 1u);
+  const Json& progress = running[0]["progress"];
+  ASSERT_FALSE(progress.is_null());
+  EXPECT_EQ(progress["done"], 40);
+  EXPECT_EQ(progress["total"], 100);
+  EXPECT_EQ(progress["unit"], "batches");
+  EXPECT_EQ(progress["what"], "epoch 3/20");
+  EXPECT_EQ(progress["rate"], 2.5);
+  EXPECT_EQ(progress["eta_s"], 24);
 }
 
 TEST_F(ReportDataTest, SettingsAreABaselinePerRecipeAndDeltasWithProvenance) {
