@@ -1,16 +1,21 @@
 #include "asvcpp/eval/det.h"
 
 #include <cmath>
+#include <fstream>
 #include <limits>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 
 #include <fmt/format.h>
 
+#include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 
 namespace asv::eval {
 namespace {
+
+constexpr const char* kDetHeader = "p_miss\tp_fa\tprobit_miss\tprobit_fa\tthreshold";
 
 // Acklam's approximation for p in (0, 0.5].
 double AcklamLowerHalf(double p) {
@@ -90,12 +95,46 @@ std::vector<DetPoint> DetPoints(const SortedScores& scores, std::size_t max_poin
 }
 
 void WriteDetPoints(const std::filesystem::path& path, const std::vector<DetPoint>& points) {
-  std::string text = "p_miss\tp_fa\tprobit_miss\tprobit_fa\tthreshold\n";
+  std::string text = std::string(kDetHeader) + "\n";
   for (const DetPoint& p : points) {
     text += fmt::format("{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\t{:.17g}\n", p.p_miss, p.p_fa, Probit(p.p_miss),
                         Probit(p.p_fa), p.threshold);
   }
   fs::WriteFileAtomic(path, text);
+}
+
+std::vector<DetPoint> ReadDetPoints(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw DataError(fmt::format("{}: cannot open DET file", path.string()));
+  std::string line;
+  if (!std::getline(in, line) || line != kDetHeader) {
+    throw DataError(fmt::format("{}:1: not a DET file: expected the header \"{}\"", path.string(), kDetHeader));
+  }
+  std::vector<DetPoint> points;
+  int number = 1;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.empty()) continue;
+    // Split by hand: operator>> does not read the "inf" and "-inf" of infinite thresholds.
+    std::vector<std::string> parts;
+    std::istringstream fields(line);
+    for (std::string f; std::getline(fields, f, '\t');) parts.push_back(f);
+    DetPoint p;
+    try {
+      if (parts.size() != 5) throw std::invalid_argument("field count");
+      p.p_miss = std::stod(parts[0]);
+      p.p_fa = std::stod(parts[1]);
+      p.threshold = std::stod(parts[4]);
+    } catch (const std::exception&) {
+      throw DataError(fmt::format("{}:{}: expected 5 tab-separated numbers, got \"{}\"", path.string(), number, line));
+    }
+    if (!(p.p_miss >= 0 && p.p_miss <= 1 && p.p_fa >= 0 && p.p_fa <= 1)) {
+      throw DataError(fmt::format("{}:{}: rates must be fractions in [0, 1], got p_miss {} and p_fa {}", path.string(),
+                                  number, p.p_miss, p.p_fa));
+    }
+    points.push_back(p);
+  }
+  return points;
 }
 
 }  // namespace asv::eval

@@ -18,7 +18,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kDetHeader = "p_miss\tp_fa\tprobit_miss\tprobit_fa\tthreshold";
 
 // "det_voxceleb1_o.tsv" -> "voxceleb1_o" for prefix "det_"; nullopt when the name does not fit.
 std::optional<std::string> ListOf(const std::string& path, const std::string& prefix) {
@@ -35,40 +34,6 @@ fs::path ArtifactPath(const db::RunRow& run, const std::string& path) {
 }
 
 }  // namespace
-
-std::vector<eval::DetPoint> ReadDetPoints(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw DataError(fmt::format("{}: cannot open DET file", path.string()));
-  std::string line;
-  if (!std::getline(in, line) || line != kDetHeader) {
-    throw DataError(fmt::format("{}:1: not a DET file: expected the header \"{}\"", path.string(), kDetHeader));
-  }
-  std::vector<eval::DetPoint> points;
-  int number = 1;
-  while (std::getline(in, line)) {
-    ++number;
-    if (line.empty()) continue;
-    // Split by hand: operator>> does not read the "inf" and "-inf" of infinite thresholds.
-    std::vector<std::string> parts;
-    std::istringstream fields(line);
-    for (std::string f; std::getline(fields, f, '\t');) parts.push_back(f);
-    eval::DetPoint p;
-    try {
-      if (parts.size() != 5) throw std::invalid_argument("field count");
-      p.p_miss = std::stod(parts[0]);
-      p.p_fa = std::stod(parts[1]);
-      p.threshold = std::stod(parts[4]);
-    } catch (const std::exception&) {
-      throw DataError(fmt::format("{}:{}: expected 5 tab-separated numbers, got \"{}\"", path.string(), number, line));
-    }
-    if (!(p.p_miss >= 0 && p.p_miss <= 1 && p.p_fa >= 0 && p.p_fa <= 1)) {
-      throw DataError(fmt::format("{}:{}: rates must be fractions in [0, 1], got p_miss {} and p_fa {}", path.string(),
-                                  number, p.p_miss, p.p_fa));
-    }
-    points.push_back(p);
-  }
-  return points;
-}
 
 std::vector<DetCurve> RunDetCurves(db::Database& database, const db::RunRow& run, const std::string& list) {
   struct DetFile {
@@ -140,7 +105,7 @@ std::vector<DetCurve> RunDetCurves(db::Database& database, const db::RunRow& run
             database.path().string(), RunName(run), d->path.string(), name, d->checksum, now));
       }
     }
-    curves.push_back({fmt::format("{} {}", RunName(run), name), ReadDetPoints(d->path)});
+    curves.push_back({fmt::format("{} {}", RunName(run), name), eval::ReadDetPoints(d->path)});
   }
   return curves;
 }

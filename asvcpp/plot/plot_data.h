@@ -14,11 +14,6 @@
 
 namespace asv::plot {
 
-/// Reads a DET file written by eval::WriteDetPoints (header
-/// "p_miss<TAB>p_fa<TAB>probit_miss<TAB>probit_fa<TAB>threshold", rates as fractions). Throws
-/// DataError naming the path (and path:line for a malformed line or a rate outside [0, 1]).
-std::vector<eval::DetPoint> ReadDetPoints(const std::filesystem::path& path);
-
 /// The DET curves of one run: one per trial list that has a `det` artifact (det_<list>.tsv), in
 /// the order recorded, or only `list` when not empty. A relative artifact path is taken relative
 /// to the run's output folder. Curve names: "CONFIG (run ID) LIST". Throws DataError naming the run

@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "asvcpp/base/error.h"
 #include "asvcpp/db/timestamp.h"
 #include "asvcpp/eval/det.h"
 #include "asvcpp/settings/dump.h"
@@ -350,30 +351,24 @@ DetCurve ReadDetCurve(const fs::path& path, std::size_t max_points) {
   curve.path = path.string();
   std::string name = path.stem().string();
   curve.trial_list = name.rfind("det_", 0) == 0 ? name.substr(4) : name;
-  std::ifstream in(path);
-  if (!in) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) {
     curve.note = fmt::format("{}: cannot be read (moved or deleted?)", path.string());
     return curve;
   }
-  std::string line;
-  std::getline(in, line);
-  if (line.rfind("p_miss\tp_fa", 0) != 0) {
-    curve.note = fmt::format("{}:1: not a DET file (expected the header p_miss<TAB>p_fa...)", path.string());
+  std::vector<eval::DetPoint> points;
+  try {
+    points = eval::ReadDetPoints(path);
+  } catch (const DataError& e) {
+    curve.note = e.what();
     return curve;
   }
   std::vector<double> x;
   std::vector<double> y;
-  for (int number = 2; std::getline(in, line); ++number) {
-    if (line.empty()) continue;
-    std::istringstream fields(line);
-    double p_miss = NAN;
-    double p_fa = NAN;
-    if (!(fields >> p_miss >> p_fa) || !(p_miss > 0 && p_miss < 1 && p_fa > 0 && p_fa < 1)) {
-      curve.note = fmt::format("{}:{}: expected two rates in (0, 1)", path.string(), number);
-      return curve;
-    }
-    x.push_back(eval::Probit(p_fa));
-    y.push_back(eval::Probit(p_miss));
+  for (const auto& p : points) {
+    if (!(p.p_miss > 0 && p.p_miss < 1 && p.p_fa > 0 && p.p_fa < 1)) continue;  // off the probit axes
+    x.push_back(eval::Probit(p.p_fa));
+    y.push_back(eval::Probit(p.p_miss));
   }
   if (x.empty()) {
     curve.note = fmt::format("{}: no DET points", path.string());

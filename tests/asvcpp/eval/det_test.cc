@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 
 namespace asv::eval {
@@ -112,6 +113,32 @@ TEST(DetTest, WrittenPointsHaveAHeaderAndProbitColumns) {
   EXPECT_FALSE(line.empty());
   EXPECT_FALSE(std::getline(in, line));
   std::filesystem::remove(path);
+}
+
+// ReadDetPoints reads back what WriteDetPoints wrote, exactly (17 significant digits), infinite
+// thresholds included, and names the line of a malformed file.
+TEST(DetTest, ReadDetPointsReadsBackWhatWasWritten) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("asv_det_read_test_" + std::to_string(::getpid()) + ".tsv");
+  const std::vector<DetPoint> written = {
+      {0.0, 1.0, -std::numeric_limits<double>::infinity()}, {1.0 / 3, 0.1, 0.123456789}, {1.0, 0.0, 7.5}};
+  WriteDetPoints(path, written);
+  const auto read = ReadDetPoints(path);
+  ASSERT_EQ(read.size(), written.size());
+  for (std::size_t i = 0; i < read.size(); ++i) {
+    EXPECT_EQ(read[i].p_miss, written[i].p_miss) << i;
+    EXPECT_EQ(read[i].p_fa, written[i].p_fa) << i;
+    EXPECT_EQ(read[i].threshold, written[i].threshold) << i;
+  }
+  fs::WriteFileAtomic(path, "p_miss\tp_fa\tprobit_miss\tprobit_fa\tthreshold\n0.1\t0.2\t0\t0\t0\n0.1\tx\n");
+  try {
+    ReadDetPoints(path);
+    FAIL() << "no error";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(":3:"), std::string::npos) << e.what();
+  }
+  std::filesystem::remove(path);
+  EXPECT_THROW(ReadDetPoints(path), DataError);
 }
 
 }  // namespace

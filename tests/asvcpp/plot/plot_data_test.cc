@@ -120,6 +120,7 @@ TEST_F(PlotDataTest, ARunWithNothingScoredIsAnError) {
 
 TEST_F(PlotDataTest, MalformedDetFilesNameTheLine) {
   std::ofstream(dir_ / "bad.tsv") << "p_miss\tp_fa\tprobit_miss\tprobit_fa\tthreshold\n0.1\t0.2\t0\t0\t1\nx\n";
+  using eval::ReadDetPoints;
   EXPECT_NE(MessageOf([&] { ReadDetPoints(dir_ / "bad.tsv"); }).find("bad.tsv:3:"), std::string::npos);
   std::ofstream(dir_ / "rate.tsv") << "p_miss\tp_fa\tprobit_miss\tprobit_fa\tthreshold\n1.5\t0.2\t0\t0\t1\n";
   EXPECT_NE(MessageOf([&] { ReadDetPoints(dir_ / "rate.tsv"); }).find("rate.tsv:2:"), std::string::npos);
