@@ -11,6 +11,7 @@
 
 #include "asvcpp/db/database.h"
 #include "tests/asvcpp/db/db_test_util.h"
+#include "tests/tools/asvrun_in_process.h"
 #include "tools/asvrun/cli.h"
 
 namespace asv {
@@ -20,30 +21,8 @@ namespace fs = std::filesystem;
 using db::testing::FileBytes;
 using db::testing::RawDb;
 
-struct Outcome {
-  int status = 0;
-  std::string out;
-  std::string err;
-};
-
-// `asvrun ARGS...` in this process; the commands that need LibTorch must not be reached.
-Outcome Asvrun(std::vector<std::string> args) {
-  args.insert(args.begin(), "asvrun");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  tools::TorchCommands torch;
-  torch.run = [](const tools::RunOptions&) -> int { throw std::logic_error("no runs here"); };
-  torch.info = []() -> int { throw std::logic_error("no info here"); };
-  Outcome outcome;
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  outcome.status = tools::AsvrunMain(static_cast<int>(args.size()), argv.data(), torch);
-  std::fflush(stdout);
-  outcome.out = ::testing::internal::GetCapturedStdout();
-  outcome.err = ::testing::internal::GetCapturedStderr();
-  return outcome;
-}
+using Outcome = testing::AsvrunOutcome;
+using testing::Asvrun;
 
 // Two runs "base" (finished, a result and an epoch) and "ghost" (still 'running', but its process
 // is gone: this pid with another start time). Returns their ids.

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "asvcpp/db/database.h"
+#include "tests/tools/asvrun_in_process.h"
 #include "tools/asvrun/cli.h"
 
 namespace asv {
@@ -22,29 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
-struct Outcome {
-  int status = 0;
-  std::string out;
-  std::string err;
-};
-
-Outcome Asvrun(std::vector<std::string> args) {
-  args.insert(args.begin(), "asvrun");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  tools::TorchCommands torch;
-  torch.run = [](const tools::RunOptions&) -> int { throw std::logic_error("no runs here"); };
-  torch.info = []() -> int { throw std::logic_error("no info here"); };
-  Outcome outcome;
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  outcome.status = tools::AsvrunMain(static_cast<int>(args.size()), argv.data(), torch);
-  std::fflush(stdout);
-  outcome.out = ::testing::internal::GetCapturedStdout();
-  outcome.err = ::testing::internal::GetCapturedStderr();
-  return outcome;
-}
+using Outcome = testing::AsvrunOutcome;
+using testing::Asvrun;
 
 // The data the page carries (its JSON script element).
 Json PageData(const fs::path& page) {

@@ -28,6 +28,7 @@
 #include "asvcpp/recipe/stage_driver.h"
 #include "asvcpp/settings/settings.h"
 #include "tests/asvcpp/db/db_test_util.h"
+#include "tests/tools/asvrun_in_process.h"
 #include "tools/asvrun/cli.h"
 
 namespace asv {
@@ -35,29 +36,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int status = 0;
-  std::string out;
-  std::string err;
-};
-
-Outcome Asvrun(std::vector<std::string> args) {
-  args.insert(args.begin(), "asvrun");
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  tools::TorchCommands torch;
-  torch.run = [](const tools::RunOptions&) -> int { throw std::logic_error("no runs here"); };
-  torch.info = []() -> int { throw std::logic_error("no info here"); };
-  Outcome outcome;
-  ::testing::internal::CaptureStdout();
-  ::testing::internal::CaptureStderr();
-  outcome.status = tools::AsvrunMain(static_cast<int>(args.size()), argv.data(), torch);
-  std::fflush(stdout);
-  outcome.out = ::testing::internal::GetCapturedStdout();
-  outcome.err = ::testing::internal::GetCapturedStderr();
-  return outcome;
-}
+using Outcome = testing::AsvrunOutcome;
+using testing::Asvrun;
 
 struct Runs {
   std::int64_t training = 0;  // running, two ranks with progress
