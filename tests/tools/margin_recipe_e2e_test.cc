@@ -34,6 +34,7 @@ recipe.model = 'ECAPA_TDNN_c512'
 recipe.channels = 16
 recipe.embedding_size = 16
 recipe.num_mel_bins = 24
+recipe.frame_length = 30
 recipe.num_frames = 50
 recipe.min_num_frames = 50
 recipe.increase_start_epoch = 2
@@ -80,6 +81,14 @@ TEST(MarginRecipeE2eTest, TinyCorpusThroughEveryStage) {
   ASSERT_EQ(corpus.status, 0) << corpus.err;
   dir.Write("configs/run_configs", kConfigs);
   dir.Write("configs/init_config", kInitConfig);
+
+  // Frames shorter than their shift are refused where the config is read.
+  const auto bad = testing::RunCommand({ASV_ASVRUN, "show", "voxceleb/margin", "tiny", "--run-configs",
+                                        "configs/run_configs", "--set", "recipe.frame_shift=40"},
+                                       dir.path());
+  EXPECT_EQ(bad.status, 2) << bad.out << bad.err;
+  EXPECT_NE(bad.err.find("recipe.frame_shift (40 ms) must be <= recipe.frame_length (30 ms)"), std::string::npos)
+      << bad.err;
 
   // A dry run names what is missing: without MUSAN the training stage cannot augment.
   const auto dry = testing::RunCommand({ASV_ASVRUN, "voxceleb/margin", "tiny", "--run-configs", "configs/run_configs",

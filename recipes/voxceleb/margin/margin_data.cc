@@ -21,6 +21,8 @@ namespace stdfs = std::filesystem;
 features::FbankOptions FbankOf(const MarginSettings& settings) {
   auto options = features::WespeakerFbankOptions();
   options.mel_opts.num_bins = settings.recipe().num_mel_bins;
+  options.frame_opts.frame_length_ms = static_cast<float>(settings.recipe().frame_length);
+  options.frame_opts.frame_shift_ms = static_cast<float>(settings.recipe().frame_shift);
   return options;
 }
 

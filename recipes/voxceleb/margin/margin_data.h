@@ -20,7 +20,8 @@ namespace asv::recipes::voxceleb_margin {
 
 class MarginSettings;
 
-/// WeSpeaker's fbank (features::WespeakerFbankOptions) with recipe.num_mel_bins bins.
+/// WeSpeaker's fbank (features::WespeakerFbankOptions) with recipe.num_mel_bins bins and
+/// recipe.frame_length / recipe.frame_shift (ms).
 features::FbankOptions FbankOf(const MarginSettings& settings);
 
 /// The PCM store of `dataset` (stage 1). Throws DataError naming the folder when there is none

@@ -61,6 +61,8 @@ struct RecipeSettings {
   double aug_prob = 0.6;
   bool spec_augment = false;
   int num_mel_bins = 80;
+  int frame_length = 25;
+  int frame_shift = 10;
   double dither = 1.0;
 
   int num_average = 10;
@@ -135,6 +137,10 @@ struct RecipeSettings {
     v("spec_augment", spec_augment, "SpecAugment time and frequency masks on the training fbank");
     v("num_mel_bins", num_mel_bins, "Fbank mel bins (the models' input dimension; ResNet34 needs a multiple of 8)")
         .Min(8);
+    v("frame_length", frame_length, "Fbank frame length, ms (WeSpeaker's fbank_args.frame_length)").Min(1);
+    v("frame_shift", frame_shift,
+      "Fbank frame shift, ms: the frames of num_frames, min_num_frames and max_num_frames are this long")
+        .Min(1);
     v("dither", dither, "Dither of the training fbank (sample units; extraction uses none)").Min(0);
     v("num_average", num_average, "Stage 6 averages the last this many epochs' checkpoints").Min(1);
     v("selected_epoch", selected_epoch,
@@ -167,6 +173,8 @@ struct RecipeSettings {
     v.Require(increase_start_epoch <= fix_start_epoch, {"increase_start_epoch", "fix_start_epoch"},
               fmt::format("recipe.fix_start_epoch ({}) must be >= recipe.increase_start_epoch ({})", fix_start_epoch,
                           increase_start_epoch));
+    v.Require(frame_shift <= frame_length, {"frame_shift", "frame_length"},
+              fmt::format("recipe.frame_shift ({} ms) must be <= recipe.frame_length ({} ms)", frame_shift, frame_length));
     v.Require(min_num_frames <= max_num_frames, {"min_num_frames", "max_num_frames"},
               fmt::format("recipe.max_num_frames ({}) must be >= recipe.min_num_frames ({})", max_num_frames,
                           min_num_frames));

@@ -120,6 +120,8 @@ void TrainPhase(recipe::RunContext& context, const Phase& phase) {
   data.sampler.rank = context.rank();
   data.sampler.sample_rate = store->sample_rate();
   data.sampler.num_frames = phase.num_frames;
+  data.sampler.frame_length_ms = r.frame_length;
+  data.sampler.frame_shift_ms = r.frame_shift;
   data.sampler.min_num_frames = r.min_num_frames;
   data.sampler.max_num_frames = r.max_num_frames;
   data.sampler.speed_perturb = phase.speed_perturb;
