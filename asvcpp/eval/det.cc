@@ -60,14 +60,20 @@ double Probit(double p) {
 std::vector<DetPoint> DetPoints(const SortedScores& scores, std::size_t max_points) {
   if (max_points < 2) throw std::invalid_argument("DetPoints: max_points must be at least 2");
   const DetCurve curve = scores.Curve();
-  const std::int64_t eer_index = scores.Eer().index;
+  std::vector<DetPoint> all(curve.frr.size());
+  for (std::size_t k = 0; k < all.size(); ++k) all[k] = {curve.frr[k], curve.far[k], curve.thresholds[k]};
+  return ThinDetPoints(all, max_points, static_cast<std::size_t>(scores.Eer().index));
+}
+
+std::vector<DetPoint> ThinDetPoints(const std::vector<DetPoint>& all, std::size_t max_points, std::size_t keep) {
+  if (max_points < 2) throw std::invalid_argument("ThinDetPoints: max_points must be at least 2");
   struct Candidate {
     std::size_t k;
     double x, y;
   };
   std::vector<Candidate> inside;
-  for (std::size_t k = 0; k < curve.frr.size(); ++k) {
-    const double miss = curve.frr[k], fa = curve.far[k];
+  for (std::size_t k = 0; k < all.size(); ++k) {
+    const double miss = all[k].p_miss, fa = all[k].p_fa;
     if (miss > 0 && miss < 1 && fa > 0 && fa < 1) inside.push_back({k, Probit(fa), Probit(miss)});
   }
   std::vector<DetPoint> points;
@@ -77,20 +83,16 @@ std::vector<DetPoint> DetPoints(const SortedScores& scores, std::size_t max_poin
     length += std::hypot(inside[i].x - inside[i - 1].x, inside[i].y - inside[i - 1].y);
   }
   const double step = length / static_cast<double>(max_points);
-  const auto keep = [&](const Candidate& c) {
-    points.push_back({curve.frr[c.k], curve.far[c.k], curve.thresholds[c.k]});
-  };
-  keep(inside.front());
+  points.push_back(all[inside.front().k]);
   Candidate last = inside.front();
   for (std::size_t i = 1; i + 1 < inside.size(); ++i) {
     const Candidate& c = inside[i];
-    const bool is_eer = static_cast<std::int64_t>(c.k) == eer_index;
-    if (is_eer || std::hypot(c.x - last.x, c.y - last.y) >= step) {
-      keep(c);
+    if (c.k == keep || std::hypot(c.x - last.x, c.y - last.y) >= step) {
+      points.push_back(all[c.k]);
       last = c;
     }
   }
-  if (inside.size() > 1) keep(inside.back());
+  if (inside.size() > 1) points.push_back(all[inside.back().k]);
   return points;
 }
 

@@ -34,6 +34,13 @@ struct DetPoint {
 /// max_points < 2.
 std::vector<DetPoint> DetPoints(const SortedScores& scores, std::size_t max_points = 2000);
 
+/// The thinning of DetPoints on any list of points along a DET curve (e.g. read back with
+/// ReadDetPoints): the points whose rates are both in (0, 1), about `max_points` of them, always
+/// the first, the last and `points[keep]` (when keep < points.size() and it lies inside).
+/// Throws std::invalid_argument when max_points < 2.
+std::vector<DetPoint> ThinDetPoints(const std::vector<DetPoint>& points, std::size_t max_points,
+                                    std::size_t keep = static_cast<std::size_t>(-1));
+
 /// Writes `points` as a tab-separated file with the header
 /// "p_miss<TAB>p_fa<TAB>probit_miss<TAB>probit_fa<TAB>threshold" (rates as fractions, 17
 /// significant digits), to a temporary name then renamed. Throws DataError naming the path.

@@ -363,33 +363,23 @@ DetCurve ReadDetCurve(const fs::path& path, std::size_t max_points) {
     curve.note = e.what();
     return curve;
   }
-  std::vector<double> x;
-  std::vector<double> y;
-  for (const auto& p : points) {
+  // The EER point: where the curve is closest to the diagonal p_miss = p_fa.
+  std::size_t eer = points.size();
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& p = points[i];
     if (!(p.p_miss > 0 && p.p_miss < 1 && p.p_fa > 0 && p.p_fa < 1)) continue;  // off the probit axes
-    x.push_back(eval::Probit(p.p_fa));
-    y.push_back(eval::Probit(p.p_miss));
+    const bool closer =
+        eer == points.size() || std::abs(p.p_miss - p.p_fa) < std::abs(points[eer].p_miss - points[eer].p_fa);
+    if (closer) eer = i;
   }
-  if (x.empty()) {
+  if (eer == points.size()) {
     curve.note = fmt::format("{}: no DET points", path.string());
     return curve;
   }
-  // The EER point: where the curve is closest to the diagonal p_miss = p_fa.
-  std::size_t eer = 0;
-  for (std::size_t i = 1; i < x.size(); ++i) {
-    if (std::abs(x[i] - y[i]) < std::abs(x[eer] - y[eer])) eer = i;
-  }
-  curve.eer_percent = 50 * (std::erfc(-x[eer] / std::sqrt(2.0)) / 2 + std::erfc(-y[eer] / std::sqrt(2.0)) / 2);
-  double length = 0;
-  for (std::size_t i = 1; i < x.size(); ++i) length += std::hypot(x[i] - x[i - 1], y[i] - y[i - 1]);
-  const double step = length / static_cast<double>(std::max<std::size_t>(max_points, 2));
-  std::size_t last = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const bool keep = i == 0 || i + 1 == x.size() || i == eer || std::hypot(x[i] - x[last], y[i] - y[last]) >= step;
-    if (!keep) continue;
-    curve.probit_fa.push_back(x[i]);
-    curve.probit_miss.push_back(y[i]);
-    last = i;
+  curve.eer_percent = 50 * (points[eer].p_miss + points[eer].p_fa);
+  for (const auto& p : eval::ThinDetPoints(points, std::max<std::size_t>(max_points, 2), eer)) {
+    curve.probit_fa.push_back(eval::Probit(p.p_fa));
+    curve.probit_miss.push_back(eval::Probit(p.p_miss));
   }
   return curve;
 }
