@@ -1,8 +1,11 @@
 // The back end of an embedding system as recipes run it, for the evaluations during training and
 // the final scoring: embedding processing (backend.processing, ASVtorch's 'cwl') and a PLDA or
-// cosine scorer trained on the PLDA embeddings, trial-list scoring in trial order, optional
-// adaptive s-norm, EER/minDCF (asvcpp/eval/metrics.h, exactly as ASVtorch), the result lines and
-// the database rows; embeddings as Kaldi vector archives.
+// cosine scorer trained on the back-end ("PLDA") embeddings, trial-list scoring in trial order,
+// optional s-norm or AS-norm against a cohort (by default the back-end speakers' mean embeddings),
+// optional calibration into log-likelihood ratios (linear or quality-aware, trained on trials of
+// held-out back-end speakers), EER/minDCF (asvcpp/eval/metrics.h, exactly as ASVtorch), Cllr,
+// minCllr and actDCF, the result lines and the database rows; embeddings as Kaldi vector
+// archives.
 #pragma once
 
 #include <cstdint>
@@ -11,10 +14,13 @@
 #include <string>
 #include <vector>
 
+#include "asvcpp/backend/score_norm.h"
 #include "asvcpp/backend/scorer.h"
+#include "asvcpp/backend/scoring.h"
 #include "asvcpp/backend/vector_processor.h"
 #include "asvcpp/base/matrix.h"
 #include "asvcpp/db/database.h"
+#include "asvcpp/eval/calibration.h"
 #include "asvcpp/eval/det.h"
 #include "asvcpp/eval/llr_metrics.h"
 #include "asvcpp/eval/metrics.h"
@@ -27,48 +33,118 @@ namespace asv::backend {
 struct Embeddings {
   std::vector<std::string> ids;
   asv::Matrix vectors;
+  /// Speech duration in seconds of each row's utterance (frames the network saw times the frame
+  /// shift), for quality-aware calibration; empty when unknown.
+  std::vector<double> durations;
 };
 
 /// Embeddings of an extraction over utterances `ids` (`embeddings` [ids.size(), D], row i of
 /// ids[i]), leaving out the rows at the positions `skipped` (utterances without speech frames,
-/// train::ExtractionResult::skipped), each named in a warning that starts with `what`. Throws
-/// std::out_of_range for a position outside `ids`.
+/// train::ExtractionResult::skipped), each named in a warning that starts with `what`.
+/// `durations` ([ids.size()] seconds, or empty) are kept for the same rows. Throws
+/// std::out_of_range for a position outside `ids`, std::invalid_argument when `durations` is
+/// neither empty nor of ids.size().
 Embeddings CollectEmbeddings(const asv::Matrix& embeddings, const std::vector<std::size_t>& skipped,
-                             const std::vector<std::string>& ids, const std::string& what);
+                             const std::vector<std::string>& ids, const std::string& what,
+                             const std::vector<double>& durations = {});
 
 /// Writes embeddings as a Kaldi float-vector archive `<stem>.ark` with `<stem>.scp` (atomic), so
 /// Kaldi tools read them (e.g. `copy-vector scp:trial.scp ark,t:-`), and the archive's checksum
-/// file `<stem>.ark.sha256` (asvcpp/base/checksum.h).
+/// file `<stem>.ark.sha256` (asvcpp/base/checksum.h); with durations, also `<stem>.utt2dur`
+/// (Kaldi's "utt seconds" table, here the speech seconds the network saw).
 void WriteEmbeddings(const std::filesystem::path& stem, const Embeddings& embeddings);
-/// Reads `<stem>.scp`. Throws DataError naming the file when it is missing (not extracted yet),
-/// empty, the vectors differ in size, or `<stem>.ark` does not match its checksum file (corrupt;
-/// an archive without one is read unchecked).
+/// Reads `<stem>.scp` and, when it exists, `<stem>.utt2dur`. Throws DataError naming the file
+/// when it is missing (not extracted yet), empty, the vectors differ in size, `<stem>.ark` does
+/// not match its checksum file (corrupt; an archive without one is read unchecked), or utt2dur
+/// lacks an utterance or holds a duration that is not a positive number.
 Embeddings ReadEmbeddings(const std::filesystem::path& stem);
+
+/// The score-normalisation cohort of backend.score_norm_cohort = 'speaker_means': the mean of the
+/// rows of `embeddings` of each speaker (`speakers` [n], one per row), ids = the speakers in
+/// sorted order; no durations. Computed in double precision. Throws std::invalid_argument when
+/// `speakers` does not have one entry per row, DataError when there are no rows.
+Embeddings SpeakerMeans(const Embeddings& embeddings, const std::vector<std::string>& speakers);
+
+/// Processed trial-side embeddings as the back end scores them.
+struct PreparedEmbeddings {
+  std::vector<std::string> ids;  ///< one per row of `processed`
+  asv::Matrix processed;         ///< [n, D'] after backend.processing
+  std::vector<double> magnitudes;  ///< [n] Euclidean norms of the raw embeddings
+  std::vector<double> durations;   ///< [n] speech seconds, or empty when unknown
+  /// Per-row score-normalisation statistics against the cohort (empty without backend.score_norm).
+  SnormStats snorm;
+};
+
+/// Calibration trials drawn from labelled embeddings: pairs of row indices with their labels.
+struct CalibrationTrials {
+  std::vector<TrialIndex> targets;     ///< same speaker, different rows
+  std::vector<TrialIndex> nontargets;  ///< different speakers
+};
+
+/// Draws up to `count` / 2 (rounded up) distinct target trials and up to the rest as distinct
+/// non-target trials among the rows of `speakers` (one speaker per row), uniformly at random
+/// (std::mt19937_64 seeded with `seed`); when a class has fewer possible pairs than asked, all
+/// of them. Each trial has left < right. Throws DataError when no target or no non-target trial
+/// is possible (every speaker has one row, or there is only one speaker).
+CalibrationTrials DrawCalibrationTrials(const std::vector<std::string>& speakers, std::int64_t count,
+                                        std::uint64_t seed);
 
 /// The trained back-end.
 class Backend {
  public:
-  /// Trains the processing (backend.processing) and, for backend.scoring = 'plda', closed-form
-  /// PLDA with backend.plda_dim on `plda` (speakers[i] is the speaker of row i). Throws
-  /// DataError when the data cannot support the model (too few speakers or vectors for the
-  /// dimension; the message says which).
-  Backend(const asv::Matrix& plda, const std::vector<std::string>& speakers, const settings::BackendSettings& settings);
+  /// Trains the back end on `plda` (raw back-end embeddings; speakers[i] is the speaker of row
+  /// i):
+  ///  * with backend.calibration other than 'none', backend.calibration_speakers of the speakers
+  ///    (at least 2, among those with two or more rows, chosen at random with seed 0) are held
+  ///    out of everything below and only give the calibration trials;
+  ///  * the processing (backend.processing) and, for backend.scoring = 'plda', closed-form PLDA
+  ///    with backend.plda_dim;
+  ///  * with backend.score_norm, the cohort: 'speaker_means' takes the rows of `cohort` (raw
+  ///    speaker means with speaker ids, as SpeakerMeans writes them; nullptr: computed from
+  ///    `plda`) of speakers not held out, 'random_vectors' backend.score_norm_full_cohort_size
+  ///    random processed back-end rows (all when fewer, with a warning); AS-norm uses the top
+  ///    min(score_norm_adaptive_cohort_size, cohort size) scores (a warning when capped);
+  ///  * the calibration: backend.calibration_trials trials drawn among the held-out rows
+  ///    (DrawCalibrationTrials, seed 0), scored as the trial lists are (processing, scorer,
+  ///    normalisation), and a eval::LinearCalibration trained at prior 0.5 on their features
+  ///    (the score; for 'quality' also eval::QualityFeatures of both sides).
+  /// Throws DataError when the data cannot support the model (too few speakers or vectors for
+  /// the dimension, too few speakers to hold out, durations missing for 'quality'; the message
+  /// says which).
+  Backend(const Embeddings& plda, const std::vector<std::string>& speakers, const settings::BackendSettings& settings,
+          const Embeddings* cohort = nullptr);
 
-  /// The processing applied to `vectors` ([n, D] -> [n, D]).
-  asv::Matrix Process(const asv::Matrix& vectors) const { return processor_.Process(vectors); }
+  /// Processes raw trial-side embeddings ([n, D]) and, with backend.score_norm, computes each
+  /// row's normalisation statistics against the cohort (one pass for every list that uses them).
+  PreparedEmbeddings Prepare(const Embeddings& raw) const;
 
-  /// Scores `trials` between rows of `processed` (processed embeddings with `ids`), in trial order;
-  /// with backend.score_norm, adaptive s-norm against a cohort of the processed PLDA vectors.
-  /// Throws DataError naming trials.path:line for an utterance without an embedding.
-  std::vector<double> Score(const Embeddings& processed, const eval::TrialList& trials) const;
+  /// Scores `trials` between rows of `prepared` in trial order, normalised with backend.score_norm
+  /// and calibrated (log-likelihood ratios) with backend.calibration. Throws DataError naming
+  /// trials.path:line for an utterance without an embedding, and DataError when quality-aware
+  /// calibration meets embeddings without durations.
+  std::vector<double> Score(const PreparedEmbeddings& prepared, const eval::TrialList& trials) const;
 
   const backend::Scorer& scorer() const { return scorer_; }
+  /// Cohort rows after processing ([m, D']; empty without backend.score_norm).
+  const asv::Matrix& cohort() const { return cohort_; }
+  /// The trained calibration (nullptr with backend.calibration = 'none').
+  const eval::LinearCalibration* calibration() const { return calibration_ ? &*calibration_ : nullptr; }
+  /// The held-out speakers of the calibration, sorted (empty without calibration).
+  const std::vector<std::string>& held_out_speakers() const { return held_out_; }
+  /// Cllr (bits) of the calibrated calibration-training trials (0 without calibration).
+  double calibration_cllr() const { return calibration_cllr_; }
 
  private:
+  std::vector<double> ScoreIndexed(const PreparedEmbeddings& prepared, const std::vector<TrialIndex>& index) const;
+
   settings::BackendSettings settings_;
   backend::VectorProcessor processor_;
   backend::Scorer scorer_;
-  asv::Matrix cohort_;  ///< processed PLDA vectors for s-norm (empty without it)
+  asv::Matrix cohort_;
+  std::int64_t top_n_ = 0;
+  std::optional<eval::LinearCalibration> calibration_;
+  std::vector<std::string> held_out_;
+  double calibration_cllr_ = 0;
 };
 
 /// One scored trial list.
@@ -86,7 +162,7 @@ struct ListResult {
 };
 
 /// Scores one trial list and computes its metrics.
-ListResult ScoreTrialList(const Backend& backend, const Embeddings& processed, const std::string& name,
+ListResult ScoreTrialList(const Backend& backend, const PreparedEmbeddings& prepared, const std::string& name,
                           const std::filesystem::path& file, const settings::BackendSettings& settings);
 
 /// ASVtorch's result line: "EER = 2.9640  minDCF = 0.2010  [epoch 37] [vox1_original]", followed

@@ -359,6 +359,11 @@ struct BackendSettings {
   std::string processing = "cwl";
   backend::Scoring scoring = backend::Scoring::kPlda;
   bool score_norm = false;
+  backend::ScoreNorm score_norm_method = backend::ScoreNorm::kAdaptive;
+  backend::Cohort score_norm_cohort = backend::Cohort::kSpeakerMeans;
+  backend::Calibration calibration = backend::Calibration::kNone;
+  std::int64_t calibration_trials = 30000;
+  double calibration_speakers = 0.1;
   double p_target = 0.05;
   std::vector<double> other_p_targets = {0.01};
 
@@ -369,10 +374,14 @@ struct BackendSettings {
       "Score all enrollment-test pairs at once when their count is below this, else trial by trial")
         .Min(1);
     v("pairwise_scoring_chunk_size", pairwise_scoring_chunk_size, "Trials per chunk in pairwise scoring").Min(1);
-    v("score_norm_full_cohort_size", score_norm_full_cohort_size, "Cohort size for score normalisation").Min(1);
-    v("score_norm_adaptive_cohort_size", score_norm_adaptive_cohort_size,
-      "Top cohort scores used by adaptive score normalisation")
+    v("score_norm_full_cohort_size", score_norm_full_cohort_size,
+      "Cohort size of score normalisation with score_norm_cohort = 'random_vectors' (at most the back-end "
+      "embeddings)")
         .Min(1);
+    v("score_norm_adaptive_cohort_size", score_norm_adaptive_cohort_size,
+      "Top-N cohort scores of each side used by AS-norm (capped at the cohort size; ASVtorch: 200, WeSpeaker and "
+      "the voxceleb/margin recipe: 300)")
+        .Min(2);
     v("processing", processing,
       "Embedding processing trained on the PLDA data before scoring, applied in order: c centering, "
       "w PCA whitening, l length normalisation (ASVtorch's recipes: 'cwl')")
@@ -386,8 +395,33 @@ struct BackendSettings {
         });
     v("scoring", scoring, "Back-end: 'plda' (closed-form two-covariance PLDA) or 'cosine'");
     v("score_norm", score_norm,
-      "Adaptive symmetric score normalisation (AS-norm) with the cohort sizes above; ASVtorch implements it "
-      "but leaves it disabled");
+      "Symmetric score normalisation of every score (score_norm_method, against score_norm_cohort); ASVtorch "
+      "implements AS-norm but leaves it disabled");
+    v("score_norm_method", score_norm_method,
+      "'as-norm': adaptive s-norm with the top score_norm_adaptive_cohort_size cohort scores of each side; "
+      "'s-norm': the statistics of the whole cohort");
+    v("score_norm_cohort", score_norm_cohort,
+      "'speaker_means': the mean embedding of each back-end speaker, stored once per system "
+      "(embeddings/cohort); 'random_vectors': score_norm_full_cohort_size random back-end embeddings "
+      "(ASVtorch)");
+    v("calibration", calibration,
+      "Calibration of the final scores into log-likelihood ratios by logistic regression trained on trials of "
+      "held-out back-end speakers: 'none', 'linear' (the score alone) or 'quality' (quality-aware: the score, "
+      "log speech durations and embedding magnitudes of both sides)");
+    v("calibration_trials", calibration_trials,
+      "Calibration training trials drawn from the held-out speakers' embeddings, half of them target trials")
+        .Min(2);
+    v("calibration_speakers", calibration_speakers,
+      "Fraction of the back-end speakers (at least 2) held out of the processing, PLDA and cohort to draw the "
+      "calibration trials from, when calibration is not 'none'")
+        .Check([](const parser::Value& value) -> std::optional<std::string> {
+          if (value.kind() != parser::Value::Kind::kFloat && value.kind() != parser::Value::Kind::kInt) {
+            return std::nullopt;  // the type check reports it
+          }
+          const double f = value.as_float();
+          if (!(f > 0.0 && f < 1.0)) return "backend.calibration_speakers must lie in (0, 1), got " + value.Repr();
+          return std::nullopt;
+        });
     v("p_target", p_target,
       "Target prior of the reported minDCF (c_miss = c_fa = 1; ASVtorch: 0.05)")
         .Range(0.0, 1.0);

@@ -43,7 +43,9 @@ const std::set<std::string> kAsvcppOnlyKeys = {
     "recipe.plda_datasets",     "recipe.plda_speakers_during_training", "recipe.trial_dataset",
     "recipe.trial_lists",       "recipe.training_trial_lists",          "recipe.seed",
     "backend.processing",       "backend.scoring",                      "backend.score_norm",
-    "backend.p_target",         "backend.other_p_targets",              "computing.allow_tf32",
+    "backend.p_target",         "backend.other_p_targets",              "backend.score_norm_method",
+    "backend.score_norm_cohort", "backend.calibration",                  "backend.calibration_trials",
+    "backend.calibration_speakers", "computing.allow_tf32",
     "network.precision",        "paths.rirs_folder"};
 
 // Equality as ASVtorch's values compare: numbers by value (ASVtorch keeps `momentum = 0` as a

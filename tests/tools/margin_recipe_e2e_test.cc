@@ -12,6 +12,8 @@
 
 #include "asvcpp/data/pcm_store.h"
 #include "asvcpp/db/database.h"
+#include "asvcpp/eval/calibration.h"
+#include "asvcpp/eval/score_file.h"
 #include "tests/tools/test_util.h"
 
 namespace asv {
@@ -190,6 +192,40 @@ TEST(MarginRecipeE2eTest, TinyCorpusThroughEveryStage) {
                                          dir.path());
   ASSERT_EQ(again.status, 0) << again.err;
   EXPECT_NE((again.out + again.err).find("already complete"), std::string::npos) << again.err;
+
+  // Stage 9 again with AS-norm against the speaker-mean cohort that stage 8 stored (one mean per
+  // back-end speaker) and quality-aware calibration trained on two held-out speakers: the scores
+  // become calibrated LLRs, the calibration is saved, and the run's result carries every metric.
+  EXPECT_EQ(CountLines(system / "embeddings/cohort.scp"), 5u);
+  EXPECT_EQ(CountLines(system / "embeddings/trial.utt2dur"), CountLines(system / "embeddings/trial.scp"));
+  const auto raw_scores = eval::ReadScoreFile(system / "scores/scores_veri_test.txt");
+  const auto normed = testing::RunCommand(
+      {ASV_ASVRUN, "voxceleb/margin", "tiny", "--run-configs", "configs/run_configs", "--set", "recipe.start_stage=9",
+       "--set", "backend.score_norm=True", "--set", "backend.calibration='quality'"},
+      dir.path());
+  ASSERT_EQ(normed.status, 0) << normed.err;
+  EXPECT_NE(normed.err.find("as-norm against speaker_means, quality calibration"), std::string::npos) << normed.err;
+  EXPECT_NE(normed.err.find("cohort: 5 speaker means from"), std::string::npos) << normed.err;
+  EXPECT_NE(normed.err.find("of 2 held-out speakers"), std::string::npos) << normed.err;
+  const auto calibration = eval::LoadCalibration(system / "backend/calibration.json");
+  EXPECT_EQ(calibration.feature_names, eval::QualityFeatureNames());
+  const auto llrs = eval::ReadScoreFile(system / "scores/scores_veri_test.txt");
+  ASSERT_EQ(llrs.size(), raw_scores.size());
+  EXPECT_NE(llrs, raw_scores);
+  const auto normed_runs = database.ListRuns();
+  ASSERT_EQ(normed_runs.size(), 3u);
+  db::ResultFilter filter;
+  filter.run_id = normed_runs[0].id;
+  const auto normed_results = database.Results(filter);
+  ASSERT_EQ(normed_results.size(), 1u);
+  EXPECT_EQ(static_cast<std::size_t>(normed_results[0].record.n_target + normed_results[0].record.n_nontarget),
+            trials);
+  ASSERT_TRUE(normed_results[0].record.cllr.has_value());
+  EXPECT_TRUE(std::isfinite(*normed_results[0].record.cllr));
+  EXPECT_EQ(normed_results[0].record.costs.size(), 3u);
+  std::set<std::string> normed_kinds;
+  for (const auto& artifact : database.Artifacts(normed_runs[0].id)) normed_kinds.insert(artifact.record.kind);
+  EXPECT_EQ(normed_kinds.count("calibration"), 1u);
 }
 
 }  // namespace

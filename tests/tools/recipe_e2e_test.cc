@@ -5,6 +5,7 @@
 // espeak-ng or ffmpeg is missing.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -12,6 +13,8 @@
 #include <set>
 
 #include "asvcpp/db/database.h"
+#include "asvcpp/eval/calibration.h"
+#include "asvcpp/eval/score_file.h"
 #include "tests/tools/test_util.h"
 
 namespace asv {
@@ -170,6 +173,108 @@ TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
   EXPECT_EQ(progress[0].record.what, "scoring");
   EXPECT_EQ(progress[0].record.done, 1);
   EXPECT_EQ(progress[0].record.total, std::optional<std::int64_t>(1));
+}
+
+// The back end of a modern system through asvrun: PLDA with AS-norm against the speaker-mean
+// cohort that stage 7 stores and linear calibration trained on held-out back-end speakers, then
+// stage 9 again with cosine scoring, plain s-norm and quality-aware calibration. 8-dimensional
+// embeddings, so that PLDA can be trained on the tiny corpus's 20 back-end embeddings.
+TEST(RecipeE2eTest, ScoreNormalisationAndCalibration) {
+  if (!testing::HaveTool("espeak-ng") || !testing::HaveTool("ffmpeg") || !testing::HaveTool("python3")) {
+    GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
+  }
+  testing::ScratchDir dir("recipe_e2e_backend");
+  const auto corpus = testing::RunCommand(
+      {"python3", std::string(ASV_SOURCE_DIR) + "/tools/make_demo_corpus.py", "--small", "--out", "corpus"}, dir.path());
+  ASSERT_EQ(corpus.status, 0) << corpus.err;
+  std::string configs = kConfigs;
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"network.embedding_size = 16", "network.embedding_size = 8"},
+           {"recipe.plda_datasets = ['voxceleb2_cat']", "recipe.plda_datasets = ['voxceleb2_cat_combined']"},
+           {"backend.scoring = 'cosine'",
+            "backend.scoring = 'plda'\nbackend.plda_dim = 6\nbackend.score_norm = True\nbackend.calibration = "
+            "'linear'"}}) {
+    const auto at = configs.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    configs.replace(at, from.size(), to);
+  }
+  dir.Write("configs/run_configs", configs);
+  dir.Write("configs/init_config", kInitConfig);
+  fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/voxceleb/xvector/mfcc.conf", dir / "configs/mfcc.conf");
+
+  const auto run = testing::RunCommand({ASV_ASVRUN, "voxceleb/xvector", "tiny", "--run-configs", "configs/run_configs"},
+                                       dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  const fs::path system = dir / "out/tiny_system";
+  // The cohort: one mean per back-end speaker, stored beside the embeddings with the checksum of
+  // the archive it was made of.
+  EXPECT_EQ(CountLines(system / "embeddings/cohort.scp"), 5u);
+  EXPECT_EQ(CountLines(system / "embeddings/plda.utt2dur"), 20u);
+  EXPECT_NE(run.err.find("plda scoring (plda_dim 6), as-norm against speaker_means, linear calibration"),
+            std::string::npos)
+      << run.err;
+  EXPECT_NE(run.err.find("cohort: 5 speaker means from"), std::string::npos) << run.err;
+  // Two of the five speakers held out: 2 x C(4, 2) target and 4 x 4 non-target trials.
+  EXPECT_NE(run.err.find("calibration (linear): 12 target and 16 non-target trials of 2 held-out speakers"),
+            std::string::npos)
+      << run.err;
+  const auto linear = eval::LoadCalibration(system / "backend/calibration.json");
+  EXPECT_EQ(linear.feature_names, (std::vector<std::string>{"score"}));
+  EXPECT_GT(linear.weights[0], 0.0);
+
+  db::Database database(dir / "out/experiments.db");
+  const std::size_t trials = CountLines(dir / "corpus/voxceleb1/veri_test.txt");
+  const auto check_final_result = [&](std::int64_t run_id) {
+    db::ResultFilter filter;
+    filter.run_id = run_id;
+    filter.stage = 9;
+    const auto results = database.Results(filter);
+    ASSERT_EQ(results.size(), 1u);
+    EXPECT_EQ(static_cast<std::size_t>(results[0].record.n_target + results[0].record.n_nontarget), trials);
+    ASSERT_TRUE(results[0].record.cllr.has_value());
+    EXPECT_TRUE(std::isfinite(*results[0].record.cllr));
+    ASSERT_EQ(results[0].record.costs.size(), 2u);
+    for (const auto& cost : results[0].record.costs) {
+      ASSERT_TRUE(cost.act_dcf.has_value());
+      EXPECT_GE(*cost.act_dcf + 1e-12, cost.min_dcf);
+    }
+    std::set<std::string> kinds;
+    for (const auto& artifact : database.Artifacts(run_id)) kinds.insert(artifact.record.kind);
+    EXPECT_EQ(kinds.count("calibration"), 1u);
+  };
+  auto runs = database.ListRuns();
+  ASSERT_EQ(runs.size(), 1u);
+  check_final_result(runs[0].id);
+  const auto plda_scores = eval::ReadScoreFile(system / "scores/scores_veri_test.txt");
+
+  // Cosine, plain s-norm, quality-aware calibration: the stored cohort is reused.
+  const auto cosine = testing::RunCommand(
+      {ASV_ASVRUN, "voxceleb/xvector", "tiny", "--run-configs", "configs/run_configs", "--set", "recipe.start_stage=9",
+       "--set", "backend.scoring='cosine'", "--set", "backend.score_norm_method='s-norm'", "--set",
+       "backend.calibration='quality'"},
+      dir.path());
+  ASSERT_EQ(cosine.status, 0) << cosine.err;
+  EXPECT_NE(cosine.err.find("cosine scoring, s-norm against speaker_means, quality calibration"), std::string::npos)
+      << cosine.err;
+  EXPECT_NE(cosine.err.find("cohort: 5 speaker means from"), std::string::npos) << cosine.err;
+  EXPECT_EQ(eval::LoadCalibration(system / "backend/calibration.json").feature_names, eval::QualityFeatureNames());
+  EXPECT_NE(eval::ReadScoreFile(system / "scores/scores_veri_test.txt"), plda_scores);
+  runs = database.ListRuns();
+  ASSERT_EQ(runs.size(), 2u);
+  check_final_result(runs[0].id);
+
+  // A cohort that no longer matches the back-end embeddings is rebuilt, not used.
+  dir.Write("out/tiny_system/embeddings/cohort.source", "sha256:0\n");
+  const auto rebuilt = testing::RunCommand({ASV_ASVRUN, "voxceleb/xvector", "tiny", "--run-configs",
+                                            "configs/run_configs", "--set", "recipe.start_stage=9"},
+                                           dir.path());
+  ASSERT_EQ(rebuilt.status, 0) << rebuilt.err;
+  EXPECT_NE(rebuilt.err.find("cohort: 5 speaker means of the back-end embeddings, stored in"), std::string::npos)
+      << rebuilt.err;
+  std::ifstream source(system / "embeddings/cohort.source");
+  const std::string source_text((std::istreambuf_iterator<char>(source)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(source_text.rfind("sha256:", 0), 0u) << source_text;
+  EXPECT_NE(source_text, "sha256:0\n");
 }
 
 // A long training run interrupted with SIGINT (Ctrl-C) is recorded as failed (run and stage), and

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "asvcpp/backend/evaluation.h"
+#include "asvcpp/base/checksum.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
@@ -56,12 +57,14 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
                                 data::ListFolder(context.feature_and_list_folder(), r.trial_dataset).string()));
   }
   const auto trial_source = TrialUtterances(context, lists);
+  const double shift = FbankOf(s).frame_opts.frame_shift_ms / 1000.0;
   const auto trial = voxceleb::ExtractAll(
-      *trial_source, "trial", [&](const std::vector<int>& u) { return extractor.Extract(*trial_source, u, options); });
+      *trial_source, "trial", [&](const std::vector<int>& u) { return extractor.Extract(*trial_source, u, options); },
+      shift);
   const auto reference = BackendUtterances(context);
-  const auto backend_embeddings =
-      voxceleb::ExtractAll(*reference.source, "back-end",
-                           [&](const std::vector<int>& u) { return extractor.Extract(*reference.source, u, options); });
+  const auto backend_embeddings = voxceleb::ExtractAll(
+      *reference.source, "back-end",
+      [&](const std::vector<int>& u) { return extractor.Extract(*reference.source, u, options); }, shift);
 
   const fs::path folder = context.system_folder() / "embeddings";
   backend::WriteEmbeddings(folder / "trial", trial);
@@ -72,10 +75,15 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   data::Table utt2spk;
   for (const auto& id : backend_embeddings.ids) utt2spk[id] = speaker_of.at(id);
   data::WriteTable(folder / "plda.utt2spk", utt2spk);
+  std::vector<std::string> speakers;
+  for (const auto& id : backend_embeddings.ids) speakers.push_back(speaker_of.at(id));
+  voxceleb::WriteSpeakerCohort(context, folder / "cohort", backend::SpeakerMeans(backend_embeddings, speakers),
+                               asv::fs::FileChecksum(folder / "plda.ark"));
   nlohmann::json info{{"model", model.string()}};
   if (r.selected_epoch) info["epoch"] = *r.selected_epoch;
   asv::fs::WriteFileAtomic(folder / "info.json", info.dump(2) + "\n");
-  for (const char* name : {"trial.ark", "trial.scp", "plda.ark", "plda.scp", "plda.utt2spk"}) {
+  for (const char* name :
+       {"trial.ark", "trial.scp", "trial.utt2dur", "plda.ark", "plda.scp", "plda.utt2spk", "plda.utt2dur"}) {
     context.RecordArtifact(folder / name, "embeddings");
   }
 }

@@ -216,9 +216,9 @@ void TrainPhase(recipe::RunContext& context, const Phase& phase) {
     }
 
     const auto extract = [&](const data::FeatureSource& source, const char* what) {
-      return voxceleb::ExtractAll(source, what, [&](const std::vector<int>& u) {
-        return trainer.ExtractEmbeddings(source, u, extraction);
-      });
+      return voxceleb::ExtractAll(
+          source, what, [&](const std::vector<int>& u) { return trainer.ExtractEmbeddings(source, u, extraction); },
+          FbankOf(s).frame_opts.frame_shift_ms / 1000.0);
     };
     const auto reference = extract(*backend_data.source, "back-end");
     std::map<std::string, std::string> speaker_of;

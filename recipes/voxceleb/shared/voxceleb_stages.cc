@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "asvcpp/backend/evaluation.h"
+#include "asvcpp/base/checksum.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
@@ -110,6 +111,35 @@ void PrepareDatasets(recipe::RunContext& context, const std::optional<std::vecto
   }
 }
 
+backend::Embeddings SpeakerCohort(recipe::RunContext& context, const backend::Embeddings& plda,
+                                  const std::vector<std::string>& speakers) {
+  const fs::path stem = context.system_folder() / "embeddings" / "cohort";
+  // Built once per system, beside the embeddings it is made of: reused while its record of the
+  // back-end archive's checksum matches, else (older extraction, new embeddings) rebuilt.
+  const fs::path plda_ark = context.system_folder() / "embeddings" / "plda.ark";
+  const fs::path source = stem.string() + ".source";
+  const std::string checksum = fs::exists(plda_ark) ? asv::fs::FileChecksum(plda_ark) : std::string();
+  if (fs::exists(stem.string() + ".scp") && fs::exists(source) && !checksum.empty() &&
+      asv::fs::ReadFile(source) == checksum + "\n") {
+    auto cohort = backend::ReadEmbeddings(stem);
+    ASV_LOG(Info, "score normalisation cohort: {} speaker means from {}.scp", cohort.ids.size(), stem.string());
+    return cohort;
+  }
+  auto cohort = backend::SpeakerMeans(plda, speakers);
+  WriteSpeakerCohort(context, stem, cohort, checksum);
+  ASV_LOG(Info, "score normalisation cohort: {} speaker means of the back-end embeddings, stored in {}.scp",
+          cohort.ids.size(), stem.string());
+  return cohort;
+}
+
+void WriteSpeakerCohort(recipe::RunContext& context, const fs::path& stem, const backend::Embeddings& cohort,
+                        const std::string& plda_checksum) {
+  backend::WriteEmbeddings(stem, cohort);
+  if (!plda_checksum.empty()) asv::fs::WriteFileAtomic(stem.string() + ".source", plda_checksum + "\n");
+  context.RecordArtifact(stem.string() + ".ark", "cohort");
+  context.RecordArtifact(stem.string() + ".scp", "cohort");
+}
+
 void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_dataset,
                      const settings::OrderedDict<std::string>& trial_lists) {
   const auto& backend_settings = context.settings().common().backend;
@@ -129,12 +159,28 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
     const auto info = nlohmann::json::parse(asv::fs::ReadFile(folder / "info.json"));
     if (info.contains("epoch")) epoch = info["epoch"].get<int>();
   }
-  ASV_LOG(Info, "back-end: '{}' processing, {} scoring{} on {} PLDA embeddings of {} speakers",
+  ASV_LOG(Info, "back-end: '{}' processing, {} scoring{}{}{} on {} PLDA embeddings of {} speakers",
           backend_settings.processing, EnumToName(backend_settings.scoring),
-          backend_settings.scoring == backend::Scoring::kPlda ? fmt::format(" (plda_dim {})", backend_settings.plda_dim) : "",
+          backend_settings.scoring == backend::Scoring::kPlda ? fmt::format(" (plda_dim {})", backend_settings.plda_dim)
+                                                              : "",
+          backend_settings.score_norm ? fmt::format(", {} against {}", EnumToName(backend_settings.score_norm_method),
+                                                    EnumToName(backend_settings.score_norm_cohort))
+                                      : "",
+          backend_settings.calibration != backend::Calibration::kNone
+              ? fmt::format(", {} calibration", EnumToName(backend_settings.calibration))
+              : "",
           plda.ids.size(), std::set<std::string>(speakers.begin(), speakers.end()).size());
-  const backend::Backend backend(plda.vectors, speakers, backend_settings);
-  const backend::Embeddings processed{trial.ids, backend.Process(trial.vectors)};
+  std::optional<backend::Embeddings> cohort;
+  if (backend_settings.score_norm && backend_settings.score_norm_cohort == backend::Cohort::kSpeakerMeans) {
+    cohort = SpeakerCohort(context, plda, speakers);
+  }
+  const backend::Backend backend(plda, speakers, backend_settings, cohort ? &*cohort : nullptr);
+  if (const auto* calibration = backend.calibration()) {
+    const fs::path file = context.system_folder() / "backend" / "calibration.json";
+    eval::SaveCalibration(*calibration, file);
+    context.RecordArtifact(file, "calibration");
+  }
+  const auto prepared = backend.Prepare(trial);
 
   std::vector<std::string> names;
   for (const auto& entry : trial_lists) names.push_back(entry.first);
@@ -147,7 +193,7 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
   progress_options.amount_rate_suffix = " trials/s";
   base::Progress progress("scoring", static_cast<std::int64_t>(lists.size()), progress_options);
   for (const auto& [name, file] : lists) {
-    const auto result = backend::ScoreTrialList(backend, processed, name, file, backend_settings);
+    const auto result = backend::ScoreTrialList(backend, prepared, name, file, backend_settings);
     progress.Add(1, static_cast<double>(result.scores.size()));
     const fs::path score_file = context.system_folder() / "scores" / ("scores_" + file.filename().string());
     eval::WriteScoreFile(score_file, result.scores);
@@ -168,13 +214,17 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
 }
 
 backend::Embeddings ExtractAll(const data::FeatureSource& source, const std::string& what,
-                               const std::function<train::ExtractionResult(const std::vector<int>&)>& extract) {
+                               const std::function<train::ExtractionResult(const std::vector<int>&)>& extract,
+                               double frame_shift_seconds) {
   std::vector<int> all(static_cast<std::size_t>(source.NumUtterances()));
   std::vector<std::string> ids;
+  std::vector<double> durations;
   ids.reserve(all.size());
+  durations.reserve(all.size());
   for (std::size_t i = 0; i < all.size(); ++i) {
     all[i] = static_cast<int>(i);
     ids.push_back(source.Name(all[i]));
+    durations.push_back(static_cast<double>(source.NumFrames(all[i])) * frame_shift_seconds);
   }
   ASV_LOG(Info, "extracting {} embeddings of {} utterances", what, all.size());
   const auto result = extract(all);
@@ -182,7 +232,7 @@ backend::Embeddings ExtractAll(const data::FeatureSource& source, const std::str
     ASV_LOG(Info, "{}: {} utterances longer than network.max_batch_size_in_frames were truncated to it", what,
             result.truncated.size());
   }
-  auto out = backend::CollectEmbeddings(result.embeddings, result.skipped, ids, what);
+  auto out = backend::CollectEmbeddings(result.embeddings, result.skipped, ids, what, durations);
   ASV_LOG(Info, "{} embeddings: {} in {:.1f} s", what, out.ids.size(), result.seconds);
   return out;
 }
@@ -214,11 +264,14 @@ double ScoreDuringTraining(recipe::RunContext& context, const backend::Embedding
     if (it == speaker_of.end()) throw DataError(fmt::format("no speaker for back-end utterance '{}'", id));
     speakers.push_back(it->second);
   }
-  const backend::Backend backend(reference.vectors, speakers, settings);
-  const backend::Embeddings processed{trial.ids, backend.Process(trial.vectors)};
+  // Calibration is for the final scoring: an in-training evaluation compares epochs by EER.
+  settings::BackendSettings uncalibrated = settings;
+  uncalibrated.calibration = backend::Calibration::kNone;
+  const backend::Backend backend(reference, speakers, uncalibrated);
+  const auto prepared = backend.Prepare(trial);
   double sum = 0;
   for (const auto& [name, file] : lists) {
-    const auto result = backend::ScoreTrialList(backend, processed, name, file, settings);
+    const auto result = backend::ScoreTrialList(backend, prepared, name, file, uncalibrated);
     ASV_LOG(Info, "{}", backend::FormatResult(result, epoch));
     context.RecordResult(backend::ResultRecordOf(result, epoch));
     sum += result.metrics.eer.percent();

@@ -51,28 +51,48 @@ std::vector<PreparationJob> ResolvePreparationJobs(const std::optional<std::vect
 void PrepareDatasets(recipe::RunContext& context, const std::optional<std::vector<std::string>>& requested,
                      const std::string& trial_dataset, const settings::OrderedDict<std::string>& trial_lists);
 
+/// The speaker-mean cohort of score normalisation (backend::SpeakerMeans of the back-end
+/// embeddings `plda` with their `speakers`), built once per system: read from
+/// <system>/embeddings/cohort.{ark,scp} while cohort.source holds the checksum of the plda.ark
+/// it was made of, else computed and stored there (artifact kind "cohort"). Throws what
+/// ReadEmbeddings and WriteEmbeddings throw.
+backend::Embeddings SpeakerCohort(recipe::RunContext& context, const backend::Embeddings& plda,
+                                  const std::vector<std::string>& speakers);
+
+/// Writes `cohort` as <stem>.{ark,scp} with <stem>.source holding `plda_checksum` (the
+/// asv::fs::FileChecksum of the back-end archive it was made of; empty: none) and records it.
+void WriteSpeakerCohort(recipe::RunContext& context, const std::filesystem::path& stem,
+                        const backend::Embeddings& cohort, const std::string& plda_checksum);
+
 /// Scoring of the trial lists: the embeddings <system>/embeddings/{plda,trial} (and
-/// plda.utt2spk) through the back end of the `backend.*` settings (processing trained on the
-/// "plda" embeddings, PLDA or cosine scoring, optional AS-norm); every existing list of
-/// `trial_lists` (files in the list folder of `trial_dataset`) scored, with scores_<file> and
-/// det_<stem>.tsv under <system>/scores, EER/minDCF/Cllr lines in <system>/results/results.txt,
-/// and a results row per list (the epoch of embeddings/info.json when present). Throws DataError
-/// for missing embeddings, a PLDA utterance without speaker, or when no list exists.
+/// plda.utt2spk, and the utt2dur files for quality-aware calibration) through the back end of
+/// the `backend.*` settings (backend::Backend: processing trained on the "plda" embeddings, PLDA
+/// or cosine scoring, optional s-norm / AS-norm against the stored speaker-mean cohort
+/// (SpeakerCohort) or random back-end embeddings, optional calibration into log-likelihood
+/// ratios, saved as <system>/backend/calibration.json); every existing list of `trial_lists`
+/// (files in the list folder of `trial_dataset`) scored, with scores_<file> (the final scores:
+/// LLRs when calibrated) and det_<stem>.tsv under <system>/scores, EER/minDCF/Cllr lines in
+/// <system>/results/results.txt, and a results row per list (the epoch of embeddings/info.json
+/// when present). Throws DataError for missing embeddings, a PLDA utterance without speaker,
+/// when no list exists, and what backend::Backend throws.
 void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_dataset,
                      const settings::OrderedDict<std::string>& trial_lists);
 
 /// Embeddings of every utterance of `source` (ids: source.Name(i)), computed by `extract` over
 /// the utterance indices (Trainer::ExtractEmbeddings or EmbeddingExtractor::Extract with the
-/// caller's options). Utterances without frames are left out (backend::CollectEmbeddings); the
+/// caller's options), with durations source.NumFrames(i) * `frame_shift_seconds` (the speech
+/// the network saw). Utterances without frames are left out (backend::CollectEmbeddings); the
 /// count, truncations and time are logged as `what`. Throws what `extract` throws.
 backend::Embeddings ExtractAll(const data::FeatureSource& source, const std::string& what,
-                               const std::function<train::ExtractionResult(const std::vector<int>&)>& extract);
+                               const std::function<train::ExtractionResult(const std::vector<int>&)>& extract,
+                               double frame_shift_seconds);
 
 /// Records a training epoch's figures (loss, accuracy, learning rate, time, frames/s, data wait,
 /// validation when there was one) and its checkpoint as an artifact.
 void RecordTrainingEpoch(recipe::RunContext& context, const train::EpochStats& stats);
 
-/// The EER evaluation during training: the back end of the `backend.*` settings trained on
+/// The EER evaluation during training: the back end of the `backend.*` settings (without
+/// calibration, which is for the final scoring; a speaker-mean cohort computed in memory) trained on
 /// `reference` (speakers_of[id] is the speaker of each reference embedding), applied to `trial`,
 /// and every list of `lists` (display name, file) scored, logged and recorded as a result of
 /// `epoch`. Returns the mean EER (%) over the lists. Throws DataError for a reference embedding

@@ -13,6 +13,9 @@
 #include "asvcpp/data/data_dir.h"
 #include "asvcpp/data/table.h"
 #include "asvcpp/features/kaldi_feature_source.h"
+#include "asvcpp/features/feature_options.h"
+#include "asvcpp/features/kaldi_options.h"
+#include "asvcpp/base/checksum.h"
 #include "asvcpp/train/checkpoint.h"
 #include "asvcpp/train/embedding_extractor.h"
 #include "asvcpp/train/precision.h"
@@ -22,6 +25,22 @@
 namespace asv::recipes::voxceleb_xvector {
 namespace fs = std::filesystem;
 using backend::Embeddings;
+
+namespace {
+
+// The frame shift of paths.kaldi_mfcc_conf_file (Kaldi's default 10 ms when it cannot be read):
+// the embeddings' durations only feed the log-durations of quality-aware calibration.
+double FrameShiftSeconds(const settings::Settings& common) {
+  try {
+    return features::ReadKaldiConfig<features::MfccOptions>(common.paths.kaldi_mfcc_conf_file)
+               .frame_opts.frame_shift_ms /
+           1000.0;
+  } catch (const std::exception&) {
+    return 0.01;
+  }
+}
+
+}  // namespace
 
 void RunEmbeddingExtraction(recipe::RunContext& context) {
   auto& s = SettingsOf(context);
@@ -55,13 +74,16 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   const auto trial_ids = backend::TrialSides(lists);
   const auto trial_data = features::LoadDatasets(context.feature_and_list_folder(), {r.trial_dataset});
   const features::KaldiFeatureSource trial_source(trial_ids, trial_data.stored, s.common().features);
+  const double shift = FrameShiftSeconds(s.common());
   const auto trial = voxceleb::ExtractAll(
-      trial_source, "trial", [&](const std::vector<int>& u) { return extractor.Extract(trial_source, u, options); });
+      trial_source, "trial", [&](const std::vector<int>& u) { return extractor.Extract(trial_source, u, options); },
+      shift);
 
   const auto plda_data = features::LoadDatasets(context.feature_and_list_folder(), r.plda_datasets);
   const features::KaldiFeatureSource plda_source(plda_data.ids, plda_data.stored, s.common().features);
   const auto plda = voxceleb::ExtractAll(
-      plda_source, "PLDA", [&](const std::vector<int>& u) { return extractor.Extract(plda_source, u, options); });
+      plda_source, "PLDA", [&](const std::vector<int>& u) { return extractor.Extract(plda_source, u, options); },
+      shift);
 
   const fs::path folder = context.system_folder() / "embeddings";
   backend::WriteEmbeddings(folder / "trial", trial);
@@ -71,9 +93,14 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   data::Table utt2spk;
   for (const auto& id : plda.ids) utt2spk[id] = speaker_of.at(id);
   data::WriteTable(folder / "plda.utt2spk", utt2spk);
+  std::vector<std::string> speakers;
+  for (const auto& id : plda.ids) speakers.push_back(speaker_of.at(id));
+  voxceleb::WriteSpeakerCohort(context, folder / "cohort", backend::SpeakerMeans(plda, speakers),
+                               asv::fs::FileChecksum(folder / "plda.ark"));
   asv::fs::WriteFileAtomic(folder / "info.json",
                            nlohmann::json{{"epoch", epoch}, {"checkpoint", checkpoint.string()}}.dump(2) + "\n");
-  for (const char* name : {"trial.ark", "trial.scp", "plda.ark", "plda.scp", "plda.utt2spk"}) {
+  for (const char* name :
+       {"trial.ark", "trial.scp", "trial.utt2dur", "plda.ark", "plda.scp", "plda.utt2spk", "plda.utt2dur"}) {
     context.RecordArtifact(folder / name, "embeddings");
   }
 }

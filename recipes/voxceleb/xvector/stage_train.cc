@@ -140,9 +140,9 @@ void RunTraining(recipe::RunContext& context) {
     if (!stats.evaluation_due || !evaluation.plda) return train::EpochAction::kContinue;
 
     const auto extract = [&](const data::FeatureSource& source, const char* what) {
-      return voxceleb::ExtractAll(source, what, [&](const std::vector<int>& u) {
-        return trainer.ExtractEmbeddings(source, u, extraction);
-      });
+      return voxceleb::ExtractAll(
+          source, what, [&](const std::vector<int>& u) { return trainer.ExtractEmbeddings(source, u, extraction); },
+          0.01);
     };
     const auto plda = extract(*evaluation.plda, "evaluation PLDA");
     std::map<std::string, std::string> speaker_of;

@@ -181,6 +181,9 @@ TEST(SettingsBinding, RangeChecks) {
             "run_configs:3:27: error: backend.other_p_targets must lie in (0, 1), got 1.5");
   EXPECT_NE(Check("backend.other_p_targets = ['a']", Value::List({Value::String("a")})).find("must be"),
             std::string::npos);
+  EXPECT_EQ(Check("backend.calibration_speakers = 0.25", Value::Float(0.25)), "");
+  EXPECT_EQ(Check("backend.calibration_speakers = 1", Value::Int(1)),
+            "run_configs:3:32: error: backend.calibration_speakers must lie in (0, 1), got 1");
   EXPECT_EQ(Check("features.vad_mismatch_tolerance = 2", Value::Int(2)), "");
 }
 
