@@ -116,8 +116,8 @@ Embeddings ReadEmbeddings(const fs::path& stem) {
 
 Embeddings SpeakerMeans(const Embeddings& embeddings, const std::vector<std::string>& speakers) {
   if (speakers.size() != static_cast<std::size_t>(embeddings.vectors.rows())) {
-    throw std::invalid_argument(fmt::format("SpeakerMeans: {} speakers for {} embeddings", speakers.size(),
-                                            embeddings.vectors.rows()));
+    throw std::invalid_argument(
+        fmt::format("SpeakerMeans: {} speakers for {} embeddings", speakers.size(), embeddings.vectors.rows()));
   }
   if (speakers.empty()) throw DataError("no embeddings to make the speaker-mean cohort of");
   std::map<std::string, std::vector<std::int64_t>> rows_of;
@@ -164,8 +164,9 @@ std::vector<TrialIndex> DrawPairs(std::int64_t want, std::int64_t total, Enumera
     if (t.left > t.right) std::swap(t.left, t.right);
     if (seen.insert(PairKey(t.left, t.right)).second) out.push_back(t);
   }
-  std::sort(out.begin(), out.end(),
-            [](const TrialIndex& a, const TrialIndex& b) { return PairKey(a.left, a.right) < PairKey(b.left, b.right); });
+  std::sort(out.begin(), out.end(), [](const TrialIndex& a, const TrialIndex& b) {
+    return PairKey(a.left, a.right) < PairKey(b.left, b.right);
+  });
   return out;
 }
 
@@ -378,8 +379,8 @@ Backend::Backend(const Embeddings& plda, const std::vector<std::string>& speaker
     } else {
       std::int64_t size = settings.score_norm_full_cohort_size;
       if (size > processed.rows()) {
-        ASV_LOG(Warning, "backend.score_norm_full_cohort_size = {} exceeds the {} back-end embeddings; using all",
-                size, processed.rows());
+        ASV_LOG(Warning, "backend.score_norm_full_cohort_size = {} exceeds the {} back-end embeddings; using all", size,
+                processed.rows());
         size = processed.rows();
       }
       cohort_ = backend::SelectRandomRows(processed, size, 0);
@@ -427,7 +428,8 @@ PreparedEmbeddings Backend::Prepare(const Embeddings& raw) const {
   out.magnitudes = RowNorms(raw.vectors);
   out.durations = raw.durations;
   if (settings_.score_norm) {
-    out.snorm = backend::ComputeAdaptiveSnormStats(scorer_, out.processed, cohort_, top_n_, ScoringOptionsOf(settings_));
+    out.snorm =
+        backend::ComputeAdaptiveSnormStats(scorer_, out.processed, cohort_, top_n_, ScoringOptionsOf(settings_));
   }
   return out;
 }
@@ -442,7 +444,8 @@ std::vector<double> Backend::ScoreIndexed(const PreparedEmbeddings& prepared,
 std::vector<double> Backend::Score(const PreparedEmbeddings& prepared, const eval::TrialList& trials) const {
   const auto index = backend::IndexTrials(trials, prepared.ids);
   auto scores = ScoreIndexed(prepared, index);
-  if (calibration_) scores = calibration_->ApplyAll(CalibrationFeatures(scores, prepared, index, settings_.calibration));
+  if (calibration_)
+    scores = calibration_->ApplyAll(CalibrationFeatures(scores, prepared, index, settings_.calibration));
   return scores;
 }
 

@@ -67,8 +67,8 @@ Embeddings SpeakerMeans(const Embeddings& embeddings, const std::vector<std::str
 
 /// Processed trial-side embeddings as the back end scores them.
 struct PreparedEmbeddings {
-  std::vector<std::string> ids;  ///< one per row of `processed`
-  asv::Matrix processed;         ///< [n, D'] after backend.processing
+  std::vector<std::string> ids;    ///< one per row of `processed`
+  asv::Matrix processed;           ///< [n, D'] after backend.processing
   std::vector<double> magnitudes;  ///< [n] Euclidean norms of the raw embeddings
   std::vector<double> durations;   ///< [n] speech seconds, or empty when unknown
   /// Per-row score-normalisation statistics against the cohort (empty without backend.score_norm).

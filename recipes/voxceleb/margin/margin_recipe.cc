@@ -30,7 +30,7 @@ std::vector<recipe::StageInfo> MarginRecipe::stages() const {
       {6, "average", "average of the last recipe.num_average checkpoints", false},
       {7, "finetune", "large-margin fine-tuning of the averaged model on longer segments (recipe.lm_*)", true},
       {8, "embeddings", "embeddings of the trial utterances and of the back-end training utterances", false},
-      {9, "scoring", "mean subtraction, cosine scoring, EER, minDCF and Cllr", false},
+      {9, "scoring", "mean subtraction, cosine scoring, AS-norm, calibration, EER, minDCF and Cllr", false},
   };
 }
 

@@ -7,15 +7,15 @@
 #include <nlohmann/json.hpp>
 
 #include "asvcpp/backend/evaluation.h"
+#include "asvcpp/base/checksum.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/data/data_dir.h"
 #include "asvcpp/data/table.h"
-#include "asvcpp/features/kaldi_feature_source.h"
 #include "asvcpp/features/feature_options.h"
+#include "asvcpp/features/kaldi_feature_source.h"
 #include "asvcpp/features/kaldi_options.h"
-#include "asvcpp/base/checksum.h"
 #include "asvcpp/train/checkpoint.h"
 #include "asvcpp/train/embedding_extractor.h"
 #include "asvcpp/train/precision.h"

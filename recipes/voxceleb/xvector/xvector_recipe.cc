@@ -32,7 +32,8 @@ std::vector<recipe::StageInfo> XvectorRecipe::stages() const {
       {2, "augmentation", "MUSAN noise/music/babble and reverberated copies of the training data", false},
       {5, "train", "x-vector network training with EER-based early stopping", true},
       {7, "embeddings", "x-vector extraction for the trial and PLDA data", false},
-      {9, "scoring", "centering, whitening, length norm, PLDA scoring, EER and minDCF", false},
+      {9, "scoring", "centering, whitening, length norm, PLDA scoring, optional s-norm and calibration, EER and minDCF",
+       false},
   };
 }
 
