@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <map>
 
 #include "asvcpp/audio/audio_source.h"
 #include "asvcpp/audio/decode.h"
@@ -162,6 +164,104 @@ TEST(VoxCelebTest, PrepareVoxCeleb2SyncsTheConcatenationListsTogether) {
   const auto list = ds[1].list_folder / "cat" / "id03-v10.txt";
   EXPECT_EQ(audio::ReadConcatList(list),
             (std::vector<std::filesystem::path>{corpus / "dev/aac/id03/v10/00001.m4a"}));
+}
+
+// The lists as the straightforward preparation writes them: every file's id, path and speaker in
+// sorted maps (DataDir), one concatenation list per "<speaker>-<video>". The preparation keeps
+// compact records instead; its files must be byte for byte these.
+struct ReferenceLists {
+  DataDir per_file, cat;
+  std::map<std::string, std::string> cat_lists;  // file name -> contents
+};
+
+ReferenceLists Reference(const std::vector<std::filesystem::path>& roots, const std::string& extension,
+                         const std::filesystem::path& cat_folder) {
+  const auto sorted = [](const std::filesystem::path& dir) {
+    std::vector<std::filesystem::path> out;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (e.path().filename().string()[0] != '.') out.push_back(e.path());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  };
+  ReferenceLists r;
+  std::map<std::string, std::pair<std::string, std::vector<std::filesystem::path>>> videos;
+  for (const auto& root : roots) {
+    for (const auto& spk : sorted(root)) {
+      if (!std::filesystem::is_directory(spk)) continue;
+      for (const auto& video : sorted(spk)) {
+        if (!std::filesystem::is_directory(video)) continue;
+        for (const auto& file : sorted(video)) {
+          if (!std::filesystem::is_regular_file(file) || file.extension() != extension) continue;
+          const std::string s = spk.filename().string(), v = video.filename().string();
+          const std::string name = file.filename().string();
+          const std::string id = s + "-" + v + "-" + name.substr(0, name.find('.'));
+          r.per_file.wav_scp[id] = file.string();
+          r.per_file.utt2spk[id] = s;
+          auto& cat = videos[s + "-" + v];
+          cat.first = s;
+          cat.second.push_back(file);
+        }
+      }
+    }
+  }
+  for (const auto& [id, video] : videos) {
+    r.cat.wav_scp[id] = "cat:" + (cat_folder / (id + ".txt")).string();
+    r.cat.utt2spk[id] = video.first;
+    r.cat_lists[id + ".txt"] = audio::ConcatListText(video.second);
+  }
+  return r;
+}
+
+void ExpectSameLists(const DataDir& reference, const std::filesystem::path& folder) {
+  const TempDir expected("vox_expected");
+  reference.Save(expected.path());
+  for (const char* file : {"wav.scp", "utt2spk", "spk2utt"}) {
+    EXPECT_EQ(fs::ReadFile(folder / file), fs::ReadFile(expected / file)) << folder / file;
+  }
+}
+
+// Names where id order and walk order differ ("a-b" sorts before "a-vid" as an id, after "a" as
+// a speaker folder), ids of different speakers that join to one "<speaker>-<video>", a video in
+// both dev and test, file names with several dots, a speaker and a video without files.
+TEST(VoxCelebTest, ListsAreByteForByteThoseOfTheSortedTables) {
+  TempDir dir("vox_lists");
+  const auto vox2 = dir / "vox2";
+  for (const char* f : {"dev/aac/a/vid/00001.m4a", "dev/aac/a/vid/00002.x.m4a", "dev/aac/a-b/vid/00001.m4a",
+                        "dev/aac/a/b-vid/00003.m4a", "dev/aac/a_c/zz/00001.m4a", "dev/aac/id2/v/00001.m4a",
+                        "test/aac/id2/v/00003.m4a", "test/aac/id3/w/00001.m4a", "dev/aac/a/vid/notes.txt"}) {
+    Write(vox2 / f, "x");
+  }
+  std::filesystem::create_directories(vox2 / "dev/aac/empty/none");
+  std::filesystem::create_directories(vox2 / "dev/aac/a/nothing");
+  const auto root = dir / "out" / "datasets";
+  const std::vector<PreparedDataset> ds = PrepareVoxCeleb2(vox2, root);
+  ASSERT_EQ(ds.size(), 2u);
+  const ReferenceLists r =
+      Reference({vox2 / "dev/aac", vox2 / "test/aac"}, ".m4a", ds[1].list_folder / "cat");
+  ExpectSameLists(r.per_file, ds[0].list_folder);
+  ExpectSameLists(r.cat, ds[1].list_folder);
+  EXPECT_EQ(ds[0].utterances, r.per_file.wav_scp.size());
+  EXPECT_EQ(ds[0].speakers, MakeSpk2Utt(r.per_file.utt2spk).size());
+  EXPECT_EQ(ds[1].utterances, r.cat.wav_scp.size());
+  std::size_t lists = 0;
+  for (const auto& e : std::filesystem::directory_iterator(ds[1].list_folder / "cat")) {
+    ++lists;
+    const auto it = r.cat_lists.find(e.path().filename().string());
+    ASSERT_NE(it, r.cat_lists.end()) << e.path();
+    EXPECT_EQ(fs::ReadFile(e.path()), it->second) << e.path();
+  }
+  EXPECT_EQ(lists, r.cat_lists.size());
+  EXPECT_EQ(r.cat.utt2spk.at("a-b-vid"), "a-b");  // two videos, the speaker of the last one
+
+  const auto vox1 = dir / "vox1";
+  for (const char* f : {"wav/a/vid/00001.wav", "wav/a-b/vid/00001.wav", "wav/a/b-vid/00002.wav", "wav/a_c/z/1.2.wav"}) {
+    Write(vox1 / f, "x");
+  }
+  const PreparedDataset one = PrepareVoxCeleb1(vox1, root);
+  ExpectSameLists(Reference({vox1 / "wav"}, ".wav", {}).per_file, one.list_folder);
+  EXPECT_EQ(one.utterances, 4u);
+  EXPECT_EQ(one.speakers, 3u);
 }
 
 TEST(VoxCelebTest, PrepareVoxCeleb2Errors) {
