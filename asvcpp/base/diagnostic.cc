@@ -122,6 +122,7 @@ void Diagnostics::AppendUnique(const Diagnostics& other) {
                   static_cast<std::size_t>(k.d->pos.line) * 31 + static_cast<std::size_t>(k.d->pos.column));
     }
   };
+  if (other.items_.empty()) return;  // Indexing what is here would cost as much as a long list.
   const std::size_t before = items_.size();
   items_.reserve(before + other.items_.size());  // Keys point into items_: no reallocation below.
   std::unordered_set<Key, Hash> seen;

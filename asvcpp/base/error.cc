@@ -1,33 +1,37 @@
 #include "asvcpp/base/error.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <string>
+#include <vector>
 
 namespace asv {
 
 namespace {
 
-// Errors shown in full; after them only the count of what follows.
+// Errors shown in full; after them only the count of what follows. Warnings (and notes) likewise:
+// a key set 100,000 times in a file made a message of 100,000 warnings before its first error.
 constexpr std::size_t kMaxShownErrors = 50;
+constexpr std::size_t kMaxShownOthers = 50;
 
 std::string RenderAll(const std::vector<Diagnostic>& diagnostics) {
   std::string out;
-  std::size_t errors = 0;
-  std::size_t hidden_errors = 0;
-  std::size_t hidden_others = 0;
+  std::size_t errors = 0, others = 0;
+  std::size_t hidden_errors = 0, hidden_others = 0;
   for (const auto& d : diagnostics) {
     const bool error = d.severity == Severity::kError;
-    if (errors >= kMaxShownErrors) {
+    if (errors >= kMaxShownErrors || (!error && others >= kMaxShownOthers)) {
       ++(error ? hidden_errors : hidden_others);
     } else {
       out += d.Render();
     }
-    if (error) ++errors;
+    ++(error ? errors : others);
   }
-  if (hidden_errors > 0 || hidden_others > 0) {
-    out += fmt::format("and {} more error{}", hidden_errors, hidden_errors == 1 ? "" : "s");
-    if (hidden_others > 0) out += fmt::format(" and {} more warning{}", hidden_others, hidden_others == 1 ? "" : "s");
-    out += "\n";
-  }
+  std::vector<std::string> hidden;
+  if (hidden_errors > 0) hidden.push_back(fmt::format("{} more error{}", hidden_errors, hidden_errors == 1 ? "" : "s"));
+  if (hidden_others > 0) hidden.push_back(fmt::format("{} more warning{}", hidden_others, hidden_others == 1 ? "" : "s"));
+  if (!hidden.empty()) out += fmt::format("and {}\n", fmt::join(hidden, " and "));
   out += fmt::format("{} error{} in configuration; nothing was run.", errors, errors == 1 ? "" : "s");
   return out;
 }

@@ -32,8 +32,9 @@ class Error : public std::runtime_error {
 };
 
 /// Configuration problems: every diagnostic of all files at once. what() is the rendered report
-/// (file:line:column, source line, caret), one block per diagnostic up to the 50th error, then
-/// "and N more errors" for the rest, then the total; diagnostics() keeps them all.
+/// (file:line:column, source line, caret), one block per diagnostic up to the 50th error (of the
+/// warnings and notes before it, the first 50), then "and N more errors and M more warnings" for
+/// the rest, then the total; diagnostics() keeps them all.
 class ConfigError : public Error {
  public:
   explicit ConfigError(std::vector<Diagnostic> diagnostics);

@@ -121,7 +121,8 @@ ConfigSet::ConfigSet(const Recipe& recipe, RecipeFiles files, const std::vector<
 }
 
 void ConfigSet::ApplyBaseLayers(RecipeSettings& settings, Diagnostics& diags) const {
-  settings::Bind(settings.tree(), parser::ResolveInit(init_config_), diags);
+  // The init config's problems were reported when it was read (the constructor).
+  settings::Bind(settings.tree(), parser::ResolveInit(init_config_), diags, settings::BindProblems::kSkip);
   if (!files_.mfcc_conf.empty()) {
     // ASVtorch's run.py points paths.kaldi_mfcc_conf_file at the recipe's mfcc.conf after the
     // init config and before the run configs.
@@ -150,7 +151,8 @@ std::unique_ptr<LoadedConfig> ConfigSet::Resolve(const std::string& name, const 
   loaded->settings = recipe_.NewSettings();
   auto& tree = loaded->settings->tree();
   ApplyBaseLayers(*loaded->settings, diags);
-  settings::Bind(tree, *resolved, diags);
+  // Every value comes from a block the constructor validated, which reported its problems.
+  settings::Bind(tree, *resolved, diags, settings::BindProblems::kSkip);
   for (const auto& arg : overrides) settings::ApplyOverride(tree, arg, diags);
   settings::Validate(tree, diags);
 
@@ -183,7 +185,9 @@ std::vector<LoadedConfig> LoadConfigs(const Recipe& recipe, const RecipeFiles& f
     diags.AppendUnique(config_diags);
     if (config) loaded.push_back(std::move(*config));
   }
-  if (warnings != nullptr) {
+  // With errors the warnings are part of the ConfigError's message (which shows the first 50
+  // errors and counts the rest): rendering all of them here too cost as much as the errors.
+  if (warnings != nullptr && !diags.has_errors()) {
     for (const auto& d : diags.all()) {
       if (d.severity != Severity::kError) *warnings += d.Render();
     }

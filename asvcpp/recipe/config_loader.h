@@ -68,7 +68,9 @@ class ConfigSet {
   const parser::InitConfigFile& init_config() const noexcept { return init_config_; }
 
   /// Resolves config `name` from scratch with the given `--set` overrides. Returns nullptr
-  /// after reporting into `diags` when the name is unknown or a value is bad.
+  /// after reporting into `diags` when the name is unknown or its chain is broken. Problems of
+  /// the files' values are not reported again (the constructor did; such values are left
+  /// unset); those of the overrides and of the settings together (settings::Validate) are.
   std::unique_ptr<LoadedConfig> Resolve(const std::string& name, const std::vector<std::string>& overrides,
                                         Diagnostics& diags) const;
 
@@ -88,7 +90,7 @@ class ConfigSet {
 };
 
 /// Loads and resolves `names` (each from scratch), reading only their chains of the run-configs
-/// file. Warnings are rendered into `*warnings` when given. Throws ConfigError with every
+/// file. Warnings are rendered into `*warnings` when given and nothing is wrong. Throws ConfigError with every
 /// diagnostic when anything is wrong in the init config or in these configs' chains, so that
 /// nothing runs; problems in other configs of the file do not stop them.
 std::vector<LoadedConfig> LoadConfigs(const Recipe& recipe, const RecipeFiles& files,

@@ -21,12 +21,44 @@ std::string Quoted(const std::string& name) {
   return fmt::format("{}...{} ({} characters)", name.substr(0, head), name.substr(tail), name.size());
 }
 
-// Looks up `key` ("group.field"), reporting an unknown group or field with a suggestion.
-const Field* Lookup(const SettingsTree& tree, const std::string& key, const Site& site, Diagnostics& diags) {
+// Errors that ConfigError shows in full (asvcpp/base/error.cc); of the errors after them only the
+// count is shown, so they get no "did you mean", the costly part of an error (a file of 100,000
+// unknown names computed 100,000 suggestions to show 50).
+constexpr std::size_t kShownErrors = 50;
+
+// The errors in `diags`, counted as they are added: Diagnostics::error_count() counts them all
+// again on each call, which once per line of a file would be quadratic.
+class ErrorCounter {
+ public:
+  explicit ErrorCounter(const Diagnostics& diags) : diags_(diags), seen_(diags.all().size()), errors_(diags.error_count()) {}
+  /// Whether an error added now is among the first kShownErrors of `diags`.
+  bool NextShown() {
+    for (; seen_ < diags_.all().size(); ++seen_) errors_ += diags_.all()[seen_].severity == Severity::kError ? 1 : 0;
+    return errors_ < kShownErrors;
+  }
+
+ private:
+  const Diagnostics& diags_;
+  std::size_t seen_;
+  std::size_t errors_;
+};
+
+// The position of the field name of a key at `pos` whose dot is at `dot`.
+SourcePos FieldPos(SourcePos pos, std::size_t dot) {
+  if (pos.has_line() && pos.column > 0) pos.column += static_cast<int>(dot + 1);
+  return pos;
+}
+
+// Looks up `key` ("group.field"), reporting an unknown group or field, with a suggestion when
+// `suggest`.
+const Field* Lookup(const SettingsTree& tree, const std::string& key, const Site& site, Diagnostics& diags,
+                    bool suggest = true) {
   const auto dot = key.find('.');
   if (dot == std::string::npos || dot == 0 || dot + 1 == key.size()) {
     std::string message = fmt::format("'{}' is not a setting name; expected group.field", Quoted(key));
-    if (auto close = text::ClosestMatch(key, tree.Keys())) message += fmt::format(" (did you mean '{}'?)", *close);
+    if (auto close = suggest ? text::ClosestMatch(key, tree.Keys()) : std::nullopt) {
+      message += fmt::format(" (did you mean '{}'?)", *close);
+    }
     diags.Error(site.pos, message, site.source_line);
     return nullptr;
   }
@@ -35,7 +67,7 @@ const Field* Lookup(const SettingsTree& tree, const std::string& key, const Site
   const Group* group = tree.FindGroup(group_name);
   if (group == nullptr) {
     std::string message = fmt::format("unknown settings group '{}'", Quoted(group_name));
-    if (auto close = text::ClosestMatch(group_name, tree.GroupNames())) {
+    if (auto close = suggest ? text::ClosestMatch(group_name, tree.GroupNames()) : std::nullopt) {
       message += fmt::format(" (did you mean '{}'?)", *close);
     }
     diags.Error(site.pos, message, site.source_line);
@@ -43,6 +75,10 @@ const Field* Lookup(const SettingsTree& tree, const std::string& key, const Site
   }
   if (const Field* field = group->Find(field_name)) return field;
   std::string message = fmt::format("unknown field '{}'", Quoted(key));
+  if (!suggest) {
+    diags.Error(FieldPos(site.pos, dot), message, site.source_line);
+    return nullptr;
+  }
   std::vector<std::string_view> field_names;  // Views: an error per line must not copy every name.
   field_names.reserve(group->fields.size());
   for (const auto& f : group->fields) field_names.push_back(f.name);
@@ -56,9 +92,7 @@ const Field* Lookup(const SettingsTree& tree, const std::string& key, const Site
       }
     }
   }
-  SourcePos pos = site.pos;
-  if (pos.has_line() && pos.column > 0) pos.column += static_cast<int>(dot + 1);
-  diags.Error(pos, message, site.source_line);
+  diags.Error(FieldPos(site.pos, dot), message, site.source_line);
   return nullptr;
 }
 
@@ -76,31 +110,51 @@ bool AcceptsRawString(const TypeDesc& type) {
          (type.kind == TypeDesc::Kind::kOptional && type.element().kind == TypeDesc::Kind::kString);
 }
 
-}  // namespace
-
-void ValidateAssignments(const SettingsTree& tree, const std::vector<parser::Assignment>& assignments,
-                         Diagnostics& diags) {
+void Validate(const SettingsTree& tree, const std::vector<parser::Assignment>& assignments, Diagnostics& diags,
+              ErrorCounter& errors) {
   for (const auto& a : assignments) {
     const Site site{a.pos, a.source_line, true};
-    const Field* field = Lookup(tree, a.key, site, diags);
+    const Field* field = Lookup(tree, a.key, site, diags, errors.NextShown());
     if (field == nullptr) continue;
     CheckAssignment(*field, a.annotation ? &*a.annotation : nullptr, a.value, site, diags);
   }
 }
 
-void ValidateRunConfigs(const SettingsTree& tree, const parser::RunConfigsFile& file, Diagnostics& diags) {
-  for (const auto& block : file.blocks) ValidateAssignments(tree, block.assignments, diags);
+}  // namespace
+
+void ValidateAssignments(const SettingsTree& tree, const std::vector<parser::Assignment>& assignments,
+                         Diagnostics& diags) {
+  ErrorCounter errors(diags);
+  Validate(tree, assignments, diags, errors);
 }
 
-void Bind(SettingsTree& tree, const parser::ResolvedConfig& config, Diagnostics& diags) {
+void ValidateRunConfigs(const SettingsTree& tree, const parser::RunConfigsFile& file, Diagnostics& diags) {
+  ErrorCounter errors(diags);
+  for (const auto& block : file.blocks) Validate(tree, block.assignments, diags, errors);
+}
+
+void Bind(SettingsTree& tree, const parser::ResolvedConfig& config, Diagnostics& diags, BindProblems problems) {
+  const bool report = problems == BindProblems::kReport;
+  ErrorCounter errors(diags);
+  Diagnostics dropped;  // Problems already reported (BindProblems::kSkip).
   for (const auto& key : config.keys) {
     const parser::ResolvedValue* rv = config.Find(key);
     if (rv == nullptr) continue;
+    Field* field = nullptr;
     const Site site{rv->provenance.pos, rv->source_line, true};
-    const Field* found = Lookup(tree, key, site, diags);
-    if (found == nullptr) continue;
-    if (!CheckAssignment(*found, rv->annotation ? &*rv->annotation : nullptr, rv->value, site, diags)) continue;
-    Assign(tree, *tree.FindField(key), rv->value, rv->provenance, site);
+    if (report) {
+      if (Lookup(tree, key, site, diags, errors.NextShown()) == nullptr) continue;
+      field = tree.FindField(key);
+    } else {
+      field = tree.FindField(key);  // An unknown name is skipped without a word.
+      if (field == nullptr) continue;
+    }
+    if (!CheckAssignment(*field, rv->annotation ? &*rv->annotation : nullptr, rv->value, site,
+                         report ? diags : dropped)) {
+      dropped = Diagnostics();
+      continue;
+    }
+    Assign(tree, *field, rv->value, rv->provenance, site);
   }
 }
 
@@ -119,7 +173,8 @@ void ApplyOverride(SettingsTree& tree, const std::string& arg, Diagnostics& diag
   }
   const std::string key(text::Trim(std::string_view(arg).substr(0, eq)));
   const std::string raw(text::Trim(std::string_view(arg).substr(eq + 1)));
-  const Field* found = Lookup(tree, key, site, diags);
+  ErrorCounter errors(diags);
+  const Field* found = Lookup(tree, key, site, diags, errors.NextShown());
   if (found == nullptr) return;
   Diagnostics parse_diags;
   std::optional<parser::Value> value = parser::ParseLiteral(raw, "--set " + key, parse_diags);

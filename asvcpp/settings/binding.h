@@ -40,10 +40,21 @@ void ValidateAssignments(const SettingsTree& tree, const std::vector<parser::Ass
 /// problems in the file are reported at once.
 void ValidateRunConfigs(const SettingsTree& tree, const parser::RunConfigsFile& file, Diagnostics& diags);
 
+/// What Bind does with a value it cannot bind (an unknown name, a bad value).
+enum class BindProblems {
+  kReport,  ///< Reports it into the diagnostics.
+  kSkip,    ///< Skips it silently: ValidateAssignments or ValidateRunConfigs already reported it.
+};
+
 /// Binds every value of a resolved config (ResolveInit's or Resolve's) into the tree, in key
-/// order, recording each field's provenance. Values with problems are reported and not bound.
+/// order, recording each field's provenance. Values with problems are not bound; they are
+/// reported unless `problems` is kSkip (for configs resolved from assignments that were
+/// validated, so that a file's problems are neither looked up nor reported twice).
 /// Call once per layer: the init config first, then the run config.
-void Bind(SettingsTree& tree, const parser::ResolvedConfig& config, Diagnostics& diags);
+/// "Did you mean" is worked out only for the first 50 errors of `diags` (the ones a ConfigError
+/// shows in full), here and in ValidateAssignments, ValidateRunConfigs and ApplyOverride.
+void Bind(SettingsTree& tree, const parser::ResolvedConfig& config, Diagnostics& diags,
+          BindProblems problems = BindProblems::kReport);
 
 /// Bind(init) then Bind(run): a run config's resolved values over the init config's.
 void BindConfig(SettingsTree& tree, const parser::ResolvedConfig& init, const parser::ResolvedConfig& run,

@@ -238,7 +238,7 @@ int List(const ConfigSource& source) {
   const auto& recipe = recipes::FindRecipe(source.recipe);
   Diagnostics diags;
   recipe::ConfigSet set(recipe, Locate(source), diags);
-  PrintWarnings(diags);
+  if (!diags.has_errors()) PrintWarnings(diags);  // Else the ConfigError's message holds them.
   diags.ThrowIfErrors();
   std::vector<std::vector<std::string>> rows;
   for (const auto& block : set.run_configs().blocks) {

@@ -120,6 +120,26 @@ TEST(DiagnosticTest, ConfigErrorShowsTheFirstFiftyErrors) {
   }
 }
 
+// Warnings too: past the 50th only their number is given (a key set 100,000 times made a message
+// of 100,000 warnings before the first error).
+TEST(DiagnosticTest, ConfigErrorShowsTheFirstFiftyWarnings) {
+  Diagnostics diags;
+  for (int i = 1; i <= 80; ++i) diags.Warning({"f", i, 1}, "twice " + std::to_string(i));
+  diags.Error({"f", 81, 1}, "bad");
+  try {
+    diags.ThrowIfErrors();
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("f:50:1: warning: twice 50\n"), std::string::npos);
+    EXPECT_EQ(what.find("twice 51"), std::string::npos);
+    EXPECT_NE(what.find("f:81:1: error: bad\n"), std::string::npos);
+    EXPECT_NE(what.find("and 30 more warnings\n1 error in configuration; nothing was run."), std::string::npos)
+        << what.substr(what.size() - 200);
+    EXPECT_EQ(e.diagnostics().size(), 81u);
+  }
+}
+
 TEST(DiagnosticTest, LineOf) {
   const std::string text = "a\nbb\r\n\nccc";
   EXPECT_EQ(LineOf(text, 1), "a");

@@ -300,6 +300,42 @@ TEST(SettingsAnnotation, ValueMustMatchTheAnnotation) {
             "run_configs:3:33: error: network.frame_layer_size must be int, got str 'big'");
 }
 
+// ConfigError shows the first 50 errors and counts the rest: "did you mean" is worked out for
+// those 50 only (errors already in the diagnostics count; warnings do not), so a file of 100,000
+// misspelt names does not compute 100,000 suggestions.
+TEST(SettingsBinding, OnlyTheErrorsShownGetSuggestions) {
+  XvectorSettings x;
+  Diagnostics diags;
+  for (int i = 0; i < 20; ++i) diags.Error(SourcePos{"earlier", i + 1, 1}, "an earlier error");
+  for (int i = 0; i < 5; ++i) diags.Warning(SourcePos{"earlier", i + 1, 1}, "a warning");
+  std::vector<parser::Assignment> lines;
+  for (int i = 0; i < 40; ++i) lines.push_back(MakeAssignment(kRun, i + 1, "network.frame_layer_sise = 512", Value::Int(512)));
+  ValidateAssignments(x.tree, lines, diags);
+  parser::RunConfigsFile file;
+  file.blocks.resize(2);
+  for (int i = 0; i < 20; ++i) {
+    file.blocks[0].assignments.push_back(MakeAssignment(kRun, 100 + i, "netwrk.max_epochs = 5", Value::Int(5)));
+    file.blocks[1].assignments.push_back(MakeAssignment(kRun, 200 + i, "network.frame_layer_sise = 512", Value::Int(512)));
+  }
+  ValidateRunConfigs(x.tree, file, diags);
+  ApplyOverride(x.tree, "network.frame_layer_sise=1", diags);
+  ASSERT_EQ(diags.error_count(), 20u + 40u + 40u + 1u) << diags.Render();
+  std::vector<std::string> messages;
+  for (const auto& d : diags.all()) {
+    if (d.severity == Severity::kError && d.pos.file != FileName("earlier")) messages.push_back(d.message);
+  }
+  ASSERT_EQ(messages.size(), 81u);
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const bool shown = 20 + i < 50;
+    const bool group = i >= 40 && i < 60;
+    const std::string expected = group ? "unknown settings group 'netwrk'" : "unknown field 'network.frame_layer_sise'";
+    EXPECT_EQ(messages[i], !shown ? expected
+                           : group ? expected + " (did you mean 'network'?)"
+                                   : expected + " (did you mean 'frame_layer_size'?)")
+        << "error " << i;
+  }
+}
+
 // --- Layers, provenance, --set ---------------------------------------------------------------
 
 class SettingsLayers : public ::testing::Test {
@@ -355,6 +391,26 @@ TEST_F(SettingsLayers, BadValuesAreReportedAndNotBound) {
   EXPECT_EQ(diags.error_count(), 2u) << diags.Render();
   EXPECT_EQ(x.settings.network.max_epochs, 1000);
   EXPECT_EQ(x.settings.network.stat_size, 128);
+}
+
+// Values of validated assignments are bound with BindProblems::kSkip: their problems were
+// reported once, and are neither looked up nor reported again.
+TEST_F(SettingsLayers, SkippedProblemsAreNotReportedAgainNorBound) {
+  parser::ResolvedConfig run;
+  run.name = "net";
+  for (const auto& a : {MakeAssignment(kRun, 2, "network.max_epochs = 'many'", Value::String("many")),
+                        MakeAssignment(kRun, 3, "network.stat_size = 128", Value::Int(128)),
+                        MakeAssignment(kRun, 4, "network.nonexistent = 1", Value::Int(1)),
+                        MakeAssignment(kRun, 5, "netwrk.x = 1", Value::Int(1))}) {
+    testing::AddResolved(run, a, Provenance::Source::kRunConfig, "net");
+  }
+  Bind(x.tree, run, diags, BindProblems::kSkip);
+  EXPECT_TRUE(diags.empty()) << diags.Render();
+  EXPECT_EQ(x.settings.network.max_epochs, 1000);
+  EXPECT_EQ(x.settings.network.stat_size, 128);
+  EXPECT_EQ(ProvenanceOf("network.stat_size"), "run config 'net' (run_configs:3)");
+  Bind(x.tree, run, diags);  // kReport, as before
+  EXPECT_EQ(diags.error_count(), 3u) << diags.Render();
 }
 
 TEST_F(SettingsLayers, ClipSizeCheckPointsAtTheLaterSetValue) {
