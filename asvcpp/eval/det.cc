@@ -1,5 +1,6 @@
 #include "asvcpp/eval/det.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <limits>
@@ -63,6 +64,28 @@ std::vector<DetPoint> DetPoints(const SortedScores& scores, std::size_t max_poin
   std::vector<DetPoint> all(curve.frr.size());
   for (std::size_t k = 0; k < all.size(); ++k) all[k] = {curve.frr[k], curve.far[k], curve.thresholds[k]};
   return ThinDetPoints(all, max_points, static_cast<std::size_t>(scores.Eer().index));
+}
+
+const std::vector<double>& DetAxisTicks() {
+  static const std::vector<double> ticks = {0.0001, 0.0002, 0.0005, 0.001, 0.002, 0.005,
+                                            0.01,   0.02,   0.05,   0.1,   0.2,   0.4};
+  return ticks;
+}
+
+double DetAxisMin(const std::vector<DetPoint>& points) {
+  const auto& ticks = DetAxisTicks();
+  double lowest = 0.001;  // the axes show at least 0.1-40 %
+  for (const auto& p : points) {
+    if (p.p_miss > 0 && p.p_fa > 0 && p.p_miss <= ticks.back() && p.p_fa <= ticks.back()) {
+      lowest = std::min({lowest, p.p_miss, p.p_fa});
+    }
+  }
+  // The largest tick at or below `lowest` (the smallest tick when none is).
+  double axis_min = ticks.front();
+  for (double t : ticks) {
+    if (t <= lowest * (1 + 1e-12)) axis_min = t;
+  }
+  return axis_min;
 }
 
 std::vector<DetPoint> ThinDetPoints(const std::vector<DetPoint>& all, std::size_t max_points, std::size_t keep) {

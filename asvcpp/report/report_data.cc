@@ -160,6 +160,30 @@ Json ObjectOf(std::map<std::int64_t, Json>&& entries) {
   return out;
 }
 
+// Epochs that follow each other (1, 2, 3, ...: the rule) as {"first", "count"}; others as they are.
+Json EpochsJson(Json epochs) {
+  if (epochs.empty()) return epochs;
+  const auto first = epochs.front().get<std::int64_t>();
+  for (std::size_t i = 0; i < epochs.size(); ++i) {
+    if (epochs[i].get<std::int64_t>() != first + static_cast<std::int64_t>(i)) return epochs;
+  }
+  return Json{{"first", first}, {"count", epochs.size()}};
+}
+
+// A run's curves as the page reads them: epoch lists compacted (EpochsJson), figures never
+// recorded (every value null, e.g. val_loss without validation) left out.
+void Compact(Json& curve) {
+  for (auto it = curve.begin(); it != curve.end();) {
+    const bool empty = it.value().is_array() && it.key() != "epoch" &&
+                       std::all_of(it.value().begin(), it.value().end(), [](const Json& v) { return v.is_null(); });
+    it = empty ? curve.erase(it) : std::next(it);
+  }
+  if (curve.contains("epoch")) curve["epoch"] = EpochsJson(std::move(curve["epoch"]));
+  if (curve.contains("eer")) {
+    for (auto& list : curve["eer"]) list["epoch"] = EpochsJson(std::move(list["epoch"]));
+  }
+}
+
 Json CurvesJson(const std::vector<db::EpochRow>& epochs, const std::vector<db::EpochEer>& eers,
                 const std::set<std::int64_t>& runs) {
   std::map<std::int64_t, Json> curves;
@@ -197,6 +221,7 @@ Json CurvesJson(const std::vector<db::EpochRow>& epochs, const std::vector<db::E
     (*list)["epoch"].push_back(e.epoch);
     (*list)["eer"].push_back(Rounded(e.eer));
   }
+  for (auto& [run, curve] : curves) Compact(curve);
   return ObjectOf(std::move(curves));
 }
 
@@ -225,6 +250,7 @@ Json DetJson(const std::vector<db::ArtifactRow>& artifacts, const std::map<std::
       entry["y"] = std::move(y);
       entry["eer"] = Rounded(curve.eer_percent);
       entry["eer_probit"] = std::round(eval::Probit(curve.eer_percent / 100) * 1000) / 1000;
+      entry["axis_min"] = std::round(eval::Probit(curve.axis_min) * 1000) / 1000;
     }
     det[a.run_id].push_back(std::move(entry));
   }
@@ -296,13 +322,15 @@ Json RunningJson(const std::vector<RunningJob>& jobs) {
   return out;
 }
 
-// Probit positions of the DET axes' ticks (percent) and the axes' range.
+// Probit positions of the DET axes' ticks (percent) and the axes' default range; a chart starts
+// at the lowest "axis_min" of its curves.
 Json DetAxisJson() {
   Json ticks = Json::array();
-  for (double percent : {0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0}) {
-    ticks.push_back({{"value", eval::Probit(percent / 100)}, {"label", fmt::format("{:g}", percent)}});
+  for (double p : eval::DetAxisTicks()) {
+    ticks.push_back({{"value", std::round(eval::Probit(p) * 1000) / 1000}, {"label", fmt::format("{:g}", p * 100)}});
   }
-  return Json{{"ticks", std::move(ticks)}, {"min", eval::Probit(0.001)}, {"max", eval::Probit(0.4)}};
+  const auto probit = [](double p) { return std::round(eval::Probit(p) * 1000) / 1000; };
+  return Json{{"ticks", std::move(ticks)}, {"min", probit(0.001)}, {"max", probit(eval::DetAxisTicks().back())}};
 }
 
 }  // namespace
@@ -377,6 +405,7 @@ DetCurve ReadDetCurve(const fs::path& path, std::size_t max_points) {
     return curve;
   }
   curve.eer_percent = 50 * (points[eer].p_miss + points[eer].p_fa);
+  curve.axis_min = eval::DetAxisMin(points);
   for (const auto& p : eval::ThinDetPoints(points, std::max<std::size_t>(max_points, 2), eer)) {
     curve.probit_fa.push_back(eval::Probit(p.p_fa));
     curve.probit_miss.push_back(eval::Probit(p.p_miss));
