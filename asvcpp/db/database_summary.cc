@@ -9,6 +9,7 @@
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -25,7 +26,7 @@ namespace {
 
 // The results that the filters select (run filters through the join with runs), in id order.
 constexpr std::string_view kFilteredResultsSql = R"sql(
-  SELECT r.id, r.run_id, runs.recipe, runs.config, r.trial_list, r.min_dcf, r.p_target, r.c_miss, r.c_fa
+  SELECT r.id, r.run_id, r.trial_list, r.min_dcf, r.p_target, r.c_miss, r.c_fa
   FROM results AS r JOIN runs ON runs.id = r.run_id
   WHERE (:recipe IS NULL OR runs.recipe = :recipe)
     AND (:config IS NULL OR runs.config = :config)
@@ -108,15 +109,25 @@ std::vector<ResultSummaryRow> Database::ResultSummary(const ResultFilter& filter
       bool has_costs;
     };
     Interned<std::pair<std::string, std::string>> configs;
+    std::unordered_map<std::int64_t, std::size_t> config_of;  // run -> its config in `configs`
+    {
+      Statement stmt(db_, "SELECT id, recipe, config FROM runs");
+      while (stmt.Step()) config_of[stmt.Int(0)] = configs.Index({stmt.Text(1), stmt.Text(2)});
+    }
     Interned<std::string> lists;
     std::vector<Selected> selected;
     {
       Statement stmt(db_, kFilteredResultsSql);
       BindResultFilter(stmt, filter);
+      std::int64_t run = -1;
+      std::size_t config = 0;
       while (stmt.Step()) {
-        selected.push_back({stmt.Int(0), stmt.Int(1), configs.Index({stmt.Text(2), stmt.Text(3)}),
-                            lists.Index(stmt.Text(4)), stmt.Real(5), {stmt.Real(6), stmt.Real(7), stmt.Real(8)},
-                            false});
+        if (stmt.Int(1) != run) {
+          run = stmt.Int(1);
+          config = config_of.at(run);
+        }
+        selected.push_back({stmt.Int(0), run, config, lists.Index(stmt.Text(2)), stmt.Real(3),
+                            {stmt.Real(4), stmt.Real(5), stmt.Real(6)}, false});
       }
     }
     // Lowest minDCF and its run per (config, trial list, operating point); ties keep the first.

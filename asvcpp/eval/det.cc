@@ -1,12 +1,13 @@
 #include "asvcpp/eval/det.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <limits>
-#include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -140,17 +141,25 @@ std::vector<DetPoint> ReadDetPoints(const std::filesystem::path& path) {
   while (std::getline(in, line)) {
     ++number;
     if (line.empty()) continue;
-    // Split by hand: operator>> does not read the "inf" and "-inf" of infinite thresholds.
-    std::vector<std::string> parts;
-    std::istringstream fields(line);
-    for (std::string f; std::getline(fields, f, '\t');) parts.push_back(f);
+    // Split by hand into 5 fields, each read whole by std::from_chars (which also reads the "inf"
+    // and "-inf" of infinite thresholds; a thousand files of a report read in a fraction of the
+    // time of a stream and std::stod per field).
+    if (line.back() == '\r') line.pop_back();
+    std::string_view fields[5];
+    std::size_t count = 0;
+    for (std::size_t start = 0;; ++count) {
+      const std::size_t tab = line.find('\t', start);
+      if (count < 5) fields[count] = std::string_view(line).substr(start, tab == std::string::npos ? tab : tab - start);
+      if (tab == std::string::npos) break;
+      start = tab + 1;
+    }
+    const auto number_of = [&](std::string_view field, double& out) {
+      const auto [end, ec] = std::from_chars(field.data(), field.data() + field.size(), out);
+      return ec == std::errc() && end == field.data() + field.size() && !field.empty();
+    };
     DetPoint p;
-    try {
-      if (parts.size() != 5) throw std::invalid_argument("field count");
-      p.p_miss = std::stod(parts[0]);
-      p.p_fa = std::stod(parts[1]);
-      p.threshold = std::stod(parts[4]);
-    } catch (const std::exception&) {
+    if (count + 1 != 5 || !number_of(fields[0], p.p_miss) || !number_of(fields[1], p.p_fa) ||
+        !number_of(fields[4], p.threshold)) {
       throw DataError(fmt::format("{}:{}: expected 5 tab-separated numbers, got \"{}\"", path.string(), number, line));
     }
     if (!(p.p_miss >= 0 && p.p_miss <= 1 && p.p_fa >= 0 && p.p_fa <= 1)) {
