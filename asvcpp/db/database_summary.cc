@@ -150,7 +150,8 @@ std::vector<ResultSummaryRow> Database::ResultSummary(const ResultFilter& filter
           if (hint == selected.end() || hint->id != id) continue;  // a result the filters leave out
         }
         hint->has_costs = true;
-        if (!stmt.IsNull(4)) offer(*hint, {stmt.Real(1), stmt.Real(2), stmt.Real(3)}, stmt.Real(4));
+        const double min_dcf = stmt.Real(4);  // NaN: NULL (SQLite stores no NaN)
+        if (!std::isnan(min_dcf)) offer(*hint, {stmt.Real(1), stmt.Real(2), stmt.Real(3)}, min_dcf);
       }
     }
     // Results recorded before result_costs existed: their own minDCF at their own p_target (an
