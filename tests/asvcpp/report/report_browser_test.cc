@@ -131,6 +131,17 @@ TEST_F(ReportBrowserTest, RenderedPageHasTablesValuesChartsAndRunningJobs) {
   EXPECT_NE(running.find("<td class=\"num\">2</td>"), std::string::npos);
 }
 
+// The runs table is drawn in pages (500 rows; #rows=N sets the page): the first page, and links
+// to the next page and to all rows.
+TEST_F(ReportBrowserTest, TheRunsTableIsDrawnInPages) {
+  const std::string dom = Chromium("--dump-dom", "rows=3");
+  ASSERT_NE(dom.find("data-ready=\"1\""), std::string::npos);
+  const auto runs = dom.substr(dom.find("id=\"runs-table\""), dom.find("id=\"grid-section\"") - dom.find("id=\"runs-table\""));
+  EXPECT_EQ(Count(runs, "<input type=\"checkbox\" class=\"compare\""), 3u);
+  EXPECT_NE(runs.find("4 of 4 runs (first 3 shown) <a id=\"runs-next\">show 1 more</a> <a>show all</a>"), std::string::npos)
+      << runs;
+}
+
 TEST_F(ReportBrowserTest, AMissingDetFileIsANoteOnTheRunsView) {
   const std::string dom = Chromium("--dump-dom", fmt::format("run={}", db_.small));
   ASSERT_NE(dom.find("data-ready=\"1\""), std::string::npos);
