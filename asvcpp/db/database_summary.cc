@@ -4,10 +4,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <map>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -18,41 +20,55 @@
 namespace asv::db {
 namespace {
 
-// The lowest minDCF per (recipe, config, trial list, operating point): from result_costs, and for
-// results without costs (recorded before schema version 6) from their own columns.
-constexpr std::string_view kBestCostsSql = R"sql(
-  SELECT runs.recipe, runs.config, r.trial_list, c.p_target, c.c_miss, c.c_fa, MIN(c.min_dcf), r.run_id
-  FROM result_costs AS c JOIN results AS r ON r.id = c.result_id JOIN runs ON runs.id = r.run_id
-  WHERE c.min_dcf IS NOT NULL
-    AND (:recipe IS NULL OR runs.recipe = :recipe)
-    AND (:config IS NULL OR runs.config = :config)
-    AND (:trial_list IS NULL OR r.trial_list = :trial_list)
-    AND (:run_id IS NULL OR r.run_id = :run_id)
-    AND (:stage IS NULL OR r.stage = :stage)
-  GROUP BY runs.recipe, runs.config, r.trial_list, c.p_target, c.c_miss, c.c_fa
-  UNION ALL
-  SELECT runs.recipe, runs.config, r.trial_list, r.p_target, r.c_miss, r.c_fa, MIN(r.min_dcf), r.run_id
+// The aggregates below read each table once in storage order and group in memory: SQLite's GROUP
+// BY over a join of a million results (or two million costs) sorts them all in a temporary B-tree,
+// 5 to 10 times slower than these scans (asv_bench_report, tools/bench/README.md).
+
+// The results that the filters select (run filters through the join with runs), in id order.
+constexpr std::string_view kFilteredResultsSql = R"sql(
+  SELECT r.id, r.run_id, r.trial_list, r.min_dcf, r.p_target, r.c_miss, r.c_fa
   FROM results AS r JOIN runs ON runs.id = r.run_id
-  WHERE r.min_dcf IS NOT NULL AND r.p_target IS NOT NULL
-    AND NOT EXISTS (SELECT 1 FROM result_costs AS c WHERE c.result_id = r.id)
-    AND (:recipe IS NULL OR runs.recipe = :recipe)
+  WHERE (:recipe IS NULL OR runs.recipe = :recipe)
     AND (:config IS NULL OR runs.config = :config)
     AND (:trial_list IS NULL OR r.trial_list = :trial_list)
     AND (:run_id IS NULL OR r.run_id = :run_id)
     AND (:stage IS NULL OR r.stage = :stage)
-  GROUP BY runs.recipe, runs.config, r.trial_list, r.p_target, r.c_miss, r.c_fa)sql";
+  ORDER BY r.id)sql";
+
+// Every cost row (a result with cost rows is judged by them alone, also where min_dcf is NULL).
+constexpr std::string_view kCostsSql = "SELECT result_id, p_target, c_miss, c_fa, min_dcf FROM result_costs";
 
 constexpr std::string_view kEpochEersSql = R"sql(
-  SELECT r.run_id, r.trial_list, r.epoch, MIN(r.eer)
+  SELECT r.run_id, r.trial_list, r.epoch, r.eer
   FROM results AS r JOIN runs ON runs.id = r.run_id
   WHERE r.epoch IS NOT NULL
     AND (:recipe IS NULL OR runs.recipe = :recipe)
     AND (:config IS NULL OR runs.config = :config)
     AND (:trial_list IS NULL OR r.trial_list = :trial_list)
     AND (:run_id IS NULL OR r.run_id = :run_id)
-    AND (:stage IS NULL OR r.stage = :stage)
-  GROUP BY r.run_id, r.trial_list, r.epoch
-  ORDER BY r.run_id, r.trial_list, r.epoch)sql";
+    AND (:stage IS NULL OR r.stage = :stage))sql";
+
+// Small sets of distinct values (trial lists, configs, operating points) numbered in order of
+// first appearance; the last one looked up is tried first, as rows of one group come together.
+template <typename T>
+class Interned {
+ public:
+  std::size_t Index(const T& value) {
+    if (last_ < values_.size() && values_[last_] == value) return last_;
+    const auto found = index_.find(value);
+    if (found != index_.end()) return last_ = found->second;
+    index_.emplace(value, values_.size());
+    values_.push_back(value);
+    return last_ = values_.size() - 1;
+  }
+  const T& operator[](std::size_t i) const { return values_[i]; }
+  std::size_t size() const { return values_.size(); }
+
+ private:
+  std::vector<T> values_;
+  std::map<T, std::size_t> index_;
+  std::size_t last_ = static_cast<std::size_t>(-1);
+};
 
 void BindResultFilter(Statement& stmt, const ResultFilter& filter) {
   stmt.Bind(":recipe", filter.recipe)
@@ -82,25 +98,81 @@ std::vector<ResultSummaryRow> Database::ResultSummary(const ResultFilter& filter
   }
   Read("ResultSummary", [&] {
     for (auto& [key, row] : groups) row.best_costs.clear();
-    Statement stmt(db_, kBestCostsSql);
-    BindResultFilter(stmt, filter);
-    while (stmt.Step()) {
-      ResultSummaryRow& out = groups[{stmt.Text(0), stmt.Text(1), stmt.Text(2)}];
+    // The selected results in id order: their group (config, trial list) and own minDCF.
+    struct Selected {
+      std::int64_t id;
+      std::int64_t run_id;
+      std::size_t config;
+      std::size_t list;
+      double min_dcf;
+      std::tuple<double, double, double> point;
+      bool has_costs;
+    };
+    Interned<std::pair<std::string, std::string>> configs;
+    std::unordered_map<std::int64_t, std::size_t> config_of;  // run -> its config in `configs`
+    {
+      Statement stmt(db_, "SELECT id, recipe, config FROM runs");
+      while (stmt.Step()) config_of[stmt.Int(0)] = configs.Index({stmt.Text(1), stmt.Text(2)});
+    }
+    Interned<std::string> lists;
+    std::vector<Selected> selected;
+    {
+      Statement stmt(db_, kFilteredResultsSql);
+      BindResultFilter(stmt, filter);
+      std::int64_t run = -1;
+      std::size_t config = 0;
+      while (stmt.Step()) {
+        if (stmt.Int(1) != run) {
+          run = stmt.Int(1);
+          config = config_of.at(run);
+        }
+        selected.push_back({stmt.Int(0), run, config, lists.Index(stmt.Text(2)), stmt.Real(3),
+                            {stmt.Real(4), stmt.Real(5), stmt.Real(6)}, false});
+      }
+    }
+    // Lowest minDCF and its run per (config, trial list, operating point); ties keep the first.
+    Interned<std::tuple<double, double, double>> points;
+    std::map<std::tuple<std::size_t, std::size_t, std::size_t>, std::pair<double, std::int64_t>> lowest;
+    const auto offer = [&](const Selected& result, const std::tuple<double, double, double>& point, double min_dcf) {
+      const auto key = std::make_tuple(result.config, result.list, points.Index(point));
+      const auto [it, added] = lowest.try_emplace(key, min_dcf, result.run_id);
+      if (!added && min_dcf < it->second.first) it->second = {min_dcf, result.run_id};
+    };
+    {
+      Statement stmt(db_, kCostsSql);
+      auto hint = selected.begin();
+      while (stmt.Step()) {
+        const std::int64_t id = stmt.Int(0);
+        // Costs follow their results' order as a rule: try the last result first.
+        if (hint == selected.end() || hint->id != id) {
+          hint = std::lower_bound(selected.begin(), selected.end(), id,
+                                  [](const Selected& r, std::int64_t v) { return r.id < v; });
+          if (hint == selected.end() || hint->id != id) continue;  // a result the filters leave out
+        }
+        hint->has_costs = true;
+        const double min_dcf = stmt.Real(4);  // NaN: NULL (SQLite stores no NaN)
+        if (!std::isnan(min_dcf)) offer(*hint, {stmt.Real(1), stmt.Real(2), stmt.Real(3)}, min_dcf);
+      }
+    }
+    // Results recorded before result_costs existed: their own minDCF at their own p_target (an
+    // operating point with a NULL part is left out).
+    for (const Selected& result : selected) {
+      const auto& [p_target, c_miss, c_fa] = result.point;
+      if (!result.has_costs && !std::isnan(result.min_dcf) && !std::isnan(p_target) && !std::isnan(c_miss) &&
+          !std::isnan(c_fa)) {
+        offer(result, result.point, result.min_dcf);
+      }
+    }
+    for (const auto& [key, value] : lowest) {
+      const auto& [config, list, point] = key;
+      ResultSummaryRow& out = groups[{configs[config].first, configs[config].second, lists[list]}];
       if (out.recipe.empty()) {
-        out.recipe = stmt.Text(0);
-        out.config = stmt.Text(1);
-        out.trial_list = stmt.Text(2);
+        out.recipe = configs[config].first;
+        out.config = configs[config].second;
+        out.trial_list = lists[list];
       }
-      BestCost cost{stmt.Real(3), stmt.Real(4), stmt.Real(5), stmt.Real(6), stmt.Int(7)};
-      // The same operating point from both halves of the query: keep the lower.
-      auto same = std::find_if(out.best_costs.begin(), out.best_costs.end(), [&](const BestCost& c) {
-        return c.p_target == cost.p_target && c.c_miss == cost.c_miss && c.c_fa == cost.c_fa;
-      });
-      if (same == out.best_costs.end()) {
-        out.best_costs.push_back(cost);
-      } else if (cost.min_dcf < same->min_dcf) {
-        *same = cost;
-      }
+      const auto& [p_target, c_miss, c_fa] = points[point];
+      out.best_costs.push_back({p_target, c_miss, c_fa, value.first, value.second});
     }
   });
   std::vector<ResultSummaryRow> rows;
@@ -118,10 +190,38 @@ std::vector<EpochEer> Database::EpochEers(const ResultFilter& filter) {
   std::vector<EpochEer> rows;
   Read("EpochEers", [&] {
     rows.clear();
+    struct Row {
+      std::int64_t run;
+      std::size_t list;  // into `lists`
+      int epoch;
+      double eer;
+    };
+    Interned<std::string> lists;
+    std::vector<Row> all;
     Statement stmt(db_, kEpochEersSql);
     BindResultFilter(stmt, filter);
     while (stmt.Step()) {
-      rows.push_back({stmt.Int(0), stmt.Text(1), static_cast<int>(stmt.Int(2)), stmt.Real(3)});
+      all.push_back({stmt.Int(0), lists.Index(stmt.Text(1)), static_cast<int>(stmt.Int(2)), stmt.Real(3)});
+    }
+    // Ordered by run, trial list (by name) and epoch; the lowest EER of each (NaN: recorded as NaN,
+    // and only when every EER of the epoch is).
+    std::vector<std::size_t> rank(lists.size());
+    {
+      std::vector<std::size_t> order(lists.size());
+      for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return lists[a] < lists[b]; });
+      for (std::size_t k = 0; k < order.size(); ++k) rank[order[k]] = k;
+    }
+    std::sort(all.begin(), all.end(), [&](const Row& a, const Row& b) {
+      return std::make_tuple(a.run, rank[a.list], a.epoch) < std::make_tuple(b.run, rank[b.list], b.epoch);
+    });
+    for (const Row& row : all) {
+      if (rows.empty() || rows.back().run_id != row.run || rows.back().epoch != row.epoch ||
+          rows.back().trial_list != lists[row.list]) {
+        rows.push_back({row.run, lists[row.list], row.epoch, row.eer});
+      } else if (row.eer < rows.back().eer || std::isnan(rows.back().eer)) {
+        rows.back().eer = row.eer;
+      }
     }
   });
   return rows;

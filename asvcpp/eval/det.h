@@ -41,6 +41,16 @@ std::vector<DetPoint> DetPoints(const SortedScores& scores, std::size_t max_poin
 std::vector<DetPoint> ThinDetPoints(const std::vector<DetPoint>& points, std::size_t max_points,
                                     std::size_t keep = static_cast<std::size_t>(-1));
 
+/// The standard DET axis ticks (fractions): 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 20 and 40 %.
+const std::vector<double>& DetAxisTicks();
+
+/// The lower end (a fraction, one of DetAxisTicks()) of DET axes that show `points` on both
+/// axes from it to 40 %: the largest tick at or below both rates of every point that lies inside
+/// (0, 40 %] on both axes, never above 0.1 % (the axes show at least 0.1-40 %) and never below
+/// 0.01 % (the smallest tick; points further down are cut off). Points outside that square (a rate
+/// of 0, or above 40 %) do not move it. Never throws.
+double DetAxisMin(const std::vector<DetPoint>& points);
+
 /// Writes `points` as a tab-separated file with the header
 /// "p_miss<TAB>p_fa<TAB>probit_miss<TAB>probit_fa<TAB>threshold" (rates as fractions, 17
 /// significant digits), to a temporary name then renamed. Throws DataError naming the path.

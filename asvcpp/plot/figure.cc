@@ -17,10 +17,7 @@ double Axis::Fraction(double value) const {
   return (Transform(value) - lo) / (hi - lo);
 }
 
-const std::vector<double>& DetTickProbabilities() {
-  static const std::vector<double> ticks = {0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.4};
-  return ticks;
-}
+const std::vector<double>& DetTickProbabilities() { return eval::DetAxisTicks(); }
 
 namespace {
 
@@ -29,13 +26,16 @@ bool Inside(const eval::DetPoint& p) { return p.p_miss > 0 && p.p_miss < 1 && p.
 // The standard normal CDF, inverse of eval::Probit.
 double Phi(double z) { return 0.5 * std::erfc(-z / std::sqrt(2.0)); }
 
-Axis DetAxis(const std::string& title) {
+// A probit axis from `min` (a tick) to 40 %, with the ticks in that range.
+Axis DetAxis(const std::string& title, double min) {
   Axis axis;
   axis.title = title;
   axis.scale = Scale::kProbit;
-  axis.min = DetTickProbabilities().front();
+  axis.min = min;
   axis.max = DetTickProbabilities().back();
-  for (double p : DetTickProbabilities()) axis.ticks.push_back({p, fmt::format("{:g}", p * 100)});
+  for (double p : DetTickProbabilities()) {
+    if (p >= min) axis.ticks.push_back({p, fmt::format("{:g}", p * 100)});
+  }
   return axis;
 }
 
@@ -63,8 +63,11 @@ std::optional<double> DetEer(const std::vector<eval::DetPoint>& points) {
 Figure DetFigure(const std::vector<DetCurve>& curves, const std::string& title) {
   Figure figure;
   figure.title = title;
-  figure.x = DetAxis("False alarm probability (%)");
-  figure.y = DetAxis("Miss probability (%)");
+  double min = DetTickProbabilities().back();
+  for (const auto& curve : curves) min = std::min(min, eval::DetAxisMin(curve.points));
+  if (curves.empty()) min = eval::DetAxisMin({});
+  figure.x = DetAxis("False alarm probability (%)", min);
+  figure.y = DetAxis("Miss probability (%)", min);
   figure.equal_aspect = true;
   figure.diagonal = true;
   for (const auto& curve : curves) {

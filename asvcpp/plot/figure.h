@@ -74,7 +74,8 @@ struct Figure {
   bool point_dots = false;    ///< A dot at every data point (few points, e.g. one per epoch).
 };
 
-/// The standard DET tick probabilities (fractions): 0.1, 0.2, 0.5, 1, 2, 5, 10, 20 and 40 %.
+/// The standard DET tick probabilities (fractions): 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5,
+/// 10, 20 and 40 % (eval::DetAxisTicks).
 const std::vector<double>& DetTickProbabilities();
 
 /// Where a DET curve crosses the diagonal p_miss = p_fa: the EER as a fraction. Walks the points
@@ -92,7 +93,9 @@ struct DetCurve {
 };
 
 /// A DET plot: x = false-alarm probability, y = miss probability, both probit-scaled over
-/// [0.1 %, 40 %] with ticks at DetTickProbabilities() labelled in percent ("0.1", ..., "40"),
+/// [eval::DetAxisMin of every curve's points, 40 %] (0.1-40 % unless a curve goes below 0.1 %
+/// inside that square, down to 0.01 %) with the ticks of DetTickProbabilities() in that range
+/// labelled in percent ("0.01", ..., "40"),
 /// equal aspect, the diagonal drawn; one series per curve in order (points with a rate of 0 or 1
 /// left out: they lie at infinity on a probit axis), and an "EER" marker at (eer, eer) for each
 /// curve that crosses the diagonal (DetEer). Legend text: "NAME EER x.xx %".

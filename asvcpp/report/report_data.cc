@@ -26,9 +26,18 @@ namespace {
 // `v` rounded to `digits` significant digits (nlohmann::json writes the shortest form that reads
 // back the same, so the page carries "0.2381" instead of "0.23810413266931301"); null for NaN and
 // infinities, which JSON cannot hold.
+// Scaled by an exact power of ten, rounded to an integer and scaled back (one rounding: the double
+// nearest to the decimal, as reading "0.2381" gives; fmt and strtod per number took seconds for
+// the million numbers of a large database).
 Json Rounded(double v, int digits = 4) {
   if (!std::isfinite(v)) return Json();
-  return std::stod(fmt::format("{:.{}g}", v, digits));
+  if (v == 0) return 0.0;
+  static const double kPowers[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                   1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const int shift = digits - 1 - static_cast<int>(std::floor(std::log10(std::abs(v))));
+  if (shift >= 0 && shift <= 22) return std::round(v * kPowers[shift]) / kPowers[shift];
+  if (shift < 0 && shift >= -22) return std::round(v / kPowers[-shift]) * kPowers[-shift];
+  return std::stod(fmt::format("{:.{}g}", v, digits));  // beyond 1e22 either way: rare
 }
 
 Json Rounded(const std::optional<double>& v, int digits = 4) { return v ? Rounded(*v, digits) : Json(); }
@@ -154,10 +163,39 @@ Json GridJson(const std::vector<db::ResultSummaryRow>& summary) {
 
 // nlohmann::ordered_json finds an object's key by a linear search: per-run entries are collected in
 // std::maps first (10,000 runs, a million in-training EERs) and become JSON objects once.
+// The keys are distinct, so they are appended without the linear search of operator[] (which made
+// this quadratic: 10,000 runs, 50 million key comparisons).
 Json ObjectOf(std::map<std::int64_t, Json>&& entries) {
   Json out = Json::object();
-  for (auto& [id, value] : entries) out[std::to_string(id)] = std::move(value);
+  auto& object = out.get_ref<Json::object_t&>();
+  using Entries = std::vector<Json::object_t::value_type, Json::object_t::allocator_type>;
+  static_cast<Entries&>(object).reserve(entries.size());
+  for (auto& [id, value] : entries) static_cast<Entries&>(object).emplace_back(std::to_string(id), std::move(value));
   return out;
+}
+
+// Epochs that follow each other (1, 2, 3, ...: the rule) as {"first", "count"}; others as they are.
+Json EpochsJson(Json epochs) {
+  if (epochs.empty()) return epochs;
+  const auto first = epochs.front().get<std::int64_t>();
+  for (std::size_t i = 0; i < epochs.size(); ++i) {
+    if (epochs[i].get<std::int64_t>() != first + static_cast<std::int64_t>(i)) return epochs;
+  }
+  return Json{{"first", first}, {"count", epochs.size()}};
+}
+
+// A run's curves as the page reads them: epoch lists compacted (EpochsJson), figures never
+// recorded (every value null, e.g. val_loss without validation) left out.
+void Compact(Json& curve) {
+  for (auto it = curve.begin(); it != curve.end();) {
+    const bool empty = it.value().is_array() && it.key() != "epoch" &&
+                       std::all_of(it.value().begin(), it.value().end(), [](const Json& v) { return v.is_null(); });
+    it = empty ? curve.erase(it) : std::next(it);
+  }
+  if (curve.contains("epoch")) curve["epoch"] = EpochsJson(std::move(curve["epoch"]));
+  if (curve.contains("eer")) {
+    for (auto& list : curve["eer"]) list["epoch"] = EpochsJson(std::move(list["epoch"]));
+  }
 }
 
 Json CurvesJson(const std::vector<db::EpochRow>& epochs, const std::vector<db::EpochEer>& eers,
@@ -197,6 +235,7 @@ Json CurvesJson(const std::vector<db::EpochRow>& epochs, const std::vector<db::E
     (*list)["epoch"].push_back(e.epoch);
     (*list)["eer"].push_back(Rounded(e.eer));
   }
+  for (auto& [run, curve] : curves) Compact(curve);
   return ObjectOf(std::move(curves));
 }
 
@@ -225,6 +264,7 @@ Json DetJson(const std::vector<db::ArtifactRow>& artifacts, const std::map<std::
       entry["y"] = std::move(y);
       entry["eer"] = Rounded(curve.eer_percent);
       entry["eer_probit"] = std::round(eval::Probit(curve.eer_percent / 100) * 1000) / 1000;
+      entry["axis_min"] = std::round(eval::Probit(curve.axis_min) * 1000) / 1000;
     }
     det[a.run_id].push_back(std::move(entry));
   }
@@ -296,13 +336,15 @@ Json RunningJson(const std::vector<RunningJob>& jobs) {
   return out;
 }
 
-// Probit positions of the DET axes' ticks (percent) and the axes' range.
+// Probit positions of the DET axes' ticks (percent) and the axes' default range; a chart starts
+// at the lowest "axis_min" of its curves.
 Json DetAxisJson() {
   Json ticks = Json::array();
-  for (double percent : {0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0}) {
-    ticks.push_back({{"value", eval::Probit(percent / 100)}, {"label", fmt::format("{:g}", percent)}});
+  for (double p : eval::DetAxisTicks()) {
+    ticks.push_back({{"value", std::round(eval::Probit(p) * 1000) / 1000}, {"label", fmt::format("{:g}", p * 100)}});
   }
-  return Json{{"ticks", std::move(ticks)}, {"min", eval::Probit(0.001)}, {"max", eval::Probit(0.4)}};
+  const auto probit = [](double p) { return std::round(eval::Probit(p) * 1000) / 1000; };
+  return Json{{"ticks", std::move(ticks)}, {"min", probit(0.001)}, {"max", probit(eval::DetAxisTicks().back())}};
 }
 
 }  // namespace
@@ -377,6 +419,7 @@ DetCurve ReadDetCurve(const fs::path& path, std::size_t max_points) {
     return curve;
   }
   curve.eer_percent = 50 * (points[eer].p_miss + points[eer].p_fa);
+  curve.axis_min = eval::DetAxisMin(points);
   for (const auto& p : eval::ThinDetPoints(points, std::max<std::size_t>(max_points, 2), eer)) {
     curve.probit_fa.push_back(eval::Probit(p.p_fa));
     curve.probit_miss.push_back(eval::Probit(p.p_miss));

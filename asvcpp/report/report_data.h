@@ -11,8 +11,11 @@
 //   curves      per run with epochs: loss, accuracy, learning rate, frames/s, data-wait percent,
 //               and the in-training EER per trial list, against the epoch (4 significant digits)
 //   det         per run: its DET artifacts (kind "det", eval::WriteDetPoints files) as probit
-//               coordinates thinned to `det_points`, with the EER point; a file that cannot be
+//               coordinates thinned to `det_points`, with the EER point and the lower end of
+//               axes that show the curve ("axis_min", eval::DetAxisMin); a file that cannot be
 //               read is a note on the page
+//   det_axis    the standard DET ticks (eval::DetAxisTicks) as probit values with labels in
+//               percent, and the axes' default range (0.1-40 %)
 //   settings    per recipe a baseline (the settings of its newest run) and, per settings hash, the
 //               settings that differ from it (settings::DiffJson); with `provenance`, where each
 //               config's values come from: what the comparison of runs shows
@@ -90,12 +93,13 @@ struct DetCurve {
   std::vector<double> probit_fa;    ///< x: probit of the false-alarm rate.
   std::vector<double> probit_miss;  ///< y: probit of the miss rate.
   double eer_percent = 0;           ///< Where the curve crosses p_miss = p_fa, percent.
+  double axis_min = 0.001;          ///< Lower end of DET axes that show it (eval::DetAxisMin, fraction).
   std::string note;                 ///< Why the file could not be read; then no points.
 };
 
 /// Reads a DET file of eval::WriteDetPoints (`p_miss`, `p_fa`, ... columns, rates in [0, 1]),
 /// keeping about `max_points` (>= 2) points spread evenly along the curve on probit axes, always
-/// the first, the last and the one nearest to the EER. The trial list is the name of the file
+/// the first, the last and the one nearest to the EER; `axis_min` from all of its points. The trial list is the name of the file
 /// without "det_" and ".tsv". Never throws for a bad file: a missing or malformed file gives a
 /// curve without points and a `note` that names the path and the problem.
 DetCurve ReadDetCurve(const std::filesystem::path& path, std::size_t max_points);

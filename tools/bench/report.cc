@@ -6,8 +6,10 @@
 // `--det-points` points), inserted with plain SQLite in transactions; the last 10 runs are still
 // running on another host. Then times report::WriteReport (asvcpp/report/report_html.h) on a
 // read-only connection, as `asvrun report` runs it: the whole page, written atomically.
+#include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -33,6 +35,14 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point since) { return std::chrono::duration<double>(Clock::now() - since).count(); }
+
+// User + system CPU seconds of this process so far.
+double CpuSeconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
 
 constexpr const char* kTrialLists[] = {"voxceleb1_o", "voxceleb1_e", "voxceleb1_h", "demo"};
 
@@ -209,6 +219,8 @@ int Main(int argc, char** argv) {
   app.add_option("--warmup", warmup, "Untimed reports first")->check(CLI::NonNegativeNumber)->capture_default_str();
   app.add_option("--repeats", repeats, "Timed reports")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--dir", dir, "Folder for the database and the page (must exist; default: a temporary folder)");
+  bool reuse = false;
+  app.add_flag("--reuse", reuse, "Time the database already in --dir (made by an earlier run with --dir) instead of filling one");
   app.add_option("--json", json_path, "Write the timings here (- = stdout)")->capture_default_str();
   app.footer("Example:\n  asv_bench_report --runs 10000 --results 1000000 --json report.json");
   CLI11_PARSE(app, argc, argv);
@@ -217,21 +229,39 @@ int Main(int argc, char** argv) {
   const fs::path folder = own_dir ? fs::temp_directory_path() / fmt::format("asv_bench_report.{}", getpid()) : fs::path(dir);
   fs::create_directories(folder);
   const fs::path path = folder / "experiments.db";
-  fs::remove(path);
-  const auto fill_start = Clock::now();
-  Fill(path, folder / "out", sizes);
-  const double fill_seconds = Seconds(fill_start);
+  if (reuse && (own_dir || !fs::exists(path))) {
+    throw asv::ConfigError(fmt::format("--reuse needs --dir with an experiments.db of an earlier run, not found: {}", path.string()));
+  }
+  double fill_seconds = 0;
+  if (!reuse) {
+    fs::remove(path);
+    const auto fill_start = Clock::now();
+    Fill(path, folder / "out", sizes);
+    fill_seconds = Seconds(fill_start);
+  }
 
   asv::db::DatabaseOptions read_only;
   read_only.read_only = true;
   asv::db::Database db(path, read_only);
   const fs::path page = folder / "report.html";
   std::size_t bytes = 0;
-  const auto timing = asv::bench::Measure(warmup, repeats, [&] { bytes = asv::report::WriteReport(db, {}, page); });
+  // CPU seconds (user + system) of each timed call too: on a shared machine wall time includes waiting.
+  std::vector<double> cpu;
+  const auto timing = asv::bench::Measure(warmup, repeats, [&] {
+    const double start = CpuSeconds();
+    bytes = asv::report::WriteReport(db, {}, page);
+    cpu.push_back(CpuSeconds() - start);
+  });
+  cpu.erase(cpu.begin(), cpu.end() - static_cast<std::ptrdiff_t>(timing.seconds.size()));
   // The parts: the data from the database (SQL, DET files, settings deltas) and the page.
   nlohmann::ordered_json data;
+  double build_cpu = CpuSeconds();
   const auto build = asv::bench::Measure(0, 1, [&] { data = asv::report::BuildReportData(db, {}); });
+  build_cpu = CpuSeconds() - build_cpu;
+  double render_cpu = CpuSeconds();
   const auto render = asv::bench::Measure(0, 1, [&] { bytes = asv::report::RenderReportHtml(data, "bench").size(); });
+  render_cpu = CpuSeconds() - render_cpu;
+  std::sort(cpu.begin(), cpu.end());
 
   asv::bench::Json report{
       {"case", "report"},
@@ -246,8 +276,11 @@ int Main(int argc, char** argv) {
       {"grid_rows", data["grid"]["rows"].size()},
       {"running", data["running"].size()},
       {"write_report", timing.ToJson()},
+      {"write_report_cpu_seconds_median", cpu.empty() ? 0.0 : cpu[cpu.size() / 2]},
       {"build_data", build.ToJson()},
-      {"render_page", render.ToJson()}};
+      {"build_data_cpu_seconds", build_cpu},
+      {"render_page", render.ToJson()},
+      {"render_page_cpu_seconds", render_cpu}};
   if (own_dir) fs::remove_all(folder);
   asv::bench::WriteJson(report, json_path);
   return asv::kExitOk;

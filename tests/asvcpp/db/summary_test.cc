@@ -1,7 +1,10 @@
 // The aggregate reads of a report: ResultSummary, EpochEers, EpochsOfRuns, ArtifactsOfKind.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +90,87 @@ TEST(DatabaseSummaryTest, BestEerAndBestMinDcfPerOperatingPointComeFromAnyResult
   const auto only = db.ResultSummary(small);
   ASSERT_EQ(only.size(), 1u);
   EXPECT_EQ(only[0].best_eer_run_id, c);
+}
+
+// ResultSummary's minDCFs and EpochEers group in memory; on varied data (trial lists and epochs
+// out of order, NaN EERs, results with and without cost rows, cost rows without minDCF) they
+// give what SQL's GROUP BY gives.
+TEST(DatabaseSummaryTest, AggregatesAgreeWithGroupByInSql) {
+  ScopedDir dir("summary_group_by");
+  Database db(dir / "experiments.db");
+  std::vector<std::int64_t> runs;
+  for (int r = 0; r < 12; ++r) {
+    runs.push_back(db.BeginRun(SampleRunInfo(r % 3 ? "voxceleb/xvector" : "voxceleb/margin", "c" + std::to_string(r % 4))));
+  }
+  const char* lists[] = {"vox1_o", "demo", "vox1_e"};
+  std::uint32_t state = 7;
+  const auto next = [&] { return (state = state * 1664525u + 1013904223u) >> 8 & 0xffff; };
+  for (int i = 0; i < 400; ++i) {
+    std::vector<CostRecord> costs;
+    if (next() % 4 != 0) {  // a quarter without cost rows: their own columns count
+      for (double p : {0.05, 0.01}) costs.push_back(Cost(p, 0.01 * static_cast<double>(next() % 1000)));
+    }
+    const double eer = next() % 17 == 0 ? NAN : 0.01 * static_cast<double>(next() % 2000);
+    ResultRecord r = Result(lists[next() % 3], eer, next() % 5 ? std::optional<int>(1 + next() % 6) : std::nullopt,
+                            next() % 2 ? 5 : 9, costs);
+    if (costs.empty()) {
+      r.min_dcf = 0.01 * static_cast<double>(next() % 1000);
+      r.p_target = next() % 2 ? 0.05 : 0.01;
+    }
+    db.RecordResult(runs[next() % runs.size()], r);
+  }
+  RawDb raw(dir / "experiments.db");
+  raw.Exec("UPDATE result_costs SET min_dcf = NULL WHERE id % 11 = 0");
+
+  for (const std::optional<int> stage : {std::optional<int>(), std::optional<int>(5)}) {
+    ResultFilter filter;
+    filter.stage = stage;
+    const std::string where = stage ? " AND r.stage = 5" : "";
+    std::vector<std::string> expected = raw.Query(
+        "SELECT recipe, config, trial_list, p, MIN(m) FROM ("
+        " SELECT runs.recipe, runs.config, r.trial_list, c.p_target AS p, c.min_dcf AS m"
+        " FROM result_costs AS c JOIN results AS r ON r.id = c.result_id JOIN runs ON runs.id = r.run_id"
+        " WHERE c.min_dcf IS NOT NULL" + where +
+        " UNION ALL SELECT runs.recipe, runs.config, r.trial_list, r.p_target, r.min_dcf"
+        " FROM results AS r JOIN runs ON runs.id = r.run_id WHERE r.min_dcf IS NOT NULL" + where +
+        " AND NOT EXISTS (SELECT 1 FROM result_costs AS c WHERE c.result_id = r.id))"
+        " GROUP BY recipe, config, trial_list, p ORDER BY recipe, config, trial_list, p DESC");
+    std::vector<std::string> got;
+    for (const auto& row : db.ResultSummary(filter)) {
+      for (const auto& c : row.best_costs) {
+        got.push_back(fmt::format("{}|{}|{}|{}|{}", row.recipe, row.config, row.trial_list, c.p_target, c.min_dcf));
+        // The run named holds a result with that minDCF.
+        EXPECT_FALSE(raw.Query(fmt::format("SELECT 1 FROM results AS r LEFT JOIN result_costs AS c ON c.result_id = r.id "
+                                           "WHERE r.run_id = {} AND (c.min_dcf = {} OR r.min_dcf = {})",
+                                           c.run_id, c.min_dcf, c.min_dcf))
+                         .empty());
+      }
+    }
+    ASSERT_EQ(got.size(), expected.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const auto cut = expected[i].rfind('|');
+      EXPECT_EQ(got[i].substr(0, got[i].rfind('|')), expected[i].substr(0, cut).substr(0, got[i].rfind('|')));
+      EXPECT_NEAR(std::stod(got[i].substr(got[i].rfind('|') + 1)), std::stod(expected[i].substr(cut + 1)), 1e-12);
+    }
+
+    const auto eers = db.EpochEers(filter);
+    const auto reference = raw.Query(
+        "SELECT r.run_id, r.trial_list, r.epoch, MIN(r.eer) FROM results AS r WHERE r.epoch IS NOT NULL" + where +
+        " GROUP BY r.run_id, r.trial_list, r.epoch ORDER BY r.run_id, r.trial_list, r.epoch");
+    ASSERT_EQ(eers.size(), reference.size());
+    for (std::size_t i = 0; i < eers.size(); ++i) {
+      const auto& e = eers[i];
+      const std::string eer = std::isnan(e.eer) ? "NULL" : fmt::format("{}", e.eer);
+      const std::string key = fmt::format("{}|{}|{}|", e.run_id, e.trial_list, e.epoch);
+      EXPECT_EQ(reference[i].substr(0, key.size()), key);
+      const std::string want = reference[i].substr(key.size());
+      if (want == "NULL" || eer == "NULL") {
+        EXPECT_EQ(eer, want);
+      } else {
+        EXPECT_NEAR(e.eer, std::stod(want), 1e-12);
+      }
+    }
+  }
 }
 
 TEST(DatabaseSummaryTest, EpochEersEpochsAndArtifactsOfManyRuns) {

@@ -137,6 +137,17 @@ TEST(DetTest, ReadDetPointsReadsBackWhatWasWritten) {
   } catch (const DataError& e) {
     EXPECT_NE(std::string(e.what()).find(":3:"), std::string::npos) << e.what();
   }
+  // Every field is read whole: trailing characters are an error too (a carriage return is not).
+  fs::WriteFileAtomic(path, "p_miss\tp_fa\tprobit_miss\tprobit_fa\tthreshold\n0.1\t0.2\t0\t0\t0\r\n0.1\t0.2x\t0\t0\t0\n");
+  try {
+    ReadDetPoints(path);
+    FAIL() << "no error";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(":3: expected 5 tab-separated numbers, got \"0.1\t0.2x"), std::string::npos)
+        << e.what();
+  }
+  fs::WriteFileAtomic(path, "p_miss\tp_fa\tprobit_miss\tprobit_fa\tthreshold\n0.1\t0.2\t0\t0\t0\r\n0.1\t0.2\t0\t0\t0\t1\n");
+  EXPECT_THROW(ReadDetPoints(path), DataError);  // six fields
   std::filesystem::remove(path);
   EXPECT_THROW(ReadDetPoints(path), DataError);
 }

@@ -52,6 +52,30 @@ TEST(DetFigureTest, ProbitAxesWithTicksInPercentAtTheStandardProbabilities) {
   EXPECT_TRUE(figure.diagonal);
 }
 
+TEST(DetFigureTest, AxesReachDownToTheStandardTickBelowTheLowestRateOfACurve) {
+  // d' = 3.6: inside the 40 % square the curve reaches p_fa = Phi(-3.3) = 0.048 % (t = 1.5), so
+  // both axes start at the tick below it, 0.02 %, for this curve and any plot it is part of.
+  const auto low = GaussianDet(1.8, 81);
+  EXPECT_DOUBLE_EQ(eval::DetAxisMin(low), 0.0002);
+  EXPECT_DOUBLE_EQ(eval::DetAxisMin(GaussianDet(1.5, 51)), 0.001);
+  const Figure figure = DetFigure({{"within", GaussianDet(1.5, 51)}, {"low", low}});
+  const std::vector<std::string> labels = {"0.02", "0.05", "0.1", "0.2", "0.5", "1", "2", "5", "10", "20", "40"};
+  for (const Axis* axis : {&figure.x, &figure.y}) {
+    EXPECT_DOUBLE_EQ(axis->min, 0.0002);
+    EXPECT_DOUBLE_EQ(axis->max, 0.4);
+    std::vector<std::string> got;
+    for (const auto& tick : axis->ticks) got.push_back(tick.label);
+    EXPECT_EQ(got, labels);
+    EXPECT_DOUBLE_EQ(axis->Fraction(0.0002), 0);
+  }
+  // Further down than the smallest tick: the axes stop at 0.01 %; a point with a rate above 40 %
+  // or of 0 does not move them; nothing: 0.1 %.
+  EXPECT_DOUBLE_EQ(eval::DetAxisMin({{0.3, 0.00001, 0}}), 0.0001);
+  EXPECT_DOUBLE_EQ(eval::DetAxisMin({{0.5, 0.00001, 0}, {0.3, 0, 0}, {0.02, 0.02, 0}}), 0.001);
+  EXPECT_DOUBLE_EQ(eval::DetAxisMin({}), 0.001);
+  EXPECT_DOUBLE_EQ(DetFigure({}).x.min, 0.001);
+}
+
 TEST(DetFigureTest, SeriesArePfaAgainstPmissInOrderWithoutRatesOfZeroOrOne) {
   std::vector<eval::DetPoint> points = {{0, 1, -9}, {0.01, 0.3, -1}, {0.1, 0.1, 0}, {0.3, 0.02, 1}, {1, 0, 9}};
   const Figure figure = DetFigure({{"first", points}, {"second", GaussianDet(1, 11)}}, "title");

@@ -59,7 +59,13 @@ class ReportBrowserTest : public ::testing::Test {
     db::DatabaseOptions read_only;
     read_only.read_only = true;
     db::Database database(db_.path, read_only);
-    WriteReport(database, {}, dir_ / "report.html");
+    // Where the settings come from, as asvrun finds it in the config files: run-config blocks
+    // "net" and "small"; run margin's config is not known.
+    ReportOptions options;
+    options.provenance["voxceleb/xvector/net"]["network.epochs"] = {"net", "3"};
+    options.provenance["voxceleb/xvector/small"]["network.epochs"] = {"small", "5"};
+    options.provenance["voxceleb/xvector/small"]["network.lr"] = {"init_config", "0.1"};
+    WriteReport(database, options, dir_ / "report.html");
   }
   void TearDown() override {
     if (!dir_.empty()) fs::remove_all(dir_);
@@ -110,15 +116,30 @@ TEST_F(ReportBrowserTest, RenderedPageHasTablesValuesChartsAndRunningJobs) {
   EXPECT_EQ(Count(dom, "data-chart=\"DET\""), 2u);
   // The missing DET file of run small is a note, not a failure.
   EXPECT_EQ(Count(dom, "class=\"note det-note\""), 0u);  // the note belongs to run small's own view
-  // Comparison: the setting that differs, with where each value came from (no config files here).
-  EXPECT_NE(dom.find("<td>network.epochs</td><td>3<span class=\"note\"> (unknown (config files not read))</span></td>"
-                     "<td>5<span"),
+  // Comparison: the setting that differs, with the config each value came from; only that one.
+  EXPECT_NE(dom.find("<td>network.epochs</td><td>3<span class=\"note\"> (net)</span></td>"
+                     "<td>5<span class=\"note\"> (small)</span></td>"),
             std::string::npos);
+  EXPECT_EQ(Count(dom, "class=\"setting-diff\""), 1u);
+  // DET axes fit the curves: run net's vox1_h curve reaches 0.048 %, so both DET charts (the run's
+  // and the comparison's) start at the standard tick 0.02 % and end at 40 %.
+  EXPECT_EQ(Count(dom, "<canvas data-chart=\"DET\" data-axis-min=\"0.02\" data-axis-max=\"40\""), 2u) << dom;
   // Running jobs: the running run in stage 5, epoch 2, progress not recorded.
   const auto running = dom.substr(dom.find("id=\"running-table\""), dom.find("id=\"runs-section\"") - dom.find("id=\"running-table\""));
   EXPECT_EQ(Count(running, "class=\"running-job\""), 1u);
   EXPECT_NE(running.find("<td>5 train</td>"), std::string::npos) << running;
   EXPECT_NE(running.find("<td class=\"num\">2</td>"), std::string::npos);
+}
+
+// The runs table is drawn in pages (500 rows; #rows=N sets the page): the first page, and links
+// to the next page and to all rows.
+TEST_F(ReportBrowserTest, TheRunsTableIsDrawnInPages) {
+  const std::string dom = Chromium("--dump-dom", "rows=3");
+  ASSERT_NE(dom.find("data-ready=\"1\""), std::string::npos);
+  const auto runs = dom.substr(dom.find("id=\"runs-table\""), dom.find("id=\"grid-section\"") - dom.find("id=\"runs-table\""));
+  EXPECT_EQ(Count(runs, "<input type=\"checkbox\" class=\"compare\""), 3u);
+  EXPECT_NE(runs.find("4 of 4 runs (first 3 shown) <a id=\"runs-next\">show 1 more</a> <a>show all</a>"), std::string::npos)
+      << runs;
 }
 
 TEST_F(ReportBrowserTest, AMissingDetFileIsANoteOnTheRunsView) {

@@ -109,11 +109,13 @@ TEST_F(ReportDataTest, FiltersSelectRunsAndResults) {
 TEST_F(ReportDataTest, CurvesCarryEpochFiguresAndInTrainingEers) {
   const Json curves = Data()["curves"];
   const Json& net = curves[std::to_string(db_.net)];
-  EXPECT_EQ(net["epoch"], Json::array({1, 2, 3}));
+  // Epochs 1, 2, 3 are sent as a range; figures never recorded (val_loss) are left out.
+  EXPECT_EQ(net["epoch"], Json({{"first", 1}, {"count", 3}}));
+  EXPECT_FALSE(net.contains("val_loss"));
   EXPECT_EQ(net["loss"][1], 2.0);
   EXPECT_EQ(net["accuracy"][2], 60.0);
   EXPECT_EQ(net["wait"][0], 2.0);
-  EXPECT_EQ(net["eer"]["vox1_o"]["epoch"], Json::array({1, 2, 3}));
+  EXPECT_EQ(net["eer"]["vox1_o"]["epoch"], Json({{"first", 1}, {"count", 3}}));
   EXPECT_EQ(net["eer"]["vox1_o"]["eer"], Json::array({5.0, 4.0, 3.0}));
   EXPECT_FALSE(curves.contains(std::to_string(db_.margin)));
 }
@@ -129,6 +131,19 @@ TEST_F(ReportDataTest, DetCurvesAreReadThinnedAndAMissingFileIsANote) {
   EXPECT_LE(net["x"].size(), 60u);
   EXPECT_NEAR(net["eer"].get<double>(), 30.85, 0.5);
   EXPECT_NEAR(net["eer_probit"].get<double>(), -0.5, 0.02);
+  // DET axes fit the curve: vox1_o stays inside 0.1-40 %, vox1_h goes down to 0.048 %, so its
+  // axes start at the tick below, 0.02 %; the ticks go from 0.01 % to 40 %.
+  EXPECT_NEAR(net["axis_min"].get<double>(), eval::Probit(0.001), 1e-3);
+  const Json& low = det[std::to_string(db_.net)][1];
+  EXPECT_EQ(low["trial_list"], "vox1_h");
+  EXPECT_NEAR(low["axis_min"].get<double>(), eval::Probit(0.0002), 1e-3);
+  EXPECT_NEAR(low["eer"].get<double>(), 3.59, 0.05);
+  const Json axis = Data(options)["det_axis"];
+  ASSERT_EQ(axis["ticks"].size(), 12u);
+  EXPECT_EQ(axis["ticks"][0]["label"], "0.01");
+  EXPECT_EQ(axis["ticks"][1]["label"], "0.02");
+  EXPECT_EQ(axis["ticks"][11]["label"], "40");
+  EXPECT_NEAR(axis["max"].get<double>(), eval::Probit(0.4), 1e-3);
   const Json& small = det[std::to_string(db_.small)][0];
   EXPECT_FALSE(small.contains("x"));
   EXPECT_NE(small["note"].get<std::string>().find("gone/det_vox1_o.tsv"), std::string::npos);

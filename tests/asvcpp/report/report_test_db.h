@@ -15,7 +15,7 @@ namespace asv::report::testing {
 
 struct TestDb {
   std::filesystem::path path;
-  std::int64_t net = 0;      ///< voxceleb/xvector net < fe, finished: EER 2.5 on vox1_o, a DET file
+  std::int64_t net = 0;      ///< voxceleb/xvector net < fe, finished: EER 2.5 on vox1_o; DET of vox1_o, vox1_h
   std::int64_t small = 0;    ///< voxceleb/xvector small, finished: EER 3.5, best minDCF(0.05); DET missing
   std::int64_t running = 0;  ///< voxceleb/xvector net, running (this process): stage 5 "train", epoch 2
   std::int64_t margin = 0;   ///< voxceleb/margin demo, failed, no results
@@ -88,6 +88,18 @@ inline TestDb MakeTestDb(const std::filesystem::path& folder) {
     points.push_back(p);
   }
   eval::WriteDetPoints(output / "scores" / "det_vox1_o.tsv", points);
+  // Two distributions 3.6 apart (EER Phi(-1.8) = 3.6 %): inside the 40 % square the curve goes down
+  // to p = Phi(-3.3) = 0.048 % (threshold 1.5), so its DET axes start at 0.02 %.
+  points.clear();
+  for (int i = 0; i <= 80; ++i) {
+    const double threshold = -4 + 0.1 * i;
+    eval::DetPoint p;
+    p.p_miss = 0.5 * std::erfc(-(threshold - 1.8) / std::sqrt(2.0));
+    p.p_fa = 0.5 * std::erfc((threshold + 1.8) / std::sqrt(2.0));
+    p.threshold = threshold;
+    points.push_back(p);
+  }
+  eval::WriteDetPoints(output / "scores" / "det_vox1_h.tsv", points);
 
   db::Database db(t.path);
   const std::string net_settings = R"({"network.epochs":3,"network.lr":0.1,"paths.output_folder":"out"})";
@@ -100,6 +112,8 @@ inline TestDb MakeTestDb(const std::filesystem::path& folder) {
   db::ArtifactRecord det;
   det.kind = "det";
   det.path = "scores/det_vox1_o.tsv";  // relative to the run's output folder
+  db.RecordArtifact(t.net, det);
+  det.path = "scores/det_vox1_h.tsv";
   db.RecordArtifact(t.net, det);
   db.FinishRun(t.net, db::RunStatus::kFinished);
 
