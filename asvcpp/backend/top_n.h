@@ -10,8 +10,9 @@
 // the mean and standard deviation depend on) is unchanged. Cost: O(length) comparisons plus
 // O(capacity) per compaction; with capacity 2N and values in random order there are about
 // N ln(length / N) appends in all.
-// The first `capacity` values are kept unconditionally; values must not be NaN (cohort scores of
-// finite embeddings are finite).
+// With SSE2 (every x86-64), blocks of 16 values are first tested by their maximum: one comparison
+// rejects a block. The first `capacity` values are kept unconditionally; values must not be NaN
+// (cohort scores of finite embeddings are finite).
 #pragma once
 
 #include <algorithm>
