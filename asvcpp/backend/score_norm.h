@@ -22,8 +22,12 @@ struct SnormStats {
 /// For every row of `vectors` ([n, D]): score it against every row of `cohort` ([m, D]), keep the
 /// `top_n` highest scores, and return their mean and population standard deviation (divisor
 /// top_n, as np.std). Scores are float32 (as the scorer's), mean/std accumulated in float64.
-/// Score matrices are computed in row chunks of at most options.max_all_vs_all_score_count
-/// entries. Throws ConfigError when top_n < 2 or top_n > m, std::invalid_argument on a dimension
+/// The score matrix is never held: it is computed in tiles of at most 512 x 4096 scores (and at
+/// most options.max_all_vs_all_score_count), each row's top_n kept by a threshold filter as the
+/// tiles pass (most scores cost one comparison); tie-breaking cannot matter, only the values
+/// enter. top_n == m (plain s-norm over the whole cohort) costs no selection. Threads: the
+/// products use the BLAS's threads, the selection at::get_num_threads() threads.
+/// Throws ConfigError when top_n < 2 or top_n > m, std::invalid_argument on a dimension
 /// mismatch.
 SnormStats ComputeAdaptiveSnormStats(const Scorer& scorer, const Matrix& vectors, const Matrix& cohort,
                                      std::int64_t top_n, const ScoringOptions& options = {});

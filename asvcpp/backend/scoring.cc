@@ -13,8 +13,10 @@
 #include "asvcpp/backend/matrix_torch.h"
 #include "asvcpp/backend/score_norm.h"
 #include "asvcpp/backend/scorer_torch.h"
+#include "asvcpp/backend/top_n.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/base/thread_pool.h"
 
 namespace asv::backend {
 namespace {
@@ -384,6 +386,15 @@ std::vector<float> ScoreTrials(const Scorer& scorer, const Matrix& embeddings, c
 // ---------------------------------------------------------------------------------------------
 // Adaptive s-norm
 
+// Tiles of at most kSnormTileRows x kSnormTileCols scores (8 MB: the tile stays in the L3 cache
+// between the product that writes it and the selection that reads it). Each tile is one sgemm call
+// (the BLAS's threads); the selection then runs over the tile's rows on at::get_num_threads()
+// plain threads (asv::base::ParallelFor; no OpenMP region whose spinning workers would take the
+// cores from the next product), each row keeping its top-N in a TopNSelector with capacity 2N
+// (capped at the cohort size). The full score matrix is never held.
+constexpr std::int64_t kSnormTileRows = 512;
+constexpr std::int64_t kSnormTileCols = 4096;
+
 SnormStats ComputeAdaptiveSnormStats(const Scorer& scorer, const Matrix& vectors, const Matrix& cohort,
                                      std::int64_t top_n, const ScoringOptions& options) {
   options.Validate();
@@ -399,19 +410,42 @@ SnormStats ComputeAdaptiveSnormStats(const Scorer& scorer, const Matrix& vectors
   const PreparedVectors prepared_cohort = impl.Prepare(ViewTensor(cohort));
   const torch::Tensor x = ViewTensor(vectors);
   const std::int64_t n = vectors.rows();
-  const std::int64_t chunk = std::max<std::int64_t>(1, options.max_all_vs_all_score_count / m);
-  torch::Tensor means = torch::empty({n}, torch::kFloat64);
-  torch::Tensor stds = torch::empty({n}, torch::kFloat64);
-  for (std::int64_t begin = 0; begin < n; begin += chunk) {
-    const std::int64_t end = std::min(n, begin + chunk);
-    const torch::Tensor s = impl.AllVsAll(impl.Prepare(x.slice(0, begin, end)), prepared_cohort);
-    const torch::Tensor top = std::get<0>(s.topk(top_n, 1)).to(torch::kFloat64);
-    const torch::Tensor mean = top.mean(1);
-    const torch::Tensor var = (top - mean.unsqueeze(1)).pow(2).mean(1);
-    means.slice(0, begin, end).copy_(mean);
-    stds.slice(0, begin, end).copy_(var.sqrt());
+  // Tile shape within max_all_vs_all_score_count entries.
+  const std::int64_t tile_cols = std::min({m, kSnormTileCols, options.max_all_vs_all_score_count});
+  const std::int64_t tile_rows =
+      std::max<std::int64_t>(1, std::min(kSnormTileRows, options.max_all_vs_all_score_count / tile_cols));
+  const std::int64_t capacity = std::min(2 * top_n, m);
+  const int threads = std::max(1, at::get_num_threads());
+  std::vector<float> tile(static_cast<std::size_t>(std::min(n, tile_rows) * tile_cols));
+  std::vector<float> buffers(static_cast<std::size_t>(std::min(n, tile_rows) * capacity));
+  SnormStats stats;
+  stats.mean.resize(static_cast<std::size_t>(n));
+  stats.std.resize(static_cast<std::size_t>(n));
+  std::vector<TopNSelector> selectors;
+  for (std::int64_t begin = 0; begin < n; begin += tile_rows) {
+    const std::int64_t rows = std::min(n, begin + tile_rows) - begin;
+    const PreparedVectors left = impl.Prepare(x.slice(0, begin, begin + rows));
+    selectors.clear();
+    for (std::int64_t r = 0; r < rows; ++r) selectors.emplace_back(top_n, buffers.data() + r * capacity, capacity);
+    // Rows split into one contiguous range per thread.
+    const std::int64_t per_thread = (rows + threads - 1) / threads;
+    const auto ranges = static_cast<std::size_t>((rows + per_thread - 1) / per_thread);
+    for (std::int64_t c0 = 0; c0 < m; c0 += tile_cols) {
+      const std::int64_t cols = std::min(m, c0 + tile_cols) - c0;
+      impl.AllVsAllInto(left, prepared_cohort.Slice(c0, c0 + cols), tile.data());
+      base::ParallelFor(ranges, threads, [&](std::size_t range, int /*worker*/) {
+        const std::int64_t r_end = std::min(rows, static_cast<std::int64_t>(range + 1) * per_thread);
+        for (std::int64_t r = static_cast<std::int64_t>(range) * per_thread; r < r_end; ++r) {
+          selectors[static_cast<std::size_t>(r)].Add(tile.data() + r * cols, cols);
+        }
+      });
+    }
+    for (std::int64_t r = 0; r < rows; ++r) {
+      const auto i = static_cast<std::size_t>(begin + r);
+      selectors[static_cast<std::size_t>(r)].MeanStd(&stats.mean[i], &stats.std[i]);
+    }
   }
-  return {DoublesOf(means), DoublesOf(stds)};
+  return stats;
 }
 
 std::vector<float> ApplySnorm(const std::vector<float>& scores, const SnormStats& stats,

@@ -6,7 +6,8 @@
 
 Cases (the benchmark issue): 1 MFCC + VAD (asv_bench_features), 2 training step (asv_bench_train), 3 PLDA back-end, 4 config
 resolution (asv_bench_config), 5 experiment database (asv_bench_db), 6 memory of asvrun's stages 1, 5, 7, 9 on the
-demo corpus and stage 5's data-wait share. Each asvcpp program warms up
+demo corpus and stage 5's data-wait share; 7 (only with --cases 7) the cosine back end at Vox1-O+E+H size
+(asv_bench_scoring). Each asvcpp program warms up
 and repeats and prints median/min/max; peers (tools/bench/peers/*.py) run in a virtual
 environment this script creates (default ~/.cache/asvcpp-bench/venv) with pinned PyPI packages,
 on the same inputs and thread count. Ratio = peer time / asvcpp time (> 1: asvcpp is faster).
@@ -493,6 +494,39 @@ def case_backend(args, tmp, venv):
     return rows
 
 
+def case_scoring(args, tmp, venv):
+    """Case 7 (only when asked: --cases 7): the cosine back end at Vox1-O+E+H size, asv_bench_scoring
+    against peers/backend_scoring.py (NumPy only), at 1 thread and --threads; every step timed once,
+    wall and CPU seconds; the peer fails the case when it disagrees with asvcpp's outputs."""
+    sizes = (["--utterances", "3000", "--speakers", "100", "--dim", "64", "--speaker-rank", "32", "--cohort", "600",
+              "--backend-vectors", "2000", "--calibration-trials", "2000", "--list-sizes", "500", "3000", "3000",
+              "--top-n", "50"] if args.quick else [])
+    rows = []
+    for threads in sorted({1, args.threads}):
+        data = os.path.join(tmp, f"scoring{threads}")
+        out = os.path.join(tmp, f"scoring{threads}.json")
+        run_json([bin_path(args.build, "asv_bench_scoring"), *sizes, "--threads", str(threads), "--write", data,
+                  "--json", out])
+        r = json.load(open(out))
+        peer = None
+        if venv.has("numpy"):
+            pout = os.path.join(tmp, f"scoring_peer{threads}.json")
+            run_json([venv.python, os.path.join(PEERS, "backend_scoring.py"), data, "--threads", str(threads),
+                      "--asvcpp-json", out, "--json", pout], env=peer_env(threads))
+            peer = json.load(open(pout))
+        size = f"{r['utterances']} x {r['dim']}, {r['trials']} trials, cohort {r['cohort']}, top {r['top_n']}"
+        eers = " / ".join(f"{l['eer_percent']:.3f}" for l in r["lists"])
+        for step, label in [("total", f"cwl + cosine + AS-norm + calibration + metrics, {size}"),
+                            ("snorm_stats", "of which the s-norm statistics")]:
+            for kind in ("wall_s", "cpu_s"):
+                def one(x):
+                    return {"median": x, "min": x, "max": x, "repeats": 1}
+                peers = {"NumPy": one(peer[step][kind])} if peer else {"NumPy": "not available"}
+                rows.append(row("7 scoring", f"{label}, {threads} thr, {kind[:-2]} time", "s", one(r[step][kind]),
+                                peers, f"EER O/E/H {eers} %" if step == "total" and kind == "wall_s" else ""))
+    return rows
+
+
 def process_tree_rss_kb(root):
     """Summed VmRSS (kB) of `root` and all its descendants (asvrun may launch worker processes)."""
     parents = {}
@@ -728,7 +762,7 @@ def case_memory(args, tmp, venv):
 
 
 CASES = {"1": case_features, "2": case_train, "3": case_backend, "4": case_config, "5": case_db,
-         "6": case_memory}
+         "6": case_memory, "7": case_scoring}
 
 
 def fmt_time(t):
@@ -762,7 +796,8 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--build", default="build", help="CMake build folder with tools/bench/asv_bench_*")
     parser.add_argument("--quick", action="store_true", help="tiny sizes (seconds): the test's smoke run")
-    parser.add_argument("--cases", default="1,2,3,4,5,6", help="comma-separated case numbers")
+    parser.add_argument("--cases", default="1,2,3,4,5,6",
+                        help="comma-separated case numbers (7, the scoring case, only when named)")
     parser.add_argument("--out", default="bench_results", help="folder for results.md and results.json")
     parser.add_argument("--threads", type=int, default=os.cpu_count(), help="the 'all threads' thread count")
     parser.add_argument("--train-binary", help="asv_bench_train against the peer's LibTorch (e.g. build-cuda's, "

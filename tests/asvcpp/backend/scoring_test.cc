@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -12,6 +13,7 @@
 #include "asvcpp/backend/blas.h"
 #include "asvcpp/backend/plda.h"
 #include "asvcpp/backend/score_norm.h"
+#include "asvcpp/backend/top_n.h"
 #include "asvcpp/base/error.h"
 
 namespace asv::backend {
@@ -277,6 +279,91 @@ TEST(ScoreNorm, AdaptiveSnormMatchesDefinition) {
   SnormStats zero = stats;
   zero.std[1] = 0;
   EXPECT_THROW(ApplySnorm(raw, zero, trials), DataError);
+}
+
+// The N largest of `values` by a full sort, descending.
+std::vector<float> NaiveTop(std::vector<float> values, std::int64_t top_n) {
+  std::sort(values.begin(), values.end(), [](float a, float b) { return a > b; });
+  values.resize(static_cast<std::size_t>(top_n));
+  return values;
+}
+
+TEST(TopNSelector, MatchesFullSortWithTiesForEveryNCapacityAndPieceSize) {
+  std::mt19937_64 rng(7);
+  for (const std::int64_t m : {1, 2, 5, 37, 200}) {
+    for (const int levels : {3, 1000000}) {  // 3 levels: nearly all values tied
+      std::uniform_int_distribution<int> level(0, levels - 1);
+      std::vector<float> values(static_cast<std::size_t>(m));
+      for (float& v : values) v = static_cast<float>(level(rng)) / 7.0f - 1.0f;
+      if (m > 3) values[1] = -std::numeric_limits<float>::infinity();
+      for (std::int64_t top_n = 1; top_n <= m; ++top_n) {
+        const std::vector<float> expected = NaiveTop(values, top_n);
+        double mean = 0, var = 0;
+        for (const float v : expected) mean += static_cast<double>(v) / static_cast<double>(top_n);
+        for (const float v : expected) var += (v - mean) * (v - mean) / static_cast<double>(top_n);
+        for (const std::int64_t capacity : {top_n, top_n + 1, 2 * top_n, m}) {
+          if (capacity < top_n || (capacity == top_n && top_n < m)) continue;  // needs capacity > top_n
+          for (const std::int64_t piece : {std::int64_t{1}, std::int64_t{3}, std::int64_t{16}, m}) {
+            SCOPED_TRACE(testing::Message() << "m " << m << " levels " << levels << " top_n " << top_n << " capacity "
+                                            << capacity << " piece " << piece);
+            std::vector<float> buffer(static_cast<std::size_t>(capacity));
+            TopNSelector selector(top_n, buffer.data(), capacity);
+            for (std::int64_t j = 0; j < m; j += piece) selector.Add(values.data() + j, std::min(piece, m - j));
+            EXPECT_EQ(selector.seen(), m);
+            std::vector<float> top(static_cast<std::size_t>(top_n));
+            selector.TopValues(top.data());
+            ASSERT_EQ(top, expected);
+            double got_mean = 0, got_std = 0;
+            selector.MeanStd(&got_mean, &got_std);
+            if (std::isinf(mean)) {
+              EXPECT_TRUE(std::isinf(got_mean));
+            } else {
+              EXPECT_NEAR(got_mean, mean, 1e-6);
+              EXPECT_NEAR(got_std, std::sqrt(var), 1e-6);
+            }
+          }
+        }
+      }
+    }
+  }
+  float b[2];
+  EXPECT_THROW(TopNSelector(0, b, 2), std::invalid_argument);
+  EXPECT_THROW(TopNSelector(3, b, 2), std::invalid_argument);
+  TopNSelector short_selector(2, b, 2);
+  const float one = 1.0f;
+  short_selector.Add(&one, 1);
+  double mean = 0, sd = 0;
+  EXPECT_THROW(short_selector.MeanStd(&mean, &sd), std::logic_error);
+}
+
+// ComputeAdaptiveSnormStats against a full sort of ScoreAllVsAll's rows: a cohort with repeated
+// rows (tied scores), every top_n from 2 to m, tiles from one score to the whole matrix.
+TEST(ScoreNorm, AdaptiveSnormSelectionMatchesFullSortForAllTopNAndTilings) {
+  const Scorer cosine = MakeCosineScorer();
+  const Matrix emb = RandomMatrix(23, 6, 21);
+  const Matrix base = RandomMatrix(13, 6, 22);
+  const std::int64_t m = 39;
+  Matrix cohort(m, 6);
+  for (std::int64_t r = 0; r < m; ++r) std::copy(base.row(r % 13), base.row(r % 13) + 6, cohort.row(r));
+  const Matrix s = cosine.ScoreAllVsAll(emb, cohort);
+  for (std::int64_t top_n = 2; top_n <= m; ++top_n) {
+    for (const std::int64_t max_count : {std::int64_t{1}, std::int64_t{5}, std::int64_t{50}, std::int64_t{100'000'000}}) {
+      SCOPED_TRACE(testing::Message() << "top_n " << top_n << " max_count " << max_count);
+      ScoringOptions options;
+      options.max_all_vs_all_score_count = max_count;
+      const SnormStats stats = ComputeAdaptiveSnormStats(cosine, emb, cohort, top_n, options);
+      ASSERT_EQ(stats.mean.size(), 23u);
+      ASSERT_EQ(stats.std.size(), 23u);
+      for (std::int64_t i = 0; i < 23; ++i) {
+        const std::vector<float> top = NaiveTop(std::vector<float>(s.row(i), s.row(i) + m), top_n);
+        double mean = 0, var = 0;
+        for (const float v : top) mean += static_cast<double>(v) / static_cast<double>(top_n);
+        for (const float v : top) var += (v - mean) * (v - mean) / static_cast<double>(top_n);
+        EXPECT_NEAR(stats.mean[static_cast<std::size_t>(i)], mean, 1e-6);
+        EXPECT_NEAR(stats.std[static_cast<std::size_t>(i)], std::sqrt(var), 1e-6);
+      }
+    }
+  }
 }
 
 TEST(ScoreNorm, SelectRandomRowsIsDeterministicAndDistinct) {
