@@ -117,8 +117,7 @@ std::string PrepareSharedData(const fs::path& root) {
     fs::remove(root / "ready");
     fs::remove_all(root / "corpus");
     fs::remove_all(root / "out");
-    const auto corpus = testing::RunCommand(
-        {"python3", std::string(ASV_SOURCE_DIR) + "/tools/make_demo_corpus.py", "--small", "--out", "corpus"}, root);
+    const auto corpus = testing::MakeTinyCorpus(root);
     if (corpus.status != 0) error = "make_demo_corpus.py failed: " + corpus.err;
     if (error.empty()) {
       std::ofstream(root / "run_configs") << kConfigs;
@@ -144,7 +143,7 @@ std::string PrepareSharedData(const fs::path& root) {
 class DistE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!testing::HaveTool("espeak-ng") || !testing::HaveTool("ffmpeg") || !testing::HaveTool("python3")) {
+    if (!testing::HaveDemoCorpusTools()) {
       GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
     }
     if (!HaveGloo(scratch_.path())) GTEST_SKIP() << "this LibTorch has no Gloo: CPU data parallelism is not available";

@@ -17,7 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(GpuCheckTest, CpuModeRunsEveryStepThatCanRunOnTheCpu) {
-  if (!testing::HaveTool("espeak-ng") || !testing::HaveTool("ffmpeg") || !testing::HaveTool("python3")) {
+  if (!testing::HaveDemoCorpusTools()) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("gpu_check");

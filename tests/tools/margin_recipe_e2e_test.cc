@@ -74,12 +74,11 @@ constexpr const char* kInitConfig =
     "backend.other_p_targets = [0.01, 0.001]\n";
 
 TEST(MarginRecipeE2eTest, TinyCorpusThroughEveryStage) {
-  if (!testing::HaveTool("espeak-ng") || !testing::HaveTool("ffmpeg") || !testing::HaveTool("python3")) {
+  if (!testing::HaveDemoCorpusTools()) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("margin_e2e");
-  const auto corpus = testing::RunCommand(
-      {"python3", std::string(ASV_SOURCE_DIR) + "/tools/make_demo_corpus.py", "--small", "--out", "corpus"}, dir.path());
+  const auto corpus = testing::MakeTinyCorpus(dir.path());
   ASSERT_EQ(corpus.status, 0) << corpus.err;
   dir.Write("configs/run_configs", kConfigs);
   dir.Write("configs/init_config", kInitConfig);

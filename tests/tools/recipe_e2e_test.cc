@@ -62,12 +62,11 @@ constexpr const char* kInitConfig =
     "paths.rirs_folder = 'corpus/RIRS_NOISES'\n";
 
 TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
-  if (!testing::HaveTool("espeak-ng") || !testing::HaveTool("ffmpeg") || !testing::HaveTool("python3")) {
+  if (!testing::HaveDemoCorpusTools()) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("recipe_e2e");
-  const auto corpus = testing::RunCommand(
-      {"python3", std::string(ASV_SOURCE_DIR) + "/tools/make_demo_corpus.py", "--small", "--out", "corpus"}, dir.path());
+  const auto corpus = testing::MakeTinyCorpus(dir.path());
   ASSERT_EQ(corpus.status, 0) << corpus.err;
   dir.Write("configs/run_configs", kConfigs);
   dir.Write("configs/init_config", kInitConfig);
@@ -180,12 +179,11 @@ TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
 // stage 9 again with cosine scoring, plain s-norm and quality-aware calibration. 8-dimensional
 // embeddings, so that PLDA can be trained on the tiny corpus's 20 back-end embeddings.
 TEST(RecipeE2eTest, ScoreNormalisationAndCalibration) {
-  if (!testing::HaveTool("espeak-ng") || !testing::HaveTool("ffmpeg") || !testing::HaveTool("python3")) {
+  if (!testing::HaveDemoCorpusTools()) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("recipe_e2e_backend");
-  const auto corpus = testing::RunCommand(
-      {"python3", std::string(ASV_SOURCE_DIR) + "/tools/make_demo_corpus.py", "--small", "--out", "corpus"}, dir.path());
+  const auto corpus = testing::MakeTinyCorpus(dir.path());
   ASSERT_EQ(corpus.status, 0) << corpus.err;
   std::string configs = kConfigs;
   for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
@@ -280,15 +278,11 @@ TEST(RecipeE2eTest, ScoreNormalisationAndCalibration) {
 // A long training run interrupted with SIGINT (Ctrl-C) is recorded as failed (run and stage), and
 // network.resume_epoch continues it from its last checkpoint.
 TEST(RecipeE2eTest, InterruptedTrainingIsRecordedAndResumes) {
-  if (!testing::HaveTool("espeak-ng") || !testing::HaveTool("ffmpeg") || !testing::HaveTool("python3")) {
+  if (!testing::HaveDemoCorpusTools()) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("recipe_interrupt");
-  ASSERT_EQ(testing::RunCommand({"python3", std::string(ASV_SOURCE_DIR) + "/tools/make_demo_corpus.py", "--small",
-                                 "--out", "corpus"},
-                                dir.path())
-                .status,
-            0);
+  ASSERT_EQ(testing::MakeTinyCorpus(dir.path()).status, 0);
   std::string configs = kConfigs;
   configs += "\n# Trains far longer than the test waits\nlong < tiny\npaths.system_folder = 'long_system'\n"
              "recipe.end_stage = 5\nnetwork.max_epochs = 1000\nnetwork.epochs_per_train_call = 100000\n";

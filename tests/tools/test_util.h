@@ -61,7 +61,6 @@ inline std::string Slurp(const std::filesystem::path& file) {
   return ss.str();
 }
 
-/// True when `tool` is on the PATH.
 /// Non-empty lines of `file` (0 when it cannot be read).
 inline std::size_t CountLines(const std::filesystem::path& file) {
   std::ifstream in(file);
@@ -70,6 +69,7 @@ inline std::size_t CountLines(const std::filesystem::path& file) {
   return n;
 }
 
+/// True when `tool` is on the PATH.
 inline bool HaveTool(const std::string& tool) {
   return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
 }
@@ -91,5 +91,17 @@ inline CommandResult RunCommand(const std::vector<std::string>& args, const std:
   std::filesystem::remove(err);
   return result;
 }
+
+/// True when tools/make_demo_corpus.py can run: espeak-ng, ffmpeg and python3 are on the PATH
+/// (tools/setup.sh installs them).
+inline bool HaveDemoCorpusTools() { return HaveTool("espeak-ng") && HaveTool("ffmpeg") && HaveTool("python3"); }
+
+#ifdef ASV_SOURCE_DIR
+/// Makes the tiny demo corpus (`tools/make_demo_corpus.py --small`) in `folder`/corpus.
+inline CommandResult MakeTinyCorpus(const std::filesystem::path& folder) {
+  return RunCommand({"python3", std::string(ASV_SOURCE_DIR) + "/tools/make_demo_corpus.py", "--small", "--out", "corpus"},
+                    folder);
+}
+#endif
 
 }  // namespace asv::testing
