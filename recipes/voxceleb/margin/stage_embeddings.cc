@@ -6,7 +6,6 @@
 #include <nlohmann/json.hpp>
 
 #include "asvcpp/backend/evaluation.h"
-#include "asvcpp/base/checksum.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
@@ -78,7 +77,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   std::vector<std::string> speakers;
   for (const auto& id : backend_embeddings.ids) speakers.push_back(speaker_of.at(id));
   voxceleb::WriteSpeakerCohort(context, folder / "cohort", backend::SpeakerMeans(backend_embeddings, speakers),
-                               asv::fs::FileChecksum(folder / "plda.ark"));
+                               folder / "plda.ark");
   nlohmann::json info{{"model", model.string()}};
   if (r.selected_epoch) info["epoch"] = *r.selected_epoch;
   asv::fs::WriteFileAtomic(folder / "info.json", info.dump(2) + "\n");

@@ -111,31 +111,42 @@ void PrepareDatasets(recipe::RunContext& context, const std::optional<std::vecto
   }
 }
 
+namespace {
+
+// What identifies the back-end archive a cohort was made of: the text of its checksum file
+// (written with it, and verified by ReadEmbeddings), so no second pass over a large archive; an
+// archive without one is hashed.
+std::string ArchiveIdentity(const fs::path& ark) {
+  const fs::path sums = asv::fs::ChecksumFilePath(ark);
+  return fs::exists(sums) ? asv::fs::ReadFile(sums) : asv::fs::FileChecksum(ark) + "\n";
+}
+
+}  // namespace
+
 backend::Embeddings SpeakerCohort(recipe::RunContext& context, const backend::Embeddings& plda,
                                   const std::vector<std::string>& speakers) {
-  const fs::path stem = context.system_folder() / "embeddings" / "cohort";
+  const fs::path folder = context.system_folder() / "embeddings";
+  const fs::path stem = folder / "cohort";
   // Built once per system, beside the embeddings it is made of: reused while its record of the
-  // back-end archive's checksum matches, else (older extraction, new embeddings) rebuilt.
-  const fs::path plda_ark = context.system_folder() / "embeddings" / "plda.ark";
+  // back-end archive matches, else (older extraction, new embeddings) rebuilt.
   const fs::path source = stem.string() + ".source";
-  const std::string checksum = fs::exists(plda_ark) ? asv::fs::FileChecksum(plda_ark) : std::string();
-  if (fs::exists(stem.string() + ".scp") && fs::exists(source) && !checksum.empty() &&
-      asv::fs::ReadFile(source) == checksum + "\n") {
+  if (fs::exists(stem.string() + ".scp") && fs::exists(source) &&
+      asv::fs::ReadFile(source) == ArchiveIdentity(folder / "plda.ark")) {
     auto cohort = backend::ReadEmbeddings(stem);
     ASV_LOG(Info, "score normalisation cohort: {} speaker means from {}.scp", cohort.ids.size(), stem.string());
     return cohort;
   }
   auto cohort = backend::SpeakerMeans(plda, speakers);
-  WriteSpeakerCohort(context, stem, cohort, checksum);
+  WriteSpeakerCohort(context, stem, cohort, folder / "plda.ark");
   ASV_LOG(Info, "score normalisation cohort: {} speaker means of the back-end embeddings, stored in {}.scp",
           cohort.ids.size(), stem.string());
   return cohort;
 }
 
 void WriteSpeakerCohort(recipe::RunContext& context, const fs::path& stem, const backend::Embeddings& cohort,
-                        const std::string& plda_checksum) {
+                        const fs::path& plda_ark) {
   backend::WriteEmbeddings(stem, cohort);
-  if (!plda_checksum.empty()) asv::fs::WriteFileAtomic(stem.string() + ".source", plda_checksum + "\n");
+  asv::fs::WriteFileAtomic(stem.string() + ".source", ArchiveIdentity(plda_ark));
   context.RecordArtifact(stem.string() + ".ark", "cohort");
   context.RecordArtifact(stem.string() + ".scp", "cohort");
 }

@@ -53,16 +53,17 @@ void PrepareDatasets(recipe::RunContext& context, const std::optional<std::vecto
 
 /// The speaker-mean cohort of score normalisation (backend::SpeakerMeans of the back-end
 /// embeddings `plda` with their `speakers`), built once per system: read from
-/// <system>/embeddings/cohort.{ark,scp} while cohort.source holds the checksum of the plda.ark
-/// it was made of, else computed and stored there (artifact kind "cohort"). Throws what
-/// ReadEmbeddings and WriteEmbeddings throw.
+/// <system>/embeddings/cohort.{ark,scp} while cohort.source still identifies the plda.ark it was
+/// made of (the text of plda.ark.sha256), else computed and stored there (artifact kind
+/// "cohort"). Throws what ReadEmbeddings and WriteEmbeddings throw.
 backend::Embeddings SpeakerCohort(recipe::RunContext& context, const backend::Embeddings& plda,
                                   const std::vector<std::string>& speakers);
 
-/// Writes `cohort` as <stem>.{ark,scp} with <stem>.source holding `plda_checksum` (the
-/// asv::fs::FileChecksum of the back-end archive it was made of; empty: none) and records it.
+/// Writes `cohort` as <stem>.{ark,scp} with <stem>.source identifying the back-end archive
+/// `plda_ark` it was made of (the text of its checksum file; its checksum when it has none) and
+/// records it. Throws DataError when a file cannot be read or written.
 void WriteSpeakerCohort(recipe::RunContext& context, const std::filesystem::path& stem,
-                        const backend::Embeddings& cohort, const std::string& plda_checksum);
+                        const backend::Embeddings& cohort, const std::filesystem::path& plda_ark);
 
 /// Scoring of the trial lists: the embeddings <system>/embeddings/{plda,trial} (and
 /// plda.utt2spk, and the utt2dur files for quality-aware calibration) through the back end of

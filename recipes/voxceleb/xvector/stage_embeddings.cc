@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include "asvcpp/backend/evaluation.h"
-#include "asvcpp/base/checksum.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
@@ -96,7 +95,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   std::vector<std::string> speakers;
   for (const auto& id : plda.ids) speakers.push_back(speaker_of.at(id));
   voxceleb::WriteSpeakerCohort(context, folder / "cohort", backend::SpeakerMeans(plda, speakers),
-                               asv::fs::FileChecksum(folder / "plda.ark"));
+                               folder / "plda.ark");
   asv::fs::WriteFileAtomic(folder / "info.json",
                            nlohmann::json{{"epoch", epoch}, {"checkpoint", checkpoint.string()}}.dump(2) + "\n");
   for (const char* name :
