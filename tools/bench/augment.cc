@@ -178,10 +178,5 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  try {
-    return Main(argc, argv);
-  } catch (const std::exception& e) {
-    ASV_LOG(Error, "{}", e.what());
-    return asv::ExitCodeFor(e);
-  }
+  return asv::bench::RunMain(Main, argc, argv);
 }

@@ -11,6 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/log.h"
+
 namespace asv::bench {
 
 using Json = nlohmann::ordered_json;
@@ -68,6 +71,18 @@ inline void WriteJson(const Json& report, const std::string& path) {
   std::ofstream out(path);
   out << report.dump(2) << "\n";
   if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+/// The body of a benchmark's main(): returns main_fn(argc, argv), or logs an exception's message
+/// and returns its exit code (asv::ExitCodeFor), as asvrun does.
+template <class Fn>
+int RunMain(Fn&& main_fn, int argc, char** argv) {
+  try {
+    return main_fn(argc, argv);
+  } catch (const std::exception& e) {
+    ASV_LOG(Error, "{}", e.what());
+    return asv::ExitCodeFor(e);
+  }
 }
 
 }  // namespace asv::bench

@@ -55,6 +55,7 @@
 #include "asvcpp/train/sgd.h"
 #include "asvcpp/train/step_readings.h"
 #include "asvcpp/train/train_step.h"
+#include "tools/bench/bench_util.h"
 
 namespace {
 
@@ -740,10 +741,5 @@ int Main(int argc, char** argv) {
 int main(int argc, char** argv) {
   asv::train::BoundOneDnnPrimitiveCache();  // as asvrun; workers inherit them
   asv::train::BoundIdeepCache();
-  try {
-    return Main(argc, argv);
-  } catch (const std::exception& e) {
-    ASV_LOG(Error, "{}", e.what());
-    return asv::ExitCodeFor(e);
-  }
+  return asv::bench::RunMain(Main, argc, argv);
 }
