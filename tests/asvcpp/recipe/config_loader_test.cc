@@ -13,25 +13,14 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/settings/settings.h"
+#include "tests/asvcpp/recipe/plain_recipe.h"
 
 namespace asv::recipe {
 namespace {
 
 namespace stdfs = std::filesystem;
 
-class PlainSettings : public RecipeSettings {
- public:
-  PlainSettings() { settings::AddStandardGroups(tree_, common_); }
-  int start_stage() const override { return 0; }
-  int end_stage() const override { return 0; }
-};
-
-class PlainRecipe : public Recipe {
- public:
-  std::string name() const override { return "test/plain"; }
-  std::vector<StageInfo> stages() const override { return {}; }
-  std::unique_ptr<RecipeSettings> NewSettings() const override { return std::make_unique<PlainSettings>(); }
-};
+using testing::PlainRecipe;
 
 struct Files {
   explicit Files(const std::string& run_configs)

@@ -12,19 +12,14 @@
 #include "asvcpp/db/database.h"
 #include "asvcpp/base/checksum.h"
 #include "asvcpp/settings/settings.h"
+#include "tests/asvcpp/recipe/plain_recipe.h"
 
 namespace asv::recipe {
 namespace {
 
 namespace stdfs = std::filesystem;
 
-// Settings of a recipe with no stages of its own, enough for a RunContext.
-class PlainSettings : public RecipeSettings {
- public:
-  PlainSettings() { settings::AddStandardGroups(tree_, common_); }
-  int start_stage() const override { return 0; }
-  int end_stage() const override { return 0; }
-};
+using testing::PlainSettings;
 
 struct Fixture {
   Fixture() : dir(stdfs::temp_directory_path() / ("asv_run_context_" + std::to_string(::getpid()))) {
