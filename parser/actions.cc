@@ -309,12 +309,18 @@ struct action<g::parent_name> {
 }  // namespace
 
 template <typename Rule, typename Input>
-void ParseStatement(Input& in, ParseState& state) {
-  pegtl::parse<Rule, action, g::control>(in, state);
+bool ParseStatement(Input& in, ParseState& state) {
+  const bool matched = pegtl::parse<Rule, action, g::control>(in, state);
+  if (!matched && !state.failed) {  // Each statement starts with a must<>: not expected.
+    const auto& it = in.iterator();
+    state.RecordFailure(static_cast<int>(it.line), static_cast<int>(it.column),
+                        [] { return std::string("syntax error"); });
+  }
+  return !state.failed;
 }
 
-template void ParseStatement<g::assignment>(StatementInput& in, ParseState& state);
-template void ParseStatement<g::header>(StatementInput& in, ParseState& state);
-template void ParseStatement<g::literal>(pegtl::memory_input<>& in, ParseState& state);
+template bool ParseStatement<g::assignment>(StatementInput& in, ParseState& state);
+template bool ParseStatement<g::header>(StatementInput& in, ParseState& state);
+template bool ParseStatement<g::literal>(pegtl::memory_input<>& in, ParseState& state);
 
 }  // namespace asv::parser::detail

@@ -38,6 +38,8 @@ class SourceLine {
   /// A copy of the line, so that a SourceLine can be passed where diagnostics take the line as
   /// std::string (Diagnostics::Error, settings::Site).
   operator std::string() const { return str(); }  // NOLINT(google-explicit-constructor)
+  /// A view of the line, for diagnostics, which copy it only when they can show it.
+  operator std::string_view() const noexcept { return view(); }  // NOLINT(google-explicit-constructor)
   bool empty() const noexcept { return size_ == 0; }
 
  private:

@@ -55,11 +55,16 @@ class KeyIndex {
 };
 
 // Warns about a key set twice in one block (or in the init config); the later value wins.
+// Past the warnings a ConfigError shows, only a short record (the same for every such key).
 void WarnRepeatedKey(Reader& reader, const Assignment& earlier, const Assignment& later, const std::string& where) {
-  auto& w = reader.Warning(later.pos,
-                           fmt::format("'{}' is set twice {}; this value replaces the one on line {}", later.key,
-                                       where, earlier.pos.line),
-                           later.source_line.str());
+  if (!reader.Shown(Severity::kWarning)) {
+    reader.Warning(later.pos, "key set twice", {});
+    return;
+  }
+  auto& w = reader.Warning(
+      later.pos,
+      fmt::format("'{}' is set twice {}; this value replaces the one on line {}", later.key, where, earlier.pos.line),
+      later.source_line.view());
   w.notes.push_back(Diagnostic{Severity::kNote, earlier.pos, "previous value set here", earlier.source_line.str(), {}});
 }
 

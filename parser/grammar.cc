@@ -28,10 +28,11 @@ const char* PythonConstantFor(const std::string& name) {
 
 }  // namespace
 
-void ThrowSyntaxError(const char* message, ErrorKind kind, int line, int column, const char* current,
-                      const char* end, const SyntaxContext& context) {
+void RecordSyntaxError(const char* message, ErrorKind kind, int line, int column, const char* current, const char* end,
+                       SyntaxContext& context) {
   if (kind == ErrorKind::kUnterminatedString) {
-    throw SyntaxError(message, context.quote_line, context.quote_column);
+    context.RecordFailure(context.quote_line, context.quote_column, [&] { return std::string(message); });
+    return;
   }
 
   // A failure at the end of a line while a bracket is open means the value ran into a blank line
@@ -42,19 +43,20 @@ void ThrowSyntaxError(const char* message, ErrorKind kind, int line, int column,
     const bool at_eof = p == end;
     const bool at_eol = !at_eof && (*p == '\n' || (*p == '\r' && p + 1 != end && p[1] == '\n'));
     if (at_eof || at_eol) {
-      bool rest_empty = true;
-      for (const char* q = p; q != end; ++q) {
-        if (!IsSpace(*q) && *q != '\r' && *q != '\n') {
-          rest_empty = false;
-          break;
+      const auto open = context.open_brackets.back();
+      context.RecordFailure(open.line, open.column, [&] {
+        bool rest_empty = true;
+        for (const char* q = p; q != end; ++q) {
+          if (!IsSpace(*q) && *q != '\r' && *q != '\n') {
+            rest_empty = false;
+            break;
+          }
         }
-      }
-      const auto& open = context.open_brackets.back();
-      const std::string where = rest_empty ? std::string("the end of the file")
-                                           : fmt::format("the blank line on line {}", line + 1);
-      throw SyntaxError(fmt::format("unterminated '{}' (no closing '{}' before {})", open.bracket,
-                                    Closer(open.bracket), where),
-                        open.line, open.column);
+        const std::string where =
+            rest_empty ? std::string("the end of the file") : fmt::format("the blank line on line {}", line + 1);
+        return fmt::format("unterminated '{}' (no closing '{}' before {})", open.bracket, Closer(open.bracket), where);
+      });
+      return;
     }
   }
 
@@ -64,26 +66,34 @@ void ThrowSyntaxError(const char* message, ErrorKind kind, int line, int column,
     const char* line_start = current - (column - 1);
     memory_input<> probe(line_start, end, "");
     if (parse<assignment_like>(probe)) {
-      const auto& open = context.open_brackets.back();
-      throw SyntaxError(fmt::format("unterminated '{}' (no closing '{}' before the assignment on line {})",
-                                    open.bracket, Closer(open.bracket), line),
-                        open.line, open.column, line);
+      const auto open = context.open_brackets.back();
+      context.RecordFailure(
+          open.line, open.column,
+          [&] {
+            return fmt::format("unterminated '{}' (no closing '{}' before the assignment on line {})", open.bracket,
+                               Closer(open.bracket), line);
+          },
+          line);
+      return;
     }
   }
 
   if (kind == ErrorKind::kBareName) {
-    std::string name;
-    for (const char* p = current; p != end && (std::isalnum(static_cast<unsigned char>(*p)) || *p == '_'); ++p) {
-      name += *p;
-    }
-    std::string text = message;
-    const auto slot = text.find("{}");
-    if (slot != std::string::npos) text.replace(slot, 2, name);
-    if (const char* constant = PythonConstantFor(name)) text += fmt::format(" (did you mean '{}'?)", constant);
-    throw SyntaxError(text, line, column);
+    context.RecordFailure(line, column, [&] {
+      std::string name;
+      for (const char* p = current; p != end && (std::isalnum(static_cast<unsigned char>(*p)) || *p == '_'); ++p) {
+        name += *p;
+      }
+      std::string text = message;
+      const auto slot = text.find("{}");
+      if (slot != std::string::npos) text.replace(slot, 2, name);
+      if (const char* constant = PythonConstantFor(name)) text += fmt::format(" (did you mean '{}'?)", constant);
+      return text;
+    });
+    return;
   }
 
-  throw SyntaxError(message, line, column);
+  context.RecordFailure(line, column, [&] { return std::string(message); });
 }
 
 }  // namespace asv::parser::grammar

@@ -10,17 +10,37 @@
 // Values and type annotations are recursive rules, one level of C++ recursion per bracket: the
 // actions (actions.cc) stop at 256 levels with an error, so no input can exhaust the stack. After
 // an error, the Reader (reader.cc) skips the rest of the statement with a loop, not with a rule.
+//
+// Errors throw no exception: the control class records the first failure in the state
+// (SyntaxContext::failed) and from then on every rule fails at once and no action runs, so the
+// parse returns within a few calls. Unwinding an exception through the grammar's frames cost
+// ~25,000 instructions per error, most of the time of a file with many syntax errors.
 #pragma once
-
-#include <tao/pegtl.hpp>
 
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include <tao/pegtl.hpp>
+#include <tao/pegtl/contrib/analyze_traits.hpp>
+
 namespace asv::parser::grammar {
 
 using namespace tao::pegtl;  // NOLINT(google-build-using-namespace): the PEGTL DSL, this namespace only.
+
+// Reports Rule's error (the control's raise, which records it) where it stands and fails: PEGTL's
+// raise<Rule> requires a raise that throws.
+template <typename Rule>
+struct report {
+  using rule_t = report;
+  using subs_t = empty_list;
+  template <apply_mode, rewind_mode, template <typename...> class Action, template <typename...> class Control,
+            typename ParseInput, typename... States>
+  static bool match(ParseInput& in, States&&... st) {
+    Control<Rule>::raise(static_cast<const ParseInput&>(in), st...);
+    return false;
+  }
+};
 
 // ---- Whitespace, comments and line breaks ------------------------------------------------------
 struct sp : one<' ', '\t'> {};
@@ -127,7 +147,7 @@ struct dict_lit : seq<dict_open, bws, sor<dict_close, dict_items>> {};
 
 // A name where a value belongs (`foo`, `torch.float`, `true`) is reported with its own message.
 struct bare_name : identifier {};
-struct name_value : seq<at<bare_name>, raise<bare_name>> {};
+struct name_value : seq<at<bare_name>, report<bare_name>> {};
 
 struct value : sor<none_lit, true_lit, false_lit, conv_call, number, string_lit, paren_lit, list_lit, dict_lit, name_value> {};
 
@@ -188,7 +208,8 @@ template <> inline constexpr ErrorKind error_kind<sq_close> = ErrorKind::kUnterm
 template <> inline constexpr ErrorKind error_kind<dq_close> = ErrorKind::kUnterminatedString;
 
 /// Open constructs at the point of failure; the parser state derives from this so that errors at
-/// a blank line or the end of the file can point at the bracket or quote that was left open.
+/// a blank line or the end of the file can point at the bracket or quote that was left open. Also
+/// the first failure of a statement's parse: the grammar reports errors here, not by throwing.
 struct SyntaxContext {
   struct Open {
     char bracket;
@@ -198,40 +219,104 @@ struct SyntaxContext {
   std::vector<Open> open_brackets;  ///< Innermost last.
   int quote_line = 0;               ///< Opening quote of the string being read.
   int quote_column = 0;
+
+  /// False: a failure records only where it is and where parsing goes on, not its message (the
+  /// message of an error that will not be shown costs more than the parse).
+  bool want_message = true;
+  bool failed = false;  ///< A failure is recorded; every rule now fails and no action runs.
+  std::string message;  ///< The failure's message (empty unless want_message).
+  int line = 0;         ///< The failure's 1-based line:column (byte column).
+  int column = 0;
+  /// When non-zero, the line where parsing should go on (an unclosed bracket swallowed it).
+  int resume_line = 0;
+
+  /// Records a failure unless one is recorded already (the first one counts). `make_message` is
+  /// called for the text only when want_message.
+  template <typename MakeMessage>
+  void RecordFailure(int at_line, int at_column, MakeMessage&& make_message, int resume = 0) {
+    if (failed) return;
+    failed = true;
+    line = at_line;
+    column = at_column;
+    resume_line = resume;
+    if (want_message) message = make_message();
+  }
+  void ClearFailure() {
+    failed = false;
+    message.clear();
+    line = column = resume_line = 0;
+  }
 };
 
-/// A syntax error at 1-based line:column (byte column).
+/// A bad token (parser/tokens.h), a value that is not a valid dict key or a nesting too deep, at
+/// 1-based line:column (byte column), as the actions throw it; the control turns it into the
+/// recorded failure (SyntaxContext). The grammar's own failures throw nothing.
 class SyntaxError : public std::runtime_error {
  public:
-  SyntaxError(const std::string& message, int line, int column, int resume_line = 0)
-      : std::runtime_error(message), line_(line), column_(column), resume_line_(resume_line) {}
+  SyntaxError(const std::string& message, int line, int column)
+      : std::runtime_error(message), line_(line), column_(column) {}
   int line() const noexcept { return line_; }
   int column() const noexcept { return column_; }
-  /// When non-zero, the line where parsing should go on (an unclosed bracket swallowed it).
-  int resume_line() const noexcept { return resume_line_; }
 
  private:
   int line_;
   int column_;
-  int resume_line_;
 };
 
-/// Builds the message for a failed must<> rule and throws SyntaxError. `current`..`end` is the
-/// unread input at the failure position `line`:`column`.
-[[noreturn]] void ThrowSyntaxError(const char* message, ErrorKind kind, int line, int column,
-                                   const char* current, const char* end, const SyntaxContext& context);
+/// Records the failure of a must<> rule in `context` (SyntaxContext::RecordFailure): its position, where
+/// parsing goes on, and (when wanted) its message. `current`..`end` is the unread input at the
+/// failure position `line`:`column`.
+void RecordSyntaxError(const char* message, ErrorKind kind, int line, int column, const char* current, const char* end,
+                       SyntaxContext& context);
 
-/// PEGTL control class: must<> failures become SyntaxError with the message from the table.
+/// PEGTL control class: must<> failures are recorded in the state (a SyntaxContext) with the
+/// message from the table; once one is, every rule fails without reading and no action runs.
 template <typename Rule>
 struct control : normal<Rule> {
+  template <apply_mode A, rewind_mode M, template <typename...> class Action, template <typename...> class Control,
+            typename ParseInput, typename State>
+  [[nodiscard]] static bool match(ParseInput& in, State& state) {
+    if (state.failed) return false;
+    return normal<Rule>::template match<A, M, Action, Control>(in, state);
+  }
+
   template <typename ParseInput, typename State>
-  [[noreturn]] static void raise(const ParseInput& in, State& state) {
+  static void raise(const ParseInput& in, State& state) {
     static_assert(error_message<Rule> != nullptr, "every rule under must<> needs an error_message");
-    const auto pos = in.position();
-    ThrowSyntaxError(error_message<Rule>, error_kind<Rule>, static_cast<int>(pos.line),
-                     static_cast<int>(pos.column), in.current(), in.end(),
-                     static_cast<const SyntaxContext&>(state));
+    if (state.failed) return;
+    const auto& it = in.iterator();
+    RecordSyntaxError(error_message<Rule>, error_kind<Rule>, static_cast<int>(it.line), static_cast<int>(it.column),
+                      in.current(), in.end(), static_cast<SyntaxContext&>(state));
+  }
+
+  // An action that finds a bad token throws SyntaxError (rare: the exception leaves one or two
+  // frames); it becomes the recorded failure.
+  template <template <typename...> class Action, typename Iterator, typename ParseInput, typename State>
+  static auto apply(const Iterator& begin, const ParseInput& in, State& state)
+      -> decltype(normal<Rule>::template apply<Action>(begin, in, state)) {
+    if (state.failed) return;
+    try {
+      normal<Rule>::template apply<Action>(begin, in, state);
+    } catch (const SyntaxError& e) {
+      state.RecordFailure(e.line(), e.column(), [&] { return std::string(e.what()); });
+    }
+  }
+
+  template <template <typename...> class Action, typename ParseInput, typename State>
+  static auto apply0(const ParseInput& in, State& state) -> decltype(normal<Rule>::template apply0<Action>(in, state)) {
+    if (state.failed) return;
+    try {
+      normal<Rule>::template apply0<Action>(in, state);
+    } catch (const SyntaxError& e) {
+      state.RecordFailure(e.line(), e.column(), [&] { return std::string(e.what()); });
+    }
   }
 };
 
 }  // namespace asv::parser::grammar
+
+// For pegtl::analyze (the grammar's tests): report<R> never consumes input, as raise<R>.
+namespace tao::pegtl {
+template <typename Name, typename Rule>
+struct analyze_traits<Name, asv::parser::grammar::report<Rule>> : analyze_any_traits<> {};
+}  // namespace tao::pegtl

@@ -186,13 +186,9 @@ std::optional<Value> ParseLiteral(const std::string& text, const std::string& or
   ParseState state;
   state.file = origin;
   pegtl::memory_input<> in(text, origin);
-  try {
-    detail::ParseStatement<g::literal>(in, state);
-    return std::move(state.result);
-  } catch (const g::SyntaxError& e) {
-    diags.Error(SourcePos{origin, e.line(), e.column()}, e.what(), LineOf(text, e.line()));
-    return std::nullopt;
-  }
+  if (detail::ParseStatement<g::literal>(in, state)) return std::move(state.result);
+  diags.Error(SourcePos{origin, state.line, state.column}, state.message, LineOf(text, state.line));
+  return std::nullopt;
 }
 
 }  // namespace asv::parser

@@ -63,6 +63,7 @@ struct ParseState : grammar::SyntaxContext {
   std::vector<SourcePos> parent_pos;
 
   void Reset() {
+    ClearFailure();
     open_brackets.clear();
     quote_line = quote_column = 0;
     frames.clear();
@@ -134,15 +135,16 @@ struct ParseState : grammar::SyntaxContext {
 /// source name is not copied per statement.
 using StatementInput = pegtl::memory_input<pegtl::tracking_mode::eager, pegtl::eol::lf_crlf, const char*>;
 
-/// Parses one statement of `Rule` from `in` into `state` (which the caller has Reset) with the
-/// grammar's actions and error control. Throws grammar::SyntaxError at the first error. Defined
-/// in actions.cc for the three statements only: grammar::assignment and grammar::header over a
-/// StatementInput, grammar::literal over a pegtl::memory_input<>.
+/// Parses one statement of `Rule` from `in` into `state` (which the caller has Reset, choosing
+/// want_message) with the grammar's actions and error control. Returns false after an error,
+/// which `state` then holds (SyntaxContext: position, where to resume, message); throws nothing
+/// for any input. Defined in actions.cc for the three statements only: grammar::assignment and
+/// grammar::header over a StatementInput, grammar::literal over a pegtl::memory_input<>.
 template <typename Rule, typename Input>
-void ParseStatement(Input& in, ParseState& state);
+bool ParseStatement(Input& in, ParseState& state);
 
-extern template void ParseStatement<grammar::assignment>(StatementInput& in, ParseState& state);
-extern template void ParseStatement<grammar::header>(StatementInput& in, ParseState& state);
-extern template void ParseStatement<grammar::literal>(pegtl::memory_input<>& in, ParseState& state);
+extern template bool ParseStatement<grammar::assignment>(StatementInput& in, ParseState& state);
+extern template bool ParseStatement<grammar::header>(StatementInput& in, ParseState& state);
+extern template bool ParseStatement<grammar::literal>(pegtl::memory_input<>& in, ParseState& state);
 
 }  // namespace asv::parser::detail

@@ -69,21 +69,26 @@ template <typename Rule>
 bool Reader::Parse(std::size_t& i, ParseState& state) {
   state.Reset();
   state.file = file_;
+  // Past the errors a ConfigError shows, an error only needs counting and its statement skipping.
+  const bool shown = diags_.NextShown();
+  state.want_message = shown;
   const std::size_t offset = lines_[i].begin + Indent(i);
   StatementInput in(text_.data() + offset, text_.data() + text_.size(), path_.c_str(), offset, i + 1, Indent(i) + 1);
-  try {
-    ParseStatement<Rule>(in, state);
+  if (ParseStatement<Rule>(in, state)) {
     i = NextLine(in, lines_.size());
     return true;
-  } catch (const g::SyntaxError& e) {
-    Error(e.line(), e.column(), e.what());
-    if (e.resume_line() > 0) {
-      i = static_cast<std::size_t>(e.resume_line()) - 1;
-    } else {
-      Skip(i, static_cast<std::size_t>(e.line()));
-    }
-    return false;
   }
+  if (shown) {
+    Error(state.line, state.column, state.message);
+  } else {
+    diags_.Error(SourcePos{file_, state.line, state.column}, "syntax error");
+  }
+  if (state.resume_line > 0) {
+    i = static_cast<std::size_t>(state.resume_line) - 1;
+  } else {
+    Skip(i, static_cast<std::size_t>(state.line));
+  }
+  return false;
 }
 
 std::optional<std::string_view> Reader::ParseAssignment(std::size_t& i, std::vector<Assignment>& into) {

@@ -97,12 +97,15 @@ class Reader {
   void Skip(std::size_t& i, std::size_t min_next = 0);
 
   Diagnostic& Error(int line, int column, const std::string& message) {
-    return diags_.Error(SourcePos{file_, line, column}, message, LineText(static_cast<std::size_t>(line) - 1));
+    return diags_.Error(SourcePos{file_, line, column}, message, View(static_cast<std::size_t>(line) - 1));
   }
 
-  Diagnostic& Warning(const SourcePos& pos, const std::string& message, const std::string& source_line) {
-    return diags_.Warning(pos, message, source_line);
+  Diagnostic& Warning(const SourcePos& pos, std::string message, std::string_view source_line) {
+    return diags_.Warning(pos, std::move(message), source_line);
   }
+
+  /// Whether a diagnostic of `severity` reported now would be shown (Diagnostics::NextShown).
+  bool Shown(Severity severity) const noexcept { return diags_.NextShown(severity); }
 
   const FileName& file() const noexcept { return file_; }
 

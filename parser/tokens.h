@@ -3,7 +3,7 @@
 //
 // Each function takes a token the grammar has already matched (grammar.h: string_lit, int_lit,
 // float_lit), so it only checks what the grammar cannot; a bad token throws grammar::SyntaxError
-// at a source position, which the Reader (reader.h) reports as an error.
+// at a source position, which the grammar's control (grammar.h) records as the statement's error.
 #pragma once
 
 #include <string>

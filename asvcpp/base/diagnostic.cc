@@ -95,14 +95,16 @@ std::string Diagnostic::Render() const {
   return out;
 }
 
-Diagnostic& Diagnostics::Add(Severity severity, SourcePos pos, std::string message,
-                             std::string source_line) {
-  items_.push_back(Diagnostic{severity, std::move(pos), std::move(message), std::move(source_line), {}});
+Diagnostic& Diagnostics::Add(Severity severity, SourcePos pos, std::string message, std::string_view source_line) {
+  std::string line = NextShown(severity) ? std::string(source_line) : std::string();
+  errors_ += severity == Severity::kError ? 1 : 0;
+  items_.push_back(Diagnostic{severity, std::move(pos), std::move(message), std::move(line), {}});
   return items_.back();
 }
 
 void Diagnostics::Append(const Diagnostics& other) {
   items_.insert(items_.end(), other.items_.begin(), other.items_.end());
+  errors_ += other.errors_;
 }
 
 void Diagnostics::AppendUnique(const Diagnostics& other) {
@@ -130,17 +132,10 @@ void Diagnostics::AppendUnique(const Diagnostics& other) {
   for (std::size_t i = 0; i < before; ++i) seen.insert(Key{&items_[i]});
   for (const auto& d : other.items_) {
     if (seen.count(Key{&d}) != 0) continue;
+    errors_ += d.severity == Severity::kError ? 1 : 0;
     items_.push_back(d);
     seen.insert(Key{&items_.back()});
   }
-}
-
-bool Diagnostics::has_errors() const noexcept { return error_count() > 0; }
-
-std::size_t Diagnostics::error_count() const noexcept {
-  return static_cast<std::size_t>(std::count_if(items_.begin(), items_.end(), [](const Diagnostic& d) {
-    return d.severity == Severity::kError;
-  }));
 }
 
 std::string Diagnostics::Render() const {
@@ -149,8 +144,26 @@ std::string Diagnostics::Render() const {
   return out;
 }
 
-void Diagnostics::ThrowIfErrors() const {
+std::string Diagnostics::RenderWarnings() const {
+  std::string out;
+  std::size_t others = 0;
+  for (const auto& d : items_) {
+    if (d.severity == Severity::kError) continue;
+    if (others++ < kShownOthers) RenderInto(d, out);
+  }
+  if (others > kShownOthers) {
+    const std::size_t more = others - kShownOthers;
+    out += "and " + std::to_string(more) + (more == 1 ? " more warning\n" : " more warnings\n");
+  }
+  return out;
+}
+
+void Diagnostics::ThrowIfErrors() const& {
   if (has_errors()) throw ConfigError(items_);
+}
+
+void Diagnostics::ThrowIfErrors() && {
+  if (has_errors()) throw ConfigError(std::move(items_));
 }
 
 std::string LineOf(const std::string& text, int line) {

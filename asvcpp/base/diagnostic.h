@@ -68,15 +68,25 @@ struct Diagnostic {
 };
 
 /// Collects diagnostics in order of discovery; errors and warnings alike.
+///
+/// A ConfigError shows the first kShownErrors errors in full, and of the warnings and notes
+/// before the last of them the first kShownOthers, then only counts the rest. A diagnostic added
+/// when it can no longer be shown (NextShown is false) is kept without its source line: a file of
+/// 100,000 bad lines stores 100,000 short records, not 100,000 copies of its lines. A caller that
+/// builds a costly message or note may ask NextShown first and keep it short.
 class Diagnostics {
  public:
-  /// Adds a diagnostic; `source_line` may be left empty.
-  Diagnostic& Add(Severity severity, SourcePos pos, std::string message, std::string source_line = {});
-  Diagnostic& Error(SourcePos pos, std::string message, std::string source_line = {}) {
-    return Add(Severity::kError, std::move(pos), std::move(message), std::move(source_line));
+  static constexpr std::size_t kShownErrors = 50;
+  static constexpr std::size_t kShownOthers = 50;
+
+  /// Adds a diagnostic; `source_line` may be left empty. It is copied only when the diagnostic
+  /// can be shown (NextShown).
+  Diagnostic& Add(Severity severity, SourcePos pos, std::string message, std::string_view source_line = {});
+  Diagnostic& Error(SourcePos pos, std::string message, std::string_view source_line = {}) {
+    return Add(Severity::kError, std::move(pos), std::move(message), source_line);
   }
-  Diagnostic& Warning(SourcePos pos, std::string message, std::string source_line = {}) {
-    return Add(Severity::kWarning, std::move(pos), std::move(message), std::move(source_line));
+  Diagnostic& Warning(SourcePos pos, std::string message, std::string_view source_line = {}) {
+    return Add(Severity::kWarning, std::move(pos), std::move(message), source_line);
   }
   void Append(const Diagnostics& other);
   /// Appends the diagnostics of `other` that are not already here (same severity, position and
@@ -84,17 +94,33 @@ class Diagnostics {
   /// expected time in both lists (a hash set).
   void AppendUnique(const Diagnostics& other);
 
-  bool has_errors() const noexcept;
-  std::size_t error_count() const noexcept;
+  bool has_errors() const noexcept { return errors_ > 0; }
+  /// The errors among all(); constant time.
+  std::size_t error_count() const noexcept { return errors_; }
+
+  /// Whether a diagnostic of `severity` added now would be shown in full by a ConfigError of
+  /// these diagnostics, or of a list they are appended to (appending puts diagnostics before
+  /// them, never after): fewer than kShownErrors errors so far and, for a warning or note, fewer
+  /// than kShownOthers of those. Constant time.
+  bool NextShown(Severity severity = Severity::kError) const noexcept {
+    return errors_ < kShownErrors && (severity == Severity::kError || items_.size() - errors_ < kShownOthers);
+  }
+
   const std::vector<Diagnostic>& all() const noexcept { return items_; }
   bool empty() const noexcept { return items_.empty(); }
   /// All diagnostics rendered one after another.
   std::string Render() const;
-  /// Throws ConfigError with every diagnostic when at least one is an error.
-  void ThrowIfErrors() const;
+  /// The warnings and notes (not the errors) rendered, the first kShownOthers of them, then
+  /// "and N more warnings" when there are more.
+  std::string RenderWarnings() const;
+  /// Throws ConfigError with every diagnostic when at least one is an error; the rvalue form
+  /// moves them into it instead of copying.
+  void ThrowIfErrors() const&;
+  void ThrowIfErrors() &&;
 
  private:
   std::vector<Diagnostic> items_;
+  std::size_t errors_ = 0;
 };
 
 /// Returns line `line` (1-based) of `text` without its newline; empty if out of range.

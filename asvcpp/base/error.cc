@@ -12,8 +12,8 @@ namespace {
 
 // Errors shown in full; after them only the count of what follows. Warnings (and notes) likewise:
 // a key set 100,000 times in a file made a message of 100,000 warnings before its first error.
-constexpr std::size_t kMaxShownErrors = 50;
-constexpr std::size_t kMaxShownOthers = 50;
+constexpr std::size_t kMaxShownErrors = Diagnostics::kShownErrors;
+constexpr std::size_t kMaxShownOthers = Diagnostics::kShownOthers;
 
 std::string RenderAll(const std::vector<Diagnostic>& diagnostics) {
   std::string out;

@@ -187,12 +187,8 @@ std::vector<LoadedConfig> LoadConfigs(const Recipe& recipe, const RecipeFiles& f
   }
   // With errors the warnings are part of the ConfigError's message (which shows the first 50
   // errors and counts the rest): rendering all of them here too cost as much as the errors.
-  if (warnings != nullptr && !diags.has_errors()) {
-    for (const auto& d : diags.all()) {
-      if (d.severity != Severity::kError) *warnings += d.Render();
-    }
-  }
-  diags.ThrowIfErrors();
+  if (warnings != nullptr && !diags.has_errors()) *warnings += diags.RenderWarnings();
+  std::move(diags).ThrowIfErrors();
   return loaded;
 }
 

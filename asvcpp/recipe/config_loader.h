@@ -90,9 +90,10 @@ class ConfigSet {
 };
 
 /// Loads and resolves `names` (each from scratch), reading only their chains of the run-configs
-/// file. Warnings are rendered into `*warnings` when given and nothing is wrong. Throws ConfigError with every
-/// diagnostic when anything is wrong in the init config or in these configs' chains, so that
-/// nothing runs; problems in other configs of the file do not stop them.
+/// file. Warnings are rendered into `*warnings` when given and nothing is wrong (the first 50,
+/// then their count). Throws ConfigError with every diagnostic when anything is wrong in the init
+/// config or in these configs' chains, so that nothing runs; problems in other configs of the file
+/// do not stop them.
 std::vector<LoadedConfig> LoadConfigs(const Recipe& recipe, const RecipeFiles& files,
                                       const std::vector<std::string>& names,
                                       const std::vector<std::string>& overrides, std::string* warnings);

@@ -21,28 +21,6 @@ std::string Quoted(const std::string& name) {
   return fmt::format("{}...{} ({} characters)", name.substr(0, head), name.substr(tail), name.size());
 }
 
-// Errors that ConfigError shows in full (asvcpp/base/error.cc); of the errors after them only the
-// count is shown, so they get no "did you mean", the costly part of an error (a file of 100,000
-// unknown names computed 100,000 suggestions to show 50).
-constexpr std::size_t kShownErrors = 50;
-
-// The errors in `diags`, counted as they are added: Diagnostics::error_count() counts them all
-// again on each call, which once per line of a file would be quadratic.
-class ErrorCounter {
- public:
-  explicit ErrorCounter(const Diagnostics& diags) : diags_(diags), seen_(diags.all().size()), errors_(diags.error_count()) {}
-  /// Whether an error added now is among the first kShownErrors of `diags`.
-  bool NextShown() {
-    for (; seen_ < diags_.all().size(); ++seen_) errors_ += diags_.all()[seen_].severity == Severity::kError ? 1 : 0;
-    return errors_ < kShownErrors;
-  }
-
- private:
-  const Diagnostics& diags_;
-  std::size_t seen_;
-  std::size_t errors_;
-};
-
 // The position of the field name of a key at `pos` whose dot is at `dot`.
 SourcePos FieldPos(SourcePos pos, std::size_t dot) {
   if (pos.has_line() && pos.column > 0) pos.column += static_cast<int>(dot + 1);
@@ -110,11 +88,12 @@ bool AcceptsRawString(const TypeDesc& type) {
          (type.kind == TypeDesc::Kind::kOptional && type.element().kind == TypeDesc::Kind::kString);
 }
 
-void Validate(const SettingsTree& tree, const std::vector<parser::Assignment>& assignments, Diagnostics& diags,
-              ErrorCounter& errors) {
+// Only the errors a ConfigError shows get a "did you mean" (Diagnostics::NextShown), the costly part
+// of an error: a file of 100,000 unknown names computed 100,000 suggestions to show 50.
+void Validate(const SettingsTree& tree, const std::vector<parser::Assignment>& assignments, Diagnostics& diags) {
   for (const auto& a : assignments) {
-    const Site site{a.pos, a.source_line, true};
-    const Field* field = Lookup(tree, a.key, site, diags, errors.NextShown());
+    const Site site{a.pos, a.source_line.view(), true};
+    const Field* field = Lookup(tree, a.key, site, diags, diags.NextShown());
     if (field == nullptr) continue;
     CheckAssignment(*field, a.annotation ? &*a.annotation : nullptr, a.value, site, diags);
   }
@@ -124,26 +103,23 @@ void Validate(const SettingsTree& tree, const std::vector<parser::Assignment>& a
 
 void ValidateAssignments(const SettingsTree& tree, const std::vector<parser::Assignment>& assignments,
                          Diagnostics& diags) {
-  ErrorCounter errors(diags);
-  Validate(tree, assignments, diags, errors);
+  Validate(tree, assignments, diags);
 }
 
 void ValidateRunConfigs(const SettingsTree& tree, const parser::RunConfigsFile& file, Diagnostics& diags) {
-  ErrorCounter errors(diags);
-  for (const auto& block : file.blocks) Validate(tree, block.assignments, diags, errors);
+  for (const auto& block : file.blocks) Validate(tree, block.assignments, diags);
 }
 
 void Bind(SettingsTree& tree, const parser::ResolvedConfig& config, Diagnostics& diags, BindProblems problems) {
   const bool report = problems == BindProblems::kReport;
-  ErrorCounter errors(diags);
   Diagnostics dropped;  // Problems already reported (BindProblems::kSkip).
   for (const auto& key : config.keys) {
     const parser::ResolvedValue* rv = config.Find(key);
     if (rv == nullptr) continue;
     Field* field = nullptr;
-    const Site site{rv->provenance.pos, rv->source_line, true};
+    const Site site{rv->provenance.pos, rv->source_line.view(), true};
     if (report) {
-      if (Lookup(tree, key, site, diags, errors.NextShown()) == nullptr) continue;
+      if (Lookup(tree, key, site, diags, diags.NextShown()) == nullptr) continue;
       field = tree.FindField(key);
     } else {
       field = tree.FindField(key);  // An unknown name is skipped without a word.
@@ -173,8 +149,7 @@ void ApplyOverride(SettingsTree& tree, const std::string& arg, Diagnostics& diag
   }
   const std::string key(text::Trim(std::string_view(arg).substr(0, eq)));
   const std::string raw(text::Trim(std::string_view(arg).substr(eq + 1)));
-  ErrorCounter errors(diags);
-  const Field* found = Lookup(tree, key, site, diags, errors.NextShown());
+  const Field* found = Lookup(tree, key, site, diags, diags.NextShown());
   if (found == nullptr) return;
   Diagnostics parse_diags;
   std::optional<parser::Value> value = parser::ParseLiteral(raw, "--set " + key, parse_diags);

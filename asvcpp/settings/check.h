@@ -15,6 +15,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "asvcpp/base/diagnostic.h"
 #include "asvcpp/settings/settings_tree.h"
@@ -26,7 +27,7 @@ namespace asv::settings {
 /// Where an assignment came from, for diagnostics.
 struct Site {
   SourcePos pos;            ///< Position of the key (or, for --set, the argument as file name).
-  std::string source_line;  ///< Text of the line at `pos`.
+  std::string_view source_line;  ///< Text of the line at `pos`; must outlive the Site.
   bool value_positions = true;  ///< Whether positions stored in the values are meaningful.
 
   /// Position of `v` when known, else the key position.

@@ -421,6 +421,58 @@ TEST(ParseTest, HostileNestingIsAnErrorNotACrash) {
   EXPECT_NE(literal_diags.Render().find("nesting deeper than 256 levels"), std::string::npos);
 }
 
+// Past the errors a ConfigError shows, a statement's error is recorded without its message or
+// source line (the grammar reports errors without exceptions; the message is built only when it
+// will be shown) but at the same position, and parsing goes on from the same place: every kind
+// of bad statement, read once with nothing reported before it and once after 50 other errors.
+TEST(ParseTest, ErrorsPastTheShownOnesKeepTheirPositionsAndRecovery) {
+  const std::string text =
+      "net\n"
+      "a.b = foo\n"                      // a name where a value belongs
+      "a.c = = 1\n"                      // no value
+      "a.d = [1,\n  2\na.e = 3\n"        // bracket never closed: goes on at a.e
+      "a.f = 'open\n"                    // unterminated string
+      "a.g = (1 2)\n"                    // missing comma
+      "a.h = 1 + 1\n"                    // an expression
+      "a.i = 99999999999999999999\n"     // an int that does not fit (the action's error)
+      "a.j = '\\N{DASH}'\n"              // an escape that is not supported (the action's error)
+      "a.k = {[1]: 2}\n"                 // an unhashable dict key (the action's error)
+      "a.l = " + std::string(300, '[') + std::string(300, ']') + "\n"  // nesting too deep
+      "a.m: List[] = 1\n"                // a bad type
+      "a.n = [1,\n\n"                     // bracket open at a blank line
+      "next < net\n"
+      "a.o = 4\n"
+      "a..p = 5\n"                       // a bad key
+      "a.q = 6\n";
+  Diagnostics shown;
+  const auto file = ParseRunConfigs(text, "run_configs", shown);
+  Diagnostics hidden;
+  for (int i = 0; i < 50; ++i) hidden.Error({"before", i + 1, 1}, "earlier error");
+  const auto file_hidden = ParseRunConfigs(text, "run_configs", hidden);
+
+  ASSERT_EQ(shown.error_count(), 13u) << shown.Render();
+  ASSERT_EQ(hidden.error_count(), 63u) << hidden.Render().substr(0, 3000);
+  for (std::size_t i = 0; i < 13; ++i) {
+    const Diagnostic& full = shown.all()[i];
+    const Diagnostic& brief = hidden.all()[50 + i];
+    EXPECT_EQ(brief.pos.ToString(), full.pos.ToString()) << full.message;
+    EXPECT_FALSE(full.source_line.empty()) << full.message;
+    EXPECT_TRUE(brief.source_line.empty()) << full.message;
+    EXPECT_NE(brief.message, full.message);
+  }
+  EXPECT_NE(shown.Render().find("run_configs:2:7: error: expected a literal value, found the name 'foo'"),
+            std::string::npos);
+  const auto keys = [](const RunConfigsFile& f) {
+    std::vector<std::string> out;
+    for (const auto& block : f.blocks) {
+      for (const auto& a : block.assignments) out.push_back(block.name + ":" + a.key);
+    }
+    return out;
+  };
+  EXPECT_EQ(keys(file), (std::vector<std::string>{"net:a.e", "next:a.o", "next:a.q"}));
+  EXPECT_EQ(keys(file_hidden), keys(file));
+}
+
 TEST(ParseTest, EmptyAndCommentOnlyFiles) {
   EXPECT_EQ(Errors(""), "run_configs: error: file is empty\n");
   EXPECT_EQ(Errors(" \n\t\r\n"), "run_configs: error: file is empty\n");

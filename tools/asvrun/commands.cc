@@ -38,9 +38,7 @@ namespace {
 constexpr const char* kDefaultRecipe = "voxceleb/xvector";
 
 void PrintWarnings(const Diagnostics& diags) {
-  for (const auto& d : diags.all()) {
-    if (d.severity != Severity::kError) std::cerr << d.Render();
-  }
+  std::cerr << diags.RenderWarnings();
 }
 
 std::string RecipeName(const ConfigSource& source) {

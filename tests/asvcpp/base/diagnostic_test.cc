@@ -140,6 +140,72 @@ TEST(DiagnosticTest, ConfigErrorShowsTheFirstFiftyWarnings) {
   }
 }
 
+// Past the diagnostics a ConfigError shows, what is added keeps its position and message but not
+// its source line; NextShown says when that point is reached, per kind.
+TEST(DiagnosticTest, PastTheShownOnesNoSourceLineIsKept) {
+  Diagnostics diags;
+  for (int i = 1; i <= 49; ++i) diags.Warning({"f", i, 1}, "w", "warned line");
+  EXPECT_TRUE(diags.NextShown(Severity::kWarning));
+  diags.Warning({"f", 50, 1}, "w", "warned line");
+  EXPECT_FALSE(diags.NextShown(Severity::kWarning));
+  EXPECT_TRUE(diags.NextShown(Severity::kError));
+  diags.Warning({"f", 51, 1}, "w", "warned line");
+  for (int i = 1; i <= 60; ++i) {
+    EXPECT_EQ(diags.NextShown(), i <= 50) << i;
+    diags.Error({"f", 100 + i, 1}, "e", "bad line");
+  }
+  EXPECT_EQ(diags.error_count(), 60u);
+  EXPECT_EQ(diags.all().size(), 111u);
+  EXPECT_EQ(diags.all()[49].source_line, "warned line");
+  EXPECT_EQ(diags.all()[50].source_line, "");
+  EXPECT_EQ(diags.all()[51 + 49].source_line, "bad line");
+  EXPECT_EQ(diags.all()[51 + 50].source_line, "");
+  EXPECT_EQ(diags.all()[51 + 50].message, "e");
+  EXPECT_EQ(diags.all()[51 + 50].pos.line, 151);
+
+  // Counts follow appending.
+  Diagnostics more;
+  more.Error({"g", 1, 1}, "x");
+  more.Warning({"g", 2, 1}, "y");
+  Diagnostics all;
+  all.Append(more);
+  all.AppendUnique(more);  // nothing new
+  all.AppendUnique(diags);
+  EXPECT_EQ(all.error_count(), 61u);
+  EXPECT_EQ(all.all().size(), 113u);
+  EXPECT_FALSE(all.NextShown());
+}
+
+TEST(DiagnosticTest, RenderWarningsShowsFiftyAndCountsTheRest) {
+  Diagnostics diags;
+  diags.Error({"f", 1, 1}, "not a warning");
+  for (int i = 1; i <= 53; ++i) diags.Warning({"f", i + 1, 1}, "twice " + std::to_string(i));
+  const std::string text = diags.RenderWarnings();
+  EXPECT_EQ(text.find("not a warning"), std::string::npos);
+  EXPECT_NE(text.find("f:51:1: warning: twice 50\n"), std::string::npos);
+  EXPECT_EQ(text.find("twice 51"), std::string::npos);
+  EXPECT_EQ(text.substr(text.size() - 20), "and 3 more warnings\n") << text;
+  Diagnostics few;
+  few.Warning({"f", 1, 1}, "one");
+  EXPECT_EQ(few.RenderWarnings(), "f:1:1: warning: one\n");
+}
+
+// The rvalue form hands the diagnostics to the ConfigError without a copy.
+TEST(DiagnosticTest, ThrowIfErrorsOfAnRvalueMovesTheDiagnostics) {
+  Diagnostics diags;
+  diags.Warning({"f", 1, 1}, "w");
+  std::move(diags).ThrowIfErrors();  // no error: nothing thrown
+  diags.Error({"f", 2, 3}, "bad", "line two");
+  try {
+    std::move(diags).ThrowIfErrors();
+    FAIL() << "expected ConfigError";
+  } catch (const ConfigError& e) {
+    ASSERT_EQ(e.diagnostics().size(), 2u);
+    EXPECT_EQ(e.diagnostics()[1].source_line, "line two");
+    EXPECT_NE(std::string(e.what()).find("f:2:3: error: bad\n"), std::string::npos) << e.what();
+  }
+}
+
 TEST(DiagnosticTest, LineOf) {
   const std::string text = "a\nbb\r\n\nccc";
   EXPECT_EQ(LineOf(text, 1), "a");

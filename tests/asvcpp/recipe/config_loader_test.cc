@@ -70,5 +70,23 @@ TEST(ConfigLoaderTest, ProblemsOfTheFilesAreReportedOnceNotAgainWhenResolving) {
   }
 }
 
+// Warnings without errors are rendered for the user (`asvrun list`), the first 50 of them and
+// then their count: a key set 100,000 times made a message of 100,000 warnings.
+TEST(ConfigLoaderTest, WarningsAreRenderedFiftyAndACount) {
+  std::string text = "twice\n";
+  for (int i = 0; i < 80; ++i) text += fmt::format("network.max_epochs = {}\n", i + 1);
+  Files f(text);
+  const PlainRecipe recipe;
+  std::ofstream(f.files.init_config) << "network.max_epochs = 3\n";
+  std::string warnings;
+  const auto loaded = LoadConfigs(recipe, f.files, {"twice"}, {}, &warnings);
+  ASSERT_EQ(loaded.size(), 1u);
+  EXPECT_EQ(loaded[0].settings->common().network.max_epochs, 80);
+  EXPECT_NE(warnings.find("run_configs:52:1: warning: 'network.max_epochs' is set twice"), std::string::npos)
+      << warnings;
+  EXPECT_EQ(warnings.find("run_configs:53:1:"), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("\nand 29 more warnings\n"), std::string::npos) << warnings.substr(warnings.size() - 300);
+}
+
 }  // namespace
 }  // namespace asv::recipe
