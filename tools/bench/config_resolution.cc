@@ -48,7 +48,7 @@ std::string MakeRunConfigs(int blocks, int depth) {
     text += fmt::format("paths.system_folder = 'system_{}_{}'\n", chain, level);
     text += fmt::format("network.frame_layer_size = {}\n", 128 + level);
     text += fmt::format("network.initial_learning_rate = {}\n", 0.1 + 0.01 * level);
-    text += fmt::format("recipe.training_datasets = ['voxceleb2_cat', 'set{}']\n", b % 7);
+    text += fmt::format("recipe.feature_extraction_datasets = ['voxceleb1', 'set{}']\n", b % 7);
     text += fmt::format("backend.plda_dim = {}\n", 100 + (b % 50));
   }
   return text;

@@ -153,8 +153,43 @@ def bin_path(build, name):
     return path
 
 
+def time_command(cmd, cwd, warmup, repeats):
+    """Wall seconds of a whole command (process start to exit, output discarded), repeated; and the
+    CPU seconds (user + system) of its last run."""
+    times = []
+    for i in range(warmup + repeats):
+        before = os.times()
+        start = time.perf_counter()
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=cwd)
+        if i >= warmup:
+            times.append(time.perf_counter() - start)
+        after = os.times()
+    cpu = (after.children_user - before.children_user) + (after.children_system - before.children_system)
+    return spread(times), cpu
+
+
+# Files of one config `bad` whose lines are all wrong, in four ways (a file of 100,000 bad lines
+# must be reported well within a second: the first 50 errors in full, then their count).
+BAD_LINES = {
+    "unknown names": lambda i: f"network.nosuchkey{i} = 1",
+    "one unknown name, repeated": lambda i: "network.nosuchkey = 1",
+    "bad choice, repeated": lambda i: "network.activation = 'rleu'",
+    "syntax errors": lambda i: "network.max_epochs = = 1",
+}
+
+
+def asvtorch_python(args, venv):
+    """A Python that can import torch, for ASVtorch's settings modules; None when there is none."""
+    candidates = [args.asvtorch_python] if args.asvtorch_python else (
+        [venv.python] if venv.has("torch") else []) + ["python3", "/usr/bin/python3"]
+    for python in candidates:
+        ok = subprocess.run([python, "-c", "import torch"], capture_output=True)
+        if ok.returncode == 0:
+            return python
+    return None
+
+
 def case_config(args, tmp, venv):
-    del venv  # no peer: the issue sets absolute targets
     blocks, depth = (200, 10) if args.quick else (10000, 10)
     out = os.path.join(tmp, "config.json")
     run_configs = os.path.join(tmp, "config_run_configs")
@@ -168,23 +203,54 @@ def case_config(args, tmp, venv):
     asvrun = os.path.join(args.build, "tools", "asvrun", "asvrun")
     show = [asvrun, "show", "voxceleb/xvector", r["deepest_config"], "--run-configs", run_configs]
     warmup, repeats = (0, 2) if args.quick else (1, 10)
-    times = []
-    for i in range(warmup + repeats):
-        start = time.perf_counter()
-        subprocess.run(show, check=True, stdout=subprocess.DEVNULL, cwd=tmp)
-        if i >= warmup:
-            times.append(time.perf_counter() - start)
-    show_timing = spread(times)
+    subprocess.run(show, check=True, stdout=subprocess.DEVNULL, cwd=tmp)
+    show_timing, _ = time_command(show, tmp, warmup, repeats)
+    # The peer: ASVtorch's own loader (its settings modules, from a checkout given by --asvtorch),
+    # resolving the same config of the same file with its x-vector recipe's init config, as its
+    # run.py does before the first stage. Its settings module imports PyTorch.
+    peers = {}
+    if args.asvtorch and (args.asvtorch_python or not args.no_peers):
+        python = asvtorch_python(args, venv)
+        configs = os.path.join(args.asvtorch, "asvtorch", "recipes", "voxceleb", "xvector", "configs")
+        if python is None:
+            peers["ASVtorch loader"] = "no Python with torch (--asvtorch-python)"
+        elif not os.path.isdir(configs):
+            peers["ASVtorch loader"] = f"not an ASVtorch checkout: {args.asvtorch}"
+        else:
+            loader = [python, os.path.join(PEERS, "asvtorch_loader.py"), args.asvtorch,
+                      os.path.join(configs, "init_config.py"), os.path.join(configs, "mfcc.conf"), run_configs,
+                      r["deepest_config"]]
+            subprocess.run(loader, check=True, stdout=subprocess.DEVNULL, cwd=tmp)
+            torch_version = subprocess.run([python, "-c", "import torch; print(torch.__version__)"],
+                                           capture_output=True, text=True).stdout.strip()
+            peers[f"ASVtorch loader (torch {torch_version})"], _ = time_command(loader, tmp, warmup, repeats)
     note_all = "target < 1 s" + (" (extrapolated from a partial run: too slow to finish)"
                                  if r.get("resolve_all_extrapolated") else "")
     size = f"{blocks} blocks, depth {depth}"
-    return [row("4 config", f"parse+check, {size}", "s", timing(r["parse"]), {}),
+    rows = [row("4 config", f"parse+check, {size}", "s", timing(r["parse"]), {}),
             row("4 config", f"resolve one, {size}", "s", timing(r["resolve_one"]), {},
                 "target < 50 ms; as asvrun reads a config: scan of the whole file, parse + check of its chain"),
-            row("4 config", f"asvrun show of one config, whole command, {size}", "s", show_timing, {},
-                "process start to exit, as a user waits for it"),
+            row("4 config", f"asvrun show of one config, whole command, {size}", "s", show_timing, peers,
+                "process start to exit, as a user waits for it; target >= 30x ASVtorch's loader"),
             row("4 config", f"resolve one in the parsed file, {size}", "s", timing(r["resolve_one_parsed"]), {}),
             row("4 config", f"resolve all, {size}", "s", timing(r["resolve_all"]), {}, note_all)]
+    # `asvrun show` of a config of 100,000 bad lines (1,000 in quick mode): exit 2 with the
+    # first 50 errors and the count of the rest.
+    lines = 1000 if args.quick else 100000
+    for kind, line in BAD_LINES.items():
+        path = os.path.join(tmp, "bad_run_configs")
+        with open(path, "w") as f:
+            f.write("bad\n")
+            f.writelines(line(i) + "\n" for i in range(lines))
+        bad = [asvrun, "show", "voxceleb/xvector", "bad", "--run-configs", path]
+        status = subprocess.run(bad, capture_output=True, text=True, cwd=tmp)
+        if status.returncode != 2 or f"{lines} errors in configuration" not in status.stderr:
+            raise RuntimeError(f"asvrun show of {lines} lines of {kind}: exit {status.returncode}, "
+                               f"{status.stderr[-300:]}")
+        t, cpu = time_command(bad, tmp, warmup, repeats)
+        rows.append(row("4 config", f"asvrun show of {lines} bad lines: {kind}", "s", t, {},
+                        f"whole command, exit 2; CPU {cpu:.3g} s; target well under 1 s"))
+    return rows
 
 
 def case_db(args, tmp, venv):
@@ -812,6 +878,12 @@ def main():
                         help="case 6: demo corpus folder, made by tools/make_demo_corpus.py if missing (full mode)")
     parser.add_argument("--memory-epochs", type=int, default=6, help="case 6: network.max_epochs of stage 5")
     parser.add_argument("--no-peers", action="store_true", help="asvcpp only (no venv)")
+    parser.add_argument("--asvtorch", default=os.environ.get("ASVTORCH_ROOT"),
+                        help="case 4: a checkout of ASVtorch (the folder holding the asvtorch package), whose "
+                             "config loader is timed against asvrun show (default: $ASVTORCH_ROOT)")
+    parser.add_argument("--asvtorch-python",
+                        help="case 4: the Python (with torch) that runs ASVtorch's loader (default: the peers' "
+                             "venv, else python3; with --no-peers, only this one)")
     parser.add_argument("--venv", default=os.path.expanduser("~/.cache/asvcpp-bench/venv"))
     args = parser.parse_args()
     args.build = os.path.abspath(args.build)
