@@ -120,6 +120,28 @@ std::vector<DetPoint> ThinDetPoints(const std::vector<DetPoint>& all, std::size_
   return points;
 }
 
+std::string DetFileName(const std::string& trial_list, std::int64_t run_id) {
+  return run_id > 0 ? fmt::format("det_{}.run{}.tsv", trial_list, run_id) : fmt::format("det_{}.tsv", trial_list);
+}
+
+std::optional<std::string> TrialListOfDetFile(const std::filesystem::path& path) {
+  const std::string name = path.filename().string();
+  const std::string_view prefix = "det_", suffix = ".tsv";
+  if (name.size() <= prefix.size() + suffix.size() || name.compare(0, prefix.size(), prefix) != 0 ||
+      name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0) {
+    return std::nullopt;
+  }
+  std::string list = name.substr(prefix.size(), name.size() - prefix.size() - suffix.size());
+  // A run's suffix ".run<digits>".
+  const auto dot = list.rfind(".run");
+  if (dot != std::string::npos && dot > 0 && dot + 4 < list.size() &&
+      std::all_of(list.begin() + static_cast<std::ptrdiff_t>(dot) + 4, list.end(),
+                  [](char c) { return c >= '0' && c <= '9'; })) {
+    list.erase(dot);
+  }
+  return list;
+}
+
 void WriteDetPoints(const std::filesystem::path& path, const std::vector<DetPoint>& points) {
   std::string text = std::string(kDetHeader) + "\n";
   for (const DetPoint& p : points) {

@@ -5,7 +5,10 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "asvcpp/eval/metrics.h"
@@ -50,6 +53,16 @@ const std::vector<double>& DetAxisTicks();
 /// 0.01 % (the smallest tick; points further down are cut off). Points outside that square (a rate
 /// of 0, or above 40 %) do not move it. Never throws.
 double DetAxisMin(const std::vector<DetPoint>& points);
+
+/// The file name of trial list `trial_list`'s DET points written by run `run_id` (the experiment
+/// database's run id): "det_<trial_list>.run<run_id>.tsv", or "det_<trial_list>.tsv" when run_id
+/// is 0 (no database). One file per run, so that rescoring a system in the same output folder
+/// keeps the curve every earlier run recorded.
+std::string DetFileName(const std::string& trial_list, std::int64_t run_id);
+
+/// The trial list of a DET file named as DetFileName names it (the file name of `path` is used):
+/// "det_vox1_o.run12.tsv" and "det_vox1_o.tsv" -> "vox1_o"; nullopt for any other name.
+std::optional<std::string> TrialListOfDetFile(const std::filesystem::path& path);
 
 /// Writes `points` as a tab-separated file with the header
 /// "p_miss<TAB>p_fa<TAB>probit_miss<TAB>probit_fa<TAB>threshold" (rates as fractions, 17

@@ -47,7 +47,7 @@ std::vector<DetCurve> RunDetCurves(db::Database& database, const db::RunRow& run
   for (const auto& artifact : database.Artifacts(run.id)) {
     const auto& a = artifact.record;
     if (a.kind == "det") {
-      if (const auto name = ListOf(a.path, "det_")) {
+      if (const auto name = eval::TrialListOfDetFile(a.path)) {
         if (std::none_of(det_files.begin(), det_files.end(), [&](const auto& d) { return d.list == *name; })) {
           det_files.push_back({*name, ArtifactPath(run, a.path), a.checksum});
         }

@@ -1,7 +1,5 @@
 #include "asvcpp/report/report_data.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -12,6 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
+#include "asvcpp/base/checksum.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/db/timestamp.h"
 #include "asvcpp/eval/det.h"
@@ -248,7 +249,15 @@ Json DetJson(const std::vector<db::ArtifactRow>& artifacts, const std::map<std::
     if (folder == output_folders.end()) continue;
     fs::path path = a.record.path;
     if (path.is_relative()) path = folder->second / path;
-    const DetCurve curve = ReadDetCurve(path, options.det_points);
+    DetCurve curve = ReadDetCurve(path, options.det_points);
+    // A file that a later run in the same output folder overwrote (before DET files were named
+    // per run) is not this run's curve.
+    if (curve.note.empty() && !a.record.checksum.empty() && asv::fs::FileChecksum(path) != a.record.checksum) {
+      curve.probit_fa.clear();
+      curve.probit_miss.clear();
+      curve.note = fmt::format(
+          "{}: changed since the run wrote it (a later run in the same output folder overwrote it)", path.string());
+    }
     if (options.filter.trial_list && curve.trial_list != *options.filter.trial_list) continue;
     Json entry{{"trial_list", curve.trial_list}, {"path", curve.path}};
     if (!curve.note.empty()) {
@@ -391,8 +400,7 @@ std::vector<RunningJob> RunningJobs(db::Database& database, const std::vector<db
 DetCurve ReadDetCurve(const fs::path& path, std::size_t max_points) {
   DetCurve curve;
   curve.path = path.string();
-  std::string name = path.stem().string();
-  curve.trial_list = name.rfind("det_", 0) == 0 ? name.substr(4) : name;
+  curve.trial_list = eval::TrialListOfDetFile(path).value_or(path.stem().string());
   std::error_code ec;
   if (!fs::exists(path, ec)) {
     curve.note = fmt::format("{}: cannot be read (moved or deleted?)", path.string());

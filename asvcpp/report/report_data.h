@@ -99,9 +99,10 @@ struct DetCurve {
 
 /// Reads a DET file of eval::WriteDetPoints (`p_miss`, `p_fa`, ... columns, rates in [0, 1]),
 /// keeping about `max_points` (>= 2) points spread evenly along the curve on probit axes, always
-/// the first, the last and the one nearest to the EER; `axis_min` from all of its points. The trial list is the name of the file
-/// without "det_" and ".tsv". Never throws for a bad file: a missing or malformed file gives a
-/// curve without points and a `note` that names the path and the problem.
+/// the first, the last and the one nearest to the EER; `axis_min` from all of its points. The
+/// trial list is read from the file name (eval::TrialListOfDetFile: "det_<list>[.run<id>].tsv").
+/// Never throws for a bad file: a missing or malformed file gives a curve without points and a
+/// `note` that names the path and the problem.
 DetCurve ReadDetCurve(const std::filesystem::path& path, std::size_t max_points);
 
 /// The page's data for the runs and results of `database` that `options.filter` selects (see the

@@ -5,6 +5,8 @@
 // espeak-ng or ffmpeg is missing.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -133,8 +135,9 @@ TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
   EXPECT_TRUE(fs::exists(system / "networks/epoch.2.pt"));
   EXPECT_EQ(CountLines(system / "scores/scores_veri_test.txt"), trials);
   // DET points: the header, then points inside the probit axes, at most one per trial.
-  EXPECT_GE(CountLines(system / "scores/det_veri_test.tsv"), 2u);
-  EXPECT_LE(CountLines(system / "scores/det_veri_test.tsv"), trials + 1);
+  const fs::path det = system / "scores" / fmt::format("det_veri_test.run{}.tsv", runs[0].id);
+  EXPECT_GE(CountLines(det), 2u);
+  EXPECT_LE(CountLines(det), trials + 1);
   EXPECT_TRUE(fs::exists(system / "embeddings/trial.scp"));
   EXPECT_EQ(CountLines(system / "results/results.txt"), 1u);
 
@@ -260,6 +263,15 @@ TEST(RecipeE2eTest, ScoreNormalisationAndCalibration) {
   runs = database.ListRuns();
   ASSERT_EQ(runs.size(), 2u);
   check_final_result(runs[0].id);
+  // Each run keeps its own DET points: the first run's curve is still plottable, and differs.
+  const auto det_of = [&](std::int64_t run_id) {
+    return testing::Slurp(system / "scores" / fmt::format("det_veri_test.run{}.tsv", run_id));
+  };
+  EXPECT_NE(det_of(runs[0].id), det_of(runs[1].id));
+  const auto plot = testing::RunCommand(
+      {ASV_ASVRUN, "plot", "det", std::to_string(runs[1].id), "--out", "first.svg", "--db", "out/experiments.db"},
+      dir.path());
+  EXPECT_EQ(plot.status, 0) << plot.err;
 
   // A cohort that no longer matches the back-end embeddings is rebuilt, not used.
   dir.Write("out/tiny_system/embeddings/cohort.source", "sha256:0\n");

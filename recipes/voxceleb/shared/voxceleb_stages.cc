@@ -209,7 +209,8 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
     const fs::path score_file = context.system_folder() / "scores" / ("scores_" + file.filename().string());
     eval::WriteScoreFile(score_file, result.scores);
     context.RecordArtifact(score_file, "scores");
-    const fs::path det_file = context.system_folder() / "scores" / ("det_" + file.stem().string() + ".tsv");
+    const fs::path det_file =
+        context.system_folder() / "scores" / eval::DetFileName(file.stem().string(), context.run_id());
     eval::WriteDetPoints(det_file, result.det);
     context.RecordArtifact(det_file, "det");
     const std::string line = backend::FormatResult(result, epoch);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -91,6 +92,20 @@ TEST(DetTest, LargeCurvesAreThinnedKeepingShapeEndsAndTheEerPoint) {
       EXPECT_NEAR(Probit(p.p_miss), -2.0 - Probit(p.p_fa), 0.1);
     }
   }
+}
+
+// One DET file per run and trial list; the list is read back from either form of the name.
+TEST(DetTest, DetFileNamesNameTheRunAndGiveBackTheTrialList) {
+  EXPECT_EQ(DetFileName("veri_test", 12), "det_veri_test.run12.tsv");
+  EXPECT_EQ(DetFileName("veri_test", 0), "det_veri_test.tsv");
+  EXPECT_EQ(TrialListOfDetFile("out/scores/det_veri_test.run12.tsv"), std::optional<std::string>("veri_test"));
+  EXPECT_EQ(TrialListOfDetFile("det_list_test_hard2.tsv"), std::optional<std::string>("list_test_hard2"));
+  EXPECT_EQ(TrialListOfDetFile("det_a.b.tsv"), std::optional<std::string>("a.b"));
+  EXPECT_EQ(TrialListOfDetFile("det_a.run.tsv"), std::optional<std::string>("a.run"));
+  EXPECT_EQ(TrialListOfDetFile("det_a.run1x.tsv"), std::optional<std::string>("a.run1x"));
+  EXPECT_EQ(TrialListOfDetFile("det_.tsv"), std::nullopt);
+  EXPECT_EQ(TrialListOfDetFile("scores_veri_test.txt"), std::nullopt);
+  EXPECT_EQ(TrialListOfDetFile("det_veri_test.txt"), std::nullopt);
 }
 
 TEST(DetTest, WrittenPointsHaveAHeaderAndProbitColumns) {

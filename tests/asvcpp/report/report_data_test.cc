@@ -7,6 +7,7 @@
 #include <fstream>
 #include <string>
 
+#include "asvcpp/base/checksum.h"
 #include "asvcpp/report/report_data.h"
 #include "asvcpp/report/report_html.h"
 #include "asvcpp/report/settings_diff.h"
@@ -147,6 +148,36 @@ TEST_F(ReportDataTest, DetCurvesAreReadThinnedAndAMissingFileIsANote) {
   const Json& small = det[std::to_string(db_.small)][0];
   EXPECT_FALSE(small.contains("x"));
   EXPECT_NE(small["note"].get<std::string>().find("gone/det_vox1_o.tsv"), std::string::npos);
+}
+
+// A DET file that no longer has the checksum its run recorded (a later run in the same output
+// folder wrote the same name) is a note, not another run's curve drawn as this run's.
+TEST_F(ReportDataTest, ADetFileChangedSinceItsRunWroteItIsANote) {
+  const fs::path file = dir_ / "out" / "scores" / "det_vox1_e.run7.tsv";
+  eval::WriteDetPoints(file, {{0.01, 0.3, -1}, {0.1, 0.1, 0}, {0.3, 0.02, 1}});
+  {
+    db::Database database(db_.path);
+    db::ArtifactRecord det;
+    det.kind = "det";
+    det.path = "scores/det_vox1_e.run7.tsv";
+    det.checksum = asv::fs::FileChecksum(file);
+    database.RecordArtifact(db_.small, det);
+  }
+  const auto entry = [&] {
+    const Json data = Data();
+    for (const auto& e : data["det"][std::to_string(db_.small)]) {
+      if (e["trial_list"] == "vox1_e") return e;
+    }
+    return Json();
+  };
+  ASSERT_TRUE(entry().contains("x")) << entry().dump();
+  EXPECT_FALSE(entry().contains("note"));
+  eval::WriteDetPoints(file, {{0.02, 0.2, -1}, {0.2, 0.02, 1}});
+  const Json changed = entry();
+  EXPECT_FALSE(changed.contains("x")) << changed.dump();
+  EXPECT_NE(changed["note"].get<std::string>().find("det_vox1_e.run7.tsv: changed since the run wrote it"),
+            std::string::npos)
+      << changed.dump();
 }
 
 TEST_F(ReportDataTest, ReadDetCurveKeepsTheEndsAndNamesTheLineOfABadFile) {
