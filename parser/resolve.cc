@@ -283,7 +283,11 @@ ResolvedConfig Resolver::Flatten(const Block& root) const {
   config.name = root.name;
   config.chain.reserve(preorder.size());
   for (auto it = preorder.rbegin(); it != preorder.rend(); ++it) config.chain.push_back((*it)->name);
+  std::size_t assignments = 0;
+  for (const Block* block : postorder) assignments += block->assignments.size();
   std::unordered_set<std::string_view> key_seen;
+  key_seen.reserve(assignments);
+  config.values.reserve(assignments);
   for (const Block* block : postorder) {
     for (const auto& a : block->assignments) {
       if (key_seen.insert(a.key).second) config.keys.push_back(a.key);
@@ -318,7 +322,12 @@ ResolvedConfig ResolveInit(const InitConfigFile& file) {
 
 std::string Dump(const ResolvedConfig& config) {
   std::string out;
-  for (const auto& [key, v] : config.values) {
+  std::vector<const std::pair<const std::string, ResolvedValue>*> sorted;
+  sorted.reserve(config.values.size());
+  for (const auto& entry : config.values) sorted.push_back(&entry);
+  std::sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) { return a->first < b->first; });
+  for (const auto* entry : sorted) {
+    const auto& [key, v] = *entry;
     const std::string type = v.annotation ? ": " + v.annotation->ToString() : std::string();
     out += fmt::format("{}{} = {}  # {}\n", key, type, v.value.Repr(), v.provenance.ToString());
   }

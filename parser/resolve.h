@@ -5,7 +5,6 @@
 // Parents may be defined before or after their children. The parser knows nothing of Settings.
 #pragma once
 
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -45,7 +44,7 @@ struct ResolvedConfig {
   std::string name;
   std::vector<std::string> chain;  ///< Ancestors in the order they are applied, the config last.
   std::vector<std::string> keys;   ///< Order in which keys were first set.
-  std::map<std::string, ResolvedValue> values;
+  std::unordered_map<std::string, ResolvedValue> values;  ///< By key; `keys` gives their order.
 
   const ResolvedValue* Find(const std::string& key) const;
   /// Sets or replaces a key, keeping first-set order.
@@ -63,7 +62,7 @@ void CheckRunConfigs(const RunConfigsFile& file, Diagnostics& diags);
 /// Resolves configs of one parsed file: the file's blocks are indexed by name once, and each
 /// config is resolved at most once (later calls return the same result).
 /// Resolving one config costs time linear in its ancestors, their parent links and their
-/// assignments (expected; the key map adds a log factor): each ancestor is visited once however
+/// assignments (expected: the keys are hashed): each ancestor is visited once however
 /// many paths lead to it, and no intermediate config is built. Nothing recurses, so inheritance
 /// chains of any depth resolve (a 10,000-deep chain in milliseconds).
 /// Not thread-safe (it caches); `file` must outlive the resolver and stay unchanged (the index
