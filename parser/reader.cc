@@ -78,11 +78,8 @@ bool Reader::Parse(std::size_t& i, ParseState& state) {
     i = NextLine(in, lines_.size());
     return true;
   }
-  if (shown) {
-    Error(state.line, state.column, state.message);
-  } else {
-    diags_.Error(SourcePos{file_, state.line, state.column}, "syntax error");
-  }
+  // Unshown: no message was built (and the diagnostics keep no source line).
+  Error(state.line, state.column, shown ? state.message : std::string("syntax error"));
   if (state.resume_line > 0) {
     i = static_cast<std::size_t>(state.resume_line) - 1;
   } else {

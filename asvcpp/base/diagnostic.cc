@@ -149,7 +149,7 @@ std::string Diagnostics::RenderWarnings() const {
   std::size_t others = 0;
   for (const auto& d : items_) {
     if (d.severity == Severity::kError) continue;
-    if (others++ < kShownOthers) RenderInto(d, out);
+    if (Shown(d.severity, 0, others++)) RenderInto(d, out);
   }
   if (others > kShownOthers) {
     const std::size_t more = others - kShownOthers;

@@ -103,7 +103,12 @@ class Diagnostics {
   /// them, never after): fewer than kShownErrors errors so far and, for a warning or note, fewer
   /// than kShownOthers of those. Constant time.
   bool NextShown(Severity severity = Severity::kError) const noexcept {
-    return errors_ < kShownErrors && (severity == Severity::kError || items_.size() - errors_ < kShownOthers);
+    return Shown(severity, errors_, items_.size() - errors_);
+  }
+  /// The rule of NextShown and of ConfigError's message: a diagnostic of `severity` that comes
+  /// after `errors_before` errors and `others_before` warnings and notes is shown in full.
+  static bool Shown(Severity severity, std::size_t errors_before, std::size_t others_before) noexcept {
+    return errors_before < kShownErrors && (severity == Severity::kError || others_before < kShownOthers);
   }
 
   const std::vector<Diagnostic>& all() const noexcept { return items_; }

@@ -10,21 +10,19 @@ namespace asv {
 
 namespace {
 
-// Errors shown in full; after them only the count of what follows. Warnings (and notes) likewise:
-// a key set 100,000 times in a file made a message of 100,000 warnings before its first error.
-constexpr std::size_t kMaxShownErrors = Diagnostics::kShownErrors;
-constexpr std::size_t kMaxShownOthers = Diagnostics::kShownOthers;
-
+// Errors shown in full (Diagnostics::Shown); after them only the count of what follows. Warnings
+// (and notes) likewise: a key set 100,000 times in a file made a message of 100,000 warnings
+// before its first error.
 std::string RenderAll(const std::vector<Diagnostic>& diagnostics) {
   std::string out;
   std::size_t errors = 0, others = 0;
   std::size_t hidden_errors = 0, hidden_others = 0;
   for (const auto& d : diagnostics) {
     const bool error = d.severity == Severity::kError;
-    if (errors >= kMaxShownErrors || (!error && others >= kMaxShownOthers)) {
-      ++(error ? hidden_errors : hidden_others);
-    } else {
+    if (Diagnostics::Shown(d.severity, errors, others)) {
       out += d.Render();
+    } else {
+      ++(error ? hidden_errors : hidden_others);
     }
     ++(error ? errors : others);
   }
