@@ -1,11 +1,13 @@
 # A precompiled <torch/torch.h> for the sources that include LibTorch.
 #
 # Parsing LibTorch's headers is most of the compile time of a source that includes them (about 20
-# of 40 s with GCC 12 at -O2). One header is precompiled per code-generation flavour (GCC refuses
-# a header precompiled with -fPIC in a -fPIE compile): position-independent static libraries, and
-# executables. Only sources that include LibTorch, directly or through the project's own headers,
-# use it: force-including it into a LibTorch-free source would make that source four times
-# slower. Turn it off with -DASV_TORCH_PCH=OFF (e.g. for a compiler that rejects the header).
+# of 40 s with GCC 12 at -O2). GCC uses a precompiled header only in compiles with the same
+# code-generation flags (it refuses a header precompiled with -fPIC in a -fPIE compile), so the
+# header is precompiled once, with -fPIC, and the executables' sources that use it are compiled
+# with -fPIC too (they still link as position-independent executables). Only sources that include
+# LibTorch, directly or through the project's own headers, use it: force-including it into a
+# LibTorch-free source would make that source four times slower. Turn it off with
+# -DASV_TORCH_PCH=OFF (e.g. for a compiler that rejects the header).
 
 option(ASV_TORCH_PCH "Precompile LibTorch's header for the sources that include it" ON)
 
@@ -65,7 +67,6 @@ function(asv_apply_torch_pch)
     return()
   endif()
   _asv_targets_of("${PROJECT_SOURCE_DIR}" targets)
-  set(flavours "")
   set(count 0)
   foreach(target IN LISTS targets)
     get_target_property(type ${target} TYPE)
@@ -99,20 +100,16 @@ function(asv_apply_torch_pch)
       continue()
     endif()
     get_target_property(pic ${target} POSITION_INDEPENDENT_CODE)
-    if(pic AND NOT type STREQUAL "EXECUTABLE")
-      set(flavour pic)
-    else()
-      set(flavour pie)
+    if(type STREQUAL "EXECUTABLE" OR NOT pic)
+      target_compile_options(${target} PRIVATE -fPIC)
     endif()
-    if(NOT TARGET asv_torch_pch_${flavour})
-      add_library(asv_torch_pch_${flavour} OBJECT "${PROJECT_SOURCE_DIR}/cmake/torch_pch.cc")
-      target_link_libraries(asv_torch_pch_${flavour} PRIVATE ${TORCH_LIBRARIES} fmt::fmt asv_warnings)
-      target_precompile_headers(asv_torch_pch_${flavour} PRIVATE <torch/torch.h>)
-      if(flavour STREQUAL "pic")
-        set_target_properties(asv_torch_pch_${flavour} PROPERTIES POSITION_INDEPENDENT_CODE ON)
-      endif()
+    if(NOT TARGET asv_torch_pch)
+      add_library(asv_torch_pch OBJECT "${PROJECT_SOURCE_DIR}/cmake/torch_pch.cc")
+      target_link_libraries(asv_torch_pch PRIVATE ${TORCH_LIBRARIES} fmt::fmt asv_warnings)
+      target_precompile_headers(asv_torch_pch PRIVATE <torch/torch.h>)
+      set_target_properties(asv_torch_pch PROPERTIES POSITION_INDEPENDENT_CODE ON)
     endif()
-    target_precompile_headers(${target} REUSE_FROM asv_torch_pch_${flavour})
+    target_precompile_headers(${target} REUSE_FROM asv_torch_pch)
     if(other_sources)
       set_source_files_properties(${other_sources} TARGET_DIRECTORY ${target}
                                   PROPERTIES SKIP_PRECOMPILE_HEADERS ON)

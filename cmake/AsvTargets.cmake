@@ -13,20 +13,26 @@ function(asv_add_library name)
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
 endfunction()
 
-# asv_add_test(NAME SOURCES ... DEPS ... LABELS ... [TIMEOUT s]): one GoogleTest executable whose
-# tests are registered individually with ctest and carry the given labels
-# (unit, golden, e2e, dist, gpu).
+# asv_add_test(NAME SOURCES ... DEPS ... LABELS ... [TIMEOUT s] [COST n] [PROPERTIES ...]): one
+# GoogleTest executable whose tests are registered individually with ctest and carry the given
+# labels (unit, golden, e2e, dist, gpu). The build's paths come from tests/build_paths.h. COST
+# makes ctest start the program's tests early when it has no timings of an earlier run (a fresh
+# build folder): give the slowest programs a high one so that they do not start last. PROPERTIES
+# are more ctest properties of every test of the program (e.g. FIXTURES_REQUIRED tiny_corpus).
+# The sources are compiled in batches (cmake/AsvUnity.cmake) unless ASV_UNITY_BUILD is OFF.
 function(asv_add_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "TIMEOUT;COST" "SOURCES;DEPS;LABELS;PROPERTIES" ${ARGN})
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
+  if(NOT ARG_COST)
+    set(ARG_COST 0)
+  endif()
   add_executable(${name} ${ARG_SOURCES})
-  target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main asv_warnings)
-  target_compile_definitions(${name} PRIVATE
-    ASV_SOURCE_DIR="${PROJECT_SOURCE_DIR}" ASV_BINARY_DIR="${PROJECT_BINARY_DIR}")
+  target_link_libraries(${name} PRIVATE ${ARG_DEPS} asv_test_paths GTest::gtest GTest::gtest_main asv_warnings)
+  asv_unity_candidate(${name})
   gtest_discover_tests(${name}
     WORKING_DIRECTORY ${PROJECT_BINARY_DIR}
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT}
+    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} COST ${ARG_COST} ${ARG_PROPERTIES}
     DISCOVERY_TIMEOUT 60)
 endfunction()

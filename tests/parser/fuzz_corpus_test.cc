@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "asvcpp/base/fs.h"
+#include "tests/build_paths.h"
 #include "tests/parser/fuzz/config_fuzz.h"
 
 namespace asv::parser {

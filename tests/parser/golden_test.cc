@@ -26,6 +26,7 @@
 #include "asvcpp/base/fs.h"
 #include "parser/parse.h"
 #include "parser/resolve.h"
+#include "tests/build_paths.h"
 
 namespace asv::parser {
 namespace {

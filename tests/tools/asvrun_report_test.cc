@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "asvcpp/db/database.h"
+#include "tests/build_paths.h"
 #include "tests/tools/asvrun_in_process.h"
 #include "tools/asvrun/cli.h"
 

@@ -11,6 +11,7 @@
 
 #include "asvcpp/base/fs.h"
 #include "asvcpp/db/database.h"
+#include "tests/build_paths.h"
 #include "tests/tools/test_util.h"
 
 namespace asv {

@@ -17,6 +17,7 @@
 #include "asvcpp/recipe/config_loader.h"
 #include "asvcpp/settings/dump.h"
 #include "recipes/catalog.h"
+#include "tests/build_paths.h"
 #include "tests/tools/test_util.h"
 
 namespace asv {

@@ -14,6 +14,8 @@
 
 #include <unistd.h>
 
+#include "tests/build_paths.h"
+
 namespace {
 
 namespace fs = std::filesystem;

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "asvcpp/db/database.h"
+#include "tests/build_paths.h"
 #include "tests/tools/test_util.h"
 
 namespace asv {
@@ -117,8 +118,8 @@ std::string PrepareSharedData(const fs::path& root) {
     fs::remove(root / "ready");
     fs::remove_all(root / "corpus");
     fs::remove_all(root / "out");
-    const auto corpus = testing::MakeTinyCorpus(root);
-    if (corpus.status != 0) error = "make_demo_corpus.py failed: " + corpus.err;
+    const auto corpus = testing::LinkTinyCorpus(root);
+    if (corpus.status != 0) error = "no tiny corpus: " + corpus.err;
     if (error.empty()) {
       std::ofstream(root / "run_configs") << kConfigs;
       fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/voxceleb/xvector/mfcc.conf", root / "mfcc.conf",

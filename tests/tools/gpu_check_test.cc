@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/build_paths.h"
 #include "tests/tools/test_util.h"
 
 namespace asv {
@@ -22,9 +23,10 @@ TEST(GpuCheckTest, CpuModeRunsEveryStepThatCanRunOnTheCpu) {
   }
   testing::ScratchDir dir("gpu_check");
   const std::string source = ASV_SOURCE_DIR;
-  const auto prepare = testing::RunCommand(
-      {"env", std::string("ASV_ASVRUN=") + ASV_ASVRUN, source + "/tools/gpu_check/prepare.sh", "--data", "data"},
-      dir.path());
+  const auto prepare = testing::RunCommand({"env", std::string("ASV_ASVRUN=") + ASV_ASVRUN,
+                                            "ASV_TINY_CORPUS=" + testing::SharedTinyCorpus().string(),
+                                            source + "/tools/gpu_check/prepare.sh", "--data", "data"},
+                                           dir.path());
   ASSERT_EQ(prepare.status, 0) << prepare.out << prepare.err;
   ASSERT_TRUE(fs::exists(dir / "data/PREPARED"));
   // The speech audio stays behind (PCM stores replace it for the margin recipe); only the tiny

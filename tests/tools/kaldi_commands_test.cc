@@ -12,6 +12,7 @@
 #include "asvcpp/features/kaldi_options.h"
 #include "asvcpp/features/mfcc.h"
 #include "asvcpp/features/vad.h"
+#include "tests/build_paths.h"
 #include "tests/tools/test_util.h"
 
 namespace asv {

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "tests/build_paths.h"
+
 namespace asv {
 namespace {
 

@@ -14,6 +14,7 @@
 #include "asvcpp/db/database.h"
 #include "asvcpp/eval/calibration.h"
 #include "asvcpp/eval/score_file.h"
+#include "tests/build_paths.h"
 #include "tests/tools/test_util.h"
 
 namespace asv {
@@ -78,7 +79,7 @@ TEST(MarginRecipeE2eTest, TinyCorpusThroughEveryStage) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("margin_e2e");
-  const auto corpus = testing::MakeTinyCorpus(dir.path());
+  const auto corpus = testing::LinkTinyCorpus(dir.path());
   ASSERT_EQ(corpus.status, 0) << corpus.err;
   dir.Write("configs/run_configs", kConfigs);
   dir.Write("configs/init_config", kInitConfig);

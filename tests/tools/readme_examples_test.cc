@@ -7,6 +7,7 @@
 
 #include <sstream>
 
+#include "tests/build_paths.h"
 #include "tests/tools/test_util.h"
 
 namespace asv {

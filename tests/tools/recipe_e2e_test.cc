@@ -17,6 +17,7 @@
 #include "asvcpp/db/database.h"
 #include "asvcpp/eval/calibration.h"
 #include "asvcpp/eval/score_file.h"
+#include "tests/build_paths.h"
 #include "tests/tools/test_util.h"
 
 namespace asv {
@@ -68,7 +69,7 @@ TEST(RecipeE2eTest, TinyCorpusThroughEveryStage) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("recipe_e2e");
-  const auto corpus = testing::MakeTinyCorpus(dir.path());
+  const auto corpus = testing::LinkTinyCorpus(dir.path());
   ASSERT_EQ(corpus.status, 0) << corpus.err;
   dir.Write("configs/run_configs", kConfigs);
   dir.Write("configs/init_config", kInitConfig);
@@ -186,7 +187,7 @@ TEST(RecipeE2eTest, ScoreNormalisationAndCalibration) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("recipe_e2e_backend");
-  const auto corpus = testing::MakeTinyCorpus(dir.path());
+  const auto corpus = testing::LinkTinyCorpus(dir.path());
   ASSERT_EQ(corpus.status, 0) << corpus.err;
   std::string configs = kConfigs;
   for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
@@ -292,7 +293,7 @@ TEST(RecipeE2eTest, InterruptedTrainingIsRecordedAndResumes) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("recipe_interrupt");
-  ASSERT_EQ(testing::MakeTinyCorpus(dir.path()).status, 0);
+  ASSERT_EQ(testing::LinkTinyCorpus(dir.path()).status, 0);
   std::string configs = kConfigs;
   configs += "\n# Trains far longer than the test waits\nlong < tiny\npaths.system_folder = 'long_system'\n"
              "recipe.end_stage = 5\nnetwork.max_epochs = 1000\nnetwork.epochs_per_train_call = 100000\n";

@@ -19,6 +19,8 @@
 #include <system_error>
 #include <vector>
 
+#include "tests/build_paths.h"
+
 namespace asv {
 namespace {
 

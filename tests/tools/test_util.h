@@ -1,15 +1,20 @@
 // Helpers for tests that run asvrun as a subprocess in a scratch folder.
 #pragma once
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <sys/wait.h>
 #include <vector>
+
+#include "tests/build_paths.h"
 
 namespace asv::testing {
 
@@ -96,12 +101,54 @@ inline CommandResult RunCommand(const std::vector<std::string>& args, const std:
 /// (tools/setup.sh installs them).
 inline bool HaveDemoCorpusTools() { return HaveTool("espeak-ng") && HaveTool("ffmpeg") && HaveTool("python3"); }
 
-#ifdef ASV_SOURCE_DIR
 /// Makes the tiny demo corpus (`tools/make_demo_corpus.py --small`) in `folder`/corpus.
 inline CommandResult MakeTinyCorpus(const std::filesystem::path& folder) {
   return RunCommand({"python3", std::string(ASV_SOURCE_DIR) + "/tools/make_demo_corpus.py", "--small", "--out", "corpus"},
                     folder);
 }
-#endif
+
+/// The tiny demo corpus shared by the tests of this build: BinaryDir()/test_data/tiny_corpus/corpus,
+/// made by MakeTinyCorpus once, under a lock, and made again only when the generator changed.
+/// ctest's fixture `tiny_corpus` (tests/tools/CMakeLists.txt) makes it before the tests that use
+/// it start; a test run on its own makes it itself. Tests only read it. Throws std::runtime_error
+/// with the generator's output when it cannot be made.
+inline std::filesystem::path SharedTinyCorpus() {
+  namespace fs = std::filesystem;
+  const fs::path root = fs::path(ASV_BINARY_DIR) / "test_data/tiny_corpus";
+  const fs::path generator = fs::path(ASV_SOURCE_DIR) / "tools/make_demo_corpus.py";
+  fs::create_directories(root);
+  const int lock = ::open((root / "lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) throw std::runtime_error("cannot lock " + (root / "lock").string());
+  const std::string stamp = std::to_string(fs::last_write_time(generator).time_since_epoch().count()) + " " +
+                            std::to_string(fs::file_size(generator)) + "\n";
+  std::string error;
+  if (Slurp(root / "ready") != stamp) {
+    fs::remove(root / "ready");
+    fs::remove_all(root / "corpus");
+    const auto made = MakeTinyCorpus(root);
+    if (made.status == 0) {
+      std::ofstream(root / "ready") << stamp;
+    } else {
+      error = "make_demo_corpus.py --small failed (" + std::to_string(made.status) + "): " + made.out + made.err;
+    }
+  }
+  ::close(lock);  // Also releases the lock.
+  if (!error.empty()) throw std::runtime_error(error);
+  return root / "corpus";
+}
+
+/// Links the shared tiny corpus (SharedTinyCorpus) into `folder` as `folder`/corpus, so that a
+/// test's configs name it as if the test had made it there. Status 0, or 1 with the reason in err.
+inline CommandResult LinkTinyCorpus(const std::filesystem::path& folder) {
+  CommandResult result;
+  try {
+    std::filesystem::create_directory_symlink(SharedTinyCorpus(), folder / "corpus");
+    result.status = 0;
+  } catch (const std::exception& e) {
+    result.status = 1;
+    result.err = e.what();
+  }
+  return result;
+}
 
 }  // namespace asv::testing

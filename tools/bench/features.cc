@@ -44,6 +44,7 @@
 #include "asvcpp/features/mfcc.h"
 #include "asvcpp/features/vad.h"
 #include "tools/bench/bench_util.h"
+#include "tools/bench/source_dir.h"
 
 namespace {
 
@@ -157,7 +158,7 @@ int Main(int argc, char** argv) {
   int threads = 1;
   int warmup = 1;
   int repeats = 5;
-  std::string config = std::string(ASV_SOURCE_DIR) + "/run_configs/voxceleb/xvector/mfcc.conf";
+  std::string config = std::string(asv::bench::SourceDir()) + "/run_configs/voxceleb/xvector/mfcc.conf";
   std::string write_path;
   std::string dump_path;
   std::string json_path = "-";

@@ -709,16 +709,20 @@ def case_memory(args, tmp, venv):
     work = os.path.join(tmp, "memory")
     os.makedirs(work, exist_ok=True)
     make_corpus = [sys.executable, os.path.join(ROOT, "tools", "make_demo_corpus.py")]
-    if args.quick:
+    if args.quick and args.small_corpus:
+        corpus = os.path.abspath(args.small_corpus)  # made earlier; only read
+        make_corpus = None
+    elif args.quick:
         corpus = os.path.join(tmp, "demo_small")
         make_corpus += ["--small", "--out", corpus]
     else:
         corpus = os.path.abspath(args.demo_corpus)
         make_corpus += ["--out", corpus]  # tools/demo.sh's corpus; returns at once when up to date
-    log(" ".join(make_corpus))
-    made = subprocess.run(make_corpus, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    if made.returncode != 0:
-        raise RuntimeError(f"make_demo_corpus.py exited with {made.returncode}: {made.stdout[-1000:]}")
+    if make_corpus:
+        log(" ".join(make_corpus))
+        made = subprocess.run(make_corpus, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        if made.returncode != 0:
+            raise RuntimeError(f"make_demo_corpus.py exited with {made.returncode}: {made.stdout[-1000:]}")
     sets = [f"paths.output_folder={os.path.join(work, 'out')}",
             f"paths.feature_and_list_folder={os.path.join(work, 'datasets')}",
             "paths.datasets={'voxceleb1': '%s', 'voxceleb2': '%s'}" % (os.path.join(corpus, "voxceleb1"),
@@ -876,6 +880,9 @@ def main():
                         help="case 2: rounds in which asvcpp and the peer take turns (full mode)")
     parser.add_argument("--demo-corpus", default=os.path.join(ROOT, "demo_data"),
                         help="case 6: demo corpus folder, made by tools/make_demo_corpus.py if missing (full mode)")
+    parser.add_argument("--small-corpus",
+                        help="case 6 in quick mode: a corpus that tools/make_demo_corpus.py --small made earlier "
+                             "(default: make one)")
     parser.add_argument("--memory-epochs", type=int, default=6, help="case 6: network.max_epochs of stage 5")
     parser.add_argument("--no-peers", action="store_true", help="asvcpp only (no venv)")
     parser.add_argument("--asvtorch", default=os.environ.get("ASVTORCH_ROOT"),

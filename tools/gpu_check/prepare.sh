@@ -20,7 +20,8 @@
 #                 reference code, never committed: .gpu_check is git-ignored).
 # Both folders are git-ignored; send them along with the working tree. Needs the CPU build of
 # asvrun (tools/test.sh or tools/demo.sh build it into build/; ASV_BUILD_DIR chooses another
-# build folder, ASV_ASVRUN another asvrun).
+# build folder, ASV_ASVRUN another asvrun). ASV_TINY_CORPUS names a corpus that
+# tools/make_demo_corpus.py --small made earlier, to be copied instead of made again.
 #
 #   tools/gpu_check/prepare.sh                  # both, then prints their sizes
 #   tools/gpu_check/prepare.sh --data [DEST]    # only the data, into DEST (default .gpu_check)
@@ -97,7 +98,11 @@ make_data() {
   local scratch="$data_dest.tmp"
   rm -rf "$scratch"
   mkdir -p "$scratch"
-  python3 tools/make_demo_corpus.py --small --out "$scratch/corpus" >/dev/null
+  if [ -n "${ASV_TINY_CORPUS:-}" ]; then
+    cp -r "$ASV_TINY_CORPUS" "$scratch/corpus"   # one made earlier by make_demo_corpus.py --small
+  else
+    python3 tools/make_demo_corpus.py --small --out "$scratch/corpus" >/dev/null
+  fi
   (cd "$scratch" && "$asvrun" voxceleb/xvector gc_data --init-config "$root/tools/gpu_check/configs/init_config" \
      --run-configs "$root/tools/gpu_check/configs/run_configs" >prepare.log 2>&1) ||
     { cat "$scratch/prepare.log" >&2; exit 1; }

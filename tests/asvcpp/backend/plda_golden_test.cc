@@ -17,6 +17,7 @@
 #include "asvcpp/backend/vector_processor.h"
 #include "asvcpp/eval/metrics.h"
 #include "tests/asvcpp/eval/golden_scores.h"
+#include "tests/build_paths.h"
 
 namespace asv::backend {
 namespace {

@@ -21,13 +21,13 @@ namespace {
 constexpr int kDim = 6;
 
 // Two-covariance model x = y_s + e with y_s ~ N(0, Sb), e ~ N(0, Sw), Sb = A A^T, Sw = B B^T.
-struct Synthetic {
+struct TwoCovarianceModel {
   MatrixD sb{kDim, kDim}, sw{kDim, kDim};
   std::vector<double> a, b;
   std::mt19937_64 rng;
   std::normal_distribution<double> g{0, 1};
 
-  explicit Synthetic(std::uint64_t seed) : rng(seed) {
+  explicit TwoCovarianceModel(std::uint64_t seed) : rng(seed) {
     a.resize(kDim * kDim);
     b.resize(kDim * kDim);
     for (int i = 0; i < kDim; ++i) {
@@ -82,7 +82,7 @@ double RelativeFrobenius(const MatrixD& est, const MatrixD& truth) {
 }
 
 TEST(Plda, RecoversGeneratingCovariances) {
-  Synthetic model(11);
+  TwoCovarianceModel model(11);
   Matrix x;
   std::vector<std::int64_t> spk;
   model.Draw(2000, 10, &x, &spk);
@@ -102,7 +102,7 @@ TEST(Plda, RecoversGeneratingCovariances) {
 }
 
 TEST(Plda, SpeakerLabelTypesAndRowOrderDoNotMatter) {
-  Synthetic model(12);
+  TwoCovarianceModel model(12);
   Matrix x;
   std::vector<std::int64_t> spk;
   model.Draw(30, 4, &x, &spk);
@@ -123,7 +123,7 @@ TEST(Plda, SpeakerLabelTypesAndRowOrderDoNotMatter) {
 }
 
 TEST(Plda, SeparatesTargetsFromNonTargets) {
-  Synthetic model(13);
+  TwoCovarianceModel model(13);
   Matrix train, test;
   std::vector<std::int64_t> train_spk, test_spk;
   model.Draw(300, 8, &train, &train_spk);
@@ -189,7 +189,7 @@ void ReferenceCovariances(const Matrix& x, const std::vector<std::int64_t>& spk,
 
 TEST(Plda, NonFiniteTrainingVectorsAreAClearError) {
   // A NaN or an infinity anywhere (first row, middle, last row: each part of the threaded pass).
-  Synthetic model(5);
+  TwoCovarianceModel model(5);
   Matrix x;
   std::vector<std::int64_t> spk;
   model.Draw(40, 10, &x, &spk);
@@ -210,7 +210,7 @@ TEST(Plda, NonFiniteTrainingVectorsAreAClearError) {
 
 TEST(Plda, StreamedTrainingMatchesTheResidualFormula) {
   // 9100 rows: two 4096-row blocks and a partial one; an offset of 50 checks the centring.
-  Synthetic model(21);
+  TwoCovarianceModel model(21);
   Matrix x;
   std::vector<std::int64_t> spk;
   model.Draw(130, 70, &x, &spk);
@@ -262,7 +262,7 @@ TEST(Plda, FullDimensionScoreIsTheTwoCovarianceLlr) {
   // With plda_dim = D and P positive semi-definite (Sb from training is), U diag(s) U^T = P, so
   // s(a, b) = a^T Q a + b^T Q b + 2 a^T P b with Q = Lambda - Gamma, P = Lambda Sb Gamma
   // computed here directly (Gauss-Jordan inverses, no decomposition).
-  Synthetic model(22);
+  TwoCovarianceModel model(22);
   Matrix x;
   std::vector<std::int64_t> spk;
   model.Draw(200, 6, &x, &spk);
@@ -310,7 +310,7 @@ TEST(Plda, ScoringMatricesOfADiagonalModelWithANegativeDirection) {
 TEST(Plda, ScoringMatricesFollowAScaleOfTheCovariances) {
   // St and Sb times c: P, Lambda and Gamma scale by 1 / c, so l and Q^ do, and U stays. Checked
   // with c = 2^-+1000 (about 1e-+301, near the ends of the double range) and 2^-+600.
-  Synthetic model(23);
+  TwoCovarianceModel model(23);
   Matrix x;
   std::vector<std::int64_t> spk;
   model.Draw(60, 5, &x, &spk);
@@ -344,7 +344,7 @@ TEST(Plda, ScoringMatricesFollowAScaleOfTheCovariances) {
 }
 
 TEST(Plda, SingularTotalCovarianceIsAClearError) {
-  Synthetic model(14);
+  TwoCovarianceModel model(14);
   Matrix x;
   std::vector<std::int64_t> spk;
   model.Draw(2, 2, &x, &spk);  // 4 vectors in 6 dimensions: St has rank 3
@@ -415,7 +415,7 @@ TEST(Plda, NonFiniteCovariancesAreAClearError) {
 }
 
 TEST(Plda, OneVectorPerSpeakerIsAClearError) {
-  Synthetic model(15);
+  TwoCovarianceModel model(15);
   Matrix x;
   std::vector<std::int64_t> spk;
   model.Draw(100, 1, &x, &spk);  // Sw = 0
@@ -425,7 +425,7 @@ TEST(Plda, OneVectorPerSpeakerIsAClearError) {
 }
 
 TEST(Plda, RidgeMakesASingularModelUsable) {
-  Synthetic model(16);
+  TwoCovarianceModel model(16);
   Matrix x;
   std::vector<std::int64_t> spk;
   model.Draw(2, 2, &x, &spk);
@@ -437,7 +437,7 @@ TEST(Plda, RidgeMakesASingularModelUsable) {
 }
 
 TEST(Plda, BadArguments) {
-  Synthetic model(17);
+  TwoCovarianceModel model(17);
   Matrix x;
   std::vector<std::int64_t> spk;
   model.Draw(20, 3, &x, &spk);
@@ -453,7 +453,7 @@ TEST(Plda, BadArguments) {
 }
 
 TEST(Plda, SaveLoadRoundTrip) {
-  Synthetic model(18);
+  TwoCovarianceModel model(18);
   Matrix x;
   std::vector<std::int64_t> spk;
   model.Draw(40, 5, &x, &spk);

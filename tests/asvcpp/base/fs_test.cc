@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "asvcpp/base/error.h"
+#include "tests/build_paths.h"
 
 namespace asv::fs {
 namespace {

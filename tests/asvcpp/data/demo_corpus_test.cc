@@ -14,6 +14,7 @@
 #include "asvcpp/data/trial_list.h"
 #include "asvcpp/data/voxceleb.h"
 #include "tests/asvcpp/data/data_test_util.h"
+#include "tests/build_paths.h"
 
 namespace asv::data {
 namespace {

@@ -14,6 +14,7 @@
 
 #include "asvcpp/base/error.h"
 #include "tests/asvcpp/dist/dist_process.h"
+#include "tests/build_paths.h"
 
 namespace asv::dist {
 namespace {

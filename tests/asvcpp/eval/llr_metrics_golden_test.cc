@@ -10,13 +10,14 @@
 
 #include "asvcpp/eval/llr_metrics.h"
 #include "tests/asvcpp/eval/golden_scores.h"
+#include "tests/build_paths.h"
 
 namespace asv::eval {
 namespace {
 
 using nlohmann::json;
 
-const json& Golden() {
+const json& LlrGolden() {
   static const json doc = [] {
     std::ifstream in(std::string(ASV_SOURCE_DIR) + "/tests/asvcpp/eval/golden/llr_metrics_golden.json");
     if (!in) throw std::runtime_error("cannot open llr_metrics_golden.json");
@@ -39,8 +40,8 @@ void ScoresOf(const json& c, std::vector<double>* tar, std::vector<double>* non)
 }
 
 TEST(LlrMetricsGolden, MatchesTheNumpyTranscription) {
-  ASSERT_GE(Golden().at("cases").size(), 9u);
-  for (const json& c : Golden().at("cases")) {
+  ASSERT_GE(LlrGolden().at("cases").size(), 9u);
+  for (const json& c : LlrGolden().at("cases")) {
     const std::string name = c.at("name");
     SCOPED_TRACE(name);
     std::vector<double> tar, non;

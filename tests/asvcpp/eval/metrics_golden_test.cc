@@ -13,6 +13,7 @@
 
 #include "asvcpp/eval/metrics.h"
 #include "tests/asvcpp/eval/golden_scores.h"
+#include "tests/build_paths.h"
 
 namespace asv::eval {
 namespace {

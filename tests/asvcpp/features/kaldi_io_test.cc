@@ -21,15 +21,7 @@ namespace {
 
 using testing::TempDir;
 
-template <class F>
-std::string ErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "<no DataError>";
-}
+using testing::ErrorOf;
 
 Matrix Sample(std::int64_t rows, std::int64_t cols, float scale) {
   Matrix m(rows, cols);

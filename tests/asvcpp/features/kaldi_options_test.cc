@@ -10,19 +10,12 @@
 #include "asvcpp/features/feature_options.h"
 #include "asvcpp/features/vad.h"
 #include "tests/asvcpp/features/test_util.h"
+#include "tests/build_paths.h"
 
 namespace asv::features {
 namespace {
 
-template <class F>
-std::string ErrorOf(F&& f) {
-  try {
-    f();
-  } catch (const DataError& e) {
-    return e.what();
-  }
-  return "<no DataError>";
-}
+using testing::ErrorOf;
 
 MfccOptions ParseMfcc(const std::string& text, const std::string& path = "mfcc.conf") {
   MfccOptions o;

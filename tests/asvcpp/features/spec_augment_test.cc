@@ -13,11 +13,11 @@
 namespace asv::features {
 namespace {
 
-at::Generator Seeded(std::uint64_t seed) { return at::make_generator<at::CPUGeneratorImpl>(seed); }
+at::Generator CpuGenerator(std::uint64_t seed) { return at::make_generator<at::CPUGeneratorImpl>(seed); }
 
 // Features without zeros (values in [1, 2)), so a 0 in the output is a mask.
 torch::Tensor Features(std::int64_t batch, std::int64_t frames, std::int64_t dim, std::uint64_t seed) {
-  return torch::rand({batch, frames, dim}, Seeded(seed)) + 1.0f;
+  return torch::rand({batch, frames, dim}, CpuGenerator(seed)) + 1.0f;
 }
 
 // Runs of consecutive true values of `line`: (start, width).
@@ -76,7 +76,7 @@ TEST(SpecAugment, WespeakerDefaultsMasksWithinBounds) {
   const SpecAugmentOptions o;
   const std::int64_t batch = 4000, frames = 200, dim = 80;
   const torch::Tensor in = Features(batch, frames, dim, 1);
-  const torch::Tensor out = SpecAugment(in, o, Seeded(2));
+  const torch::Tensor out = SpecAugment(in, o, CpuGenerator(2));
   ASSERT_EQ(out.sizes(), in.sizes());
   EXPECT_EQ(out.scalar_type(), in.scalar_type());
   const std::vector<Masks> masks = Inspect(in, out);
@@ -113,7 +113,7 @@ TEST(SpecAugment, SeveralMasksAndEdges) {
   o.prob = 1.0;
   const std::int64_t batch = 2000, frames = 16, dim = 9;  // never fully masked
   const torch::Tensor in = Features(batch, frames, dim, 3);
-  const torch::Tensor out = SpecAugment(in, o, Seeded(4));
+  const torch::Tensor out = SpecAugment(in, o, CpuGenerator(4));
   const std::vector<Masks> masks = Inspect(in, out);
   bool last_frame = false, last_dim = false, first_frame = false;
   for (std::int64_t b = 0; b < batch; ++b) {
@@ -133,24 +133,24 @@ TEST(SpecAugment, SeveralMasksAndEdges) {
   EXPECT_TRUE(first_frame);
   EXPECT_TRUE(last_dim);
   o.prob = 0.0;
-  EXPECT_TRUE(torch::equal(SpecAugment(in, o, Seeded(4)), in));
+  EXPECT_TRUE(torch::equal(SpecAugment(in, o, CpuGenerator(4)), in));
 }
 
 TEST(SpecAugment, ReproducibleForASeedAndKeepsTheInput) {
   const SpecAugmentOptions o;
   const torch::Tensor in = Features(64, 200, 80, 5);
   const torch::Tensor before = in.clone();
-  const torch::Tensor a = SpecAugment(in, o, Seeded(7));
-  EXPECT_TRUE(torch::equal(a, SpecAugment(in, o, Seeded(7))));
-  EXPECT_FALSE(torch::equal(a, SpecAugment(in, o, Seeded(8))));
+  const torch::Tensor a = SpecAugment(in, o, CpuGenerator(7));
+  EXPECT_TRUE(torch::equal(a, SpecAugment(in, o, CpuGenerator(7))));
+  EXPECT_FALSE(torch::equal(a, SpecAugment(in, o, CpuGenerator(8))));
   EXPECT_TRUE(torch::equal(in, before));
   torch::manual_seed(3);
   const torch::Tensor d = SpecAugment(in, o);
   torch::manual_seed(3);
   EXPECT_TRUE(torch::equal(SpecAugment(in, o), d));
   // Shapes kept, empty tensors included; float64 works too.
-  EXPECT_EQ(SpecAugment(torch::zeros({3, 0, 80}), o, Seeded(1)).sizes(), (std::vector<std::int64_t>{3, 0, 80}));
-  const torch::Tensor wide = SpecAugment(in.to(torch::kFloat64), o, Seeded(7));
+  EXPECT_EQ(SpecAugment(torch::zeros({3, 0, 80}), o, CpuGenerator(1)).sizes(), (std::vector<std::int64_t>{3, 0, 80}));
+  const torch::Tensor wide = SpecAugment(in.to(torch::kFloat64), o, CpuGenerator(7));
   EXPECT_EQ(wide.scalar_type(), torch::kFloat64);
   EXPECT_TRUE(torch::equal(wide.to(torch::kFloat32), a));
 }

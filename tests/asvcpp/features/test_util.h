@@ -1,6 +1,6 @@
 // Helpers shared by the feature tests: the deterministic golden test signal (mirrors
 // test_signal() in tools/golden/make_feature_golden.py), ASVtorch's MFCC options, golden-file
-// reading, temp folders.
+// reading, temp folders, the message of a DataError.
 #pragma once
 
 #include <cmath>
@@ -14,10 +14,23 @@
 
 #include <unistd.h>
 
+#include "asvcpp/base/error.h"
 #include "asvcpp/base/matrix.h"
 #include "asvcpp/features/mfcc.h"
+#include "tests/build_paths.h"
 
 namespace asv::features::testing {
+
+/// The message of the DataError that `f()` throws, or "<no DataError>" when it throws none.
+template <class F>
+std::string ErrorOf(F&& f) {
+  try {
+    f();
+  } catch (const DataError& e) {
+    return e.what();
+  }
+  return "<no DataError>";
+}
 
 /// ASVtorch's MFCC options (run_configs/voxceleb/xvector/mfcc.conf: no edge snipping, 30 mel
 /// bins up to 7900 Hz, 30 cepstra) with the given dither (0: deterministic).

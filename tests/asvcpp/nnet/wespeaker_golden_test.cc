@@ -23,6 +23,7 @@
 #include "asvcpp/nnet/ecapa_tdnn.h"
 #include "asvcpp/nnet/resnet.h"
 #include "asvcpp/nnet/xvector_net.h"
+#include "tests/build_paths.h"
 
 namespace asv::nnet {
 namespace {

@@ -11,6 +11,7 @@
 #include "parser/parse.h"
 #include "parser/resolve.h"
 #include "settings_test_util.h"
+#include "tests/build_paths.h"
 
 namespace asv::settings {
 namespace {

@@ -13,6 +13,7 @@
 
 #include "asvcpp/train/exponential_lr.h"
 #include "asvcpp/train/margin_schedule.h"
+#include "tests/build_paths.h"
 
 namespace asv::train {
 namespace {

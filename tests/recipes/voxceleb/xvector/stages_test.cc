@@ -40,6 +40,7 @@
 #include "recipes/voxceleb/xvector/stage_prepare.h"
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
 #include "recipes/voxceleb/xvector/xvector_stages.h"
+#include "tests/build_paths.h"
 
 namespace asv::recipes::voxceleb_xvector {
 namespace {
