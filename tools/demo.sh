@@ -12,10 +12,11 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+source tools/build_common.sh
 tools/setup.sh
 build="${ASV_BUILD_DIR:-build}"
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build "$build" --target asvrun -j"${ASV_JOBS:-2}"
+asv_configure_cpu "$build"   # as tools/test.sh does: one build folder serves both
+cmake --build "$build" --target asvrun -j"$asv_jobs"
 asvrun="$build/tools/asvrun/asvrun"
 recipe=voxceleb/xvector
 if [[ "${1:-}" == */* ]]; then

@@ -10,6 +10,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+source tools/build_common.sh
 seconds="${1:-60}"
 build="${ASV_FUZZ_BUILD_DIR:-build-fuzz}"
 command -v clang++ >/dev/null || { echo "fuzz_configs: clang++ not found (tools/setup.sh installs it)" >&2; exit 1; }
@@ -17,7 +18,7 @@ flags="-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=undefin
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DASV_FUZZ=ON \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
-cmake --build "$build" -j"${ASV_JOBS:-2}" --target asv_config_fuzzer
+cmake --build "$build" -j"$asv_jobs" --target asv_config_fuzzer
 # New inputs go to a scratch corpus; the kept one is only read.
 rm -rf "$build/corpus" "$build/artifacts"
 mkdir -p "$build/corpus" "$build/artifacts"

@@ -3,13 +3,14 @@
 # available). Idempotent: installs only what is missing.
 #
 #   tools/setup.sh           # build and test dependencies (CPU build with Debian's LibTorch 1.13)
-#   tools/setup.sh --cuda    # also the torch 2.11.0 wheel in .venv, for tools/build_cuda.sh
-#                            # (ASV_TORCH_FULL=1: with all of torch's PyPI dependencies)
+#   tools/setup.sh --cuda    # also the torch 2.11.0 wheel, for tools/build_cuda.sh: once per
+#                            # machine, in ~/.cache/asvcpp/torch-2.11.0 (ASV_VENV chooses another
+#                            # folder; ASV_TORCH_FULL=1: with all of torch's PyPI dependencies)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 packages=(
-  build-essential cmake ninja-build pkg-config git ca-certificates python3 python3-venv python3-pip
+  build-essential cmake ninja-build ccache pkg-config git ca-certificates python3 python3-venv python3-pip
   libtorch-dev libgloo-dev
   tao-pegtl-dev libfmt-dev libsqlite3-dev sqlite3 libssl-dev libgtest-dev libgmock-dev libcli11-dev
   nlohmann-json3-dev libsndfile1-dev libsoxr-dev libcairo2-dev libavformat-dev libavcodec-dev libavutil-dev
@@ -38,15 +39,22 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if [ "$cuda" -eq 1 ]; then
-  venv="${ASV_VENV:-$root/.venv}"
+  source "$root/tools/build_common.sh"
+  venv="$asv_venv"
+  mkdir -p "$(dirname "$venv")"
+  # One install per machine and user, shared by every clone: concurrent set-ups wait for each
+  # other, and an install counts only once it has finished (an interrupted one is redone).
+  exec {lock}>"$venv.lock"
+  flock "$lock"
+  done_mark="$venv/.asvcpp-torch-2.11.0-complete"
   [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-  have=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true)
   pip=("$venv/bin/pip" install -q --disable-pip-version-check --no-cache-dir)
   if [ "${ASV_TORCH_FULL:-0}" = 1 ]; then
     # Also completes an earlier install without dependencies (pip adds only what is missing).
     echo "setup: torch==2.11.0 with all its dependencies in $venv"
     "${pip[@]}" torch==2.11.0
-  elif [ "$have" != "2.11.0" ] && [ "${have%%+*}" != "2.11.0" ]; then
+    touch "$done_mark"
+  elif [ ! -f "$done_mark" ]; then
     # Building needs LibTorch, not the Python package's dependencies (triton, sympy, ...), and
     # the CUDA libraries it links to come from the machine's CUDA 13 toolkit where it has them
     # (cuBLAS, cuFFT, cuDNN, NCCL, ...): 1.5 GB instead of 4.6 GB plus pip's download cache.
@@ -64,6 +72,10 @@ if [ "$cuda" -eq 1 ]; then
       echo "setup: not on this machine:" $unresolved "- installing torch's dependencies"
       "${pip[@]}" torch==2.11.0
     fi
+    have=$("$venv/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))')
+    [ "${have%%+*}" = "2.11.0" ] || { echo "setup: $venv holds torch $have, not 2.11.0" >&2; exit 1; }
+    touch "$done_mark"
   fi
+  exec {lock}>&-
 fi
 echo "setup: ok"

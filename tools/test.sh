@@ -3,15 +3,14 @@
 #
 #   tools/test.sh                  # set-up, build in build/, ctest (all labels)
 #   tools/test.sh -L unit          # extra arguments go to ctest
+#
+# ASV_BUILD_DIR chooses another build folder, ASV_JOBS the parallel jobs (default: one per core).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+source tools/build_common.sh
 tools/setup.sh
 build="${ASV_BUILD_DIR:-build}"
-jobs="${ASV_JOBS:-2}"
-# -g1 (line tables: backtraces and sanitizer reports keep file:line) instead of -g: the LibTorch
-# files compile in about 60 % of the time; configure your own build for full debug information.
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DASV_WERROR=ON -DASV_WITH_LIBAV=ON \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g1 -DNDEBUG" >/dev/null
-cmake --build "$build" -j"$jobs"
-ctest --test-dir "$build" --output-on-failure -j"$jobs" "$@"
+asv_configure_cpu "$build"
+cmake --build "$build" -j"$asv_jobs"
+ctest --test-dir "$build" --output-on-failure -j"$asv_jobs" "$@"
