@@ -93,7 +93,9 @@ endif()
 
 # The PyPI wheels ship their own (newer) fmt headers in LibTorch's include folder. Every target
 # that links LibTorch would compile against them while linking the fmt found above. Put the
-# headers of the fmt we link first (a build-tree folder whose only entry links to them).
+# headers of the fmt we link first (a build-tree folder whose only entry links to them), in front
+# of LibTorch's own include folders: only targets that link LibTorch see it, so the others compile
+# exactly as in a build against another LibTorch (compiler-cache hits, cmake/AsvCcache.cmake).
 get_target_property(_asv_fmt_include fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
 list(GET _asv_fmt_include 0 _asv_fmt_include)
 foreach(_dir IN LISTS TORCH_INCLUDE_DIRS)
@@ -101,7 +103,15 @@ foreach(_dir IN LISTS TORCH_INCLUDE_DIRS)
     set(_asv_first "${PROJECT_BINARY_DIR}/include-first")
     file(MAKE_DIRECTORY "${_asv_first}")
     file(CREATE_LINK "${_asv_fmt_include}/fmt" "${_asv_first}/fmt" SYMBOLIC)
-    include_directories(BEFORE "${_asv_first}")
+    foreach(_lib IN LISTS TORCH_LIBRARIES)
+      if(TARGET ${_lib})
+        get_target_property(_asv_lib_includes ${_lib} INTERFACE_INCLUDE_DIRECTORIES)
+        if(_asv_lib_includes)
+          list(PREPEND _asv_lib_includes "${_asv_first}")
+          set_target_properties(${_lib} PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${_asv_lib_includes}")
+        endif()
+      endif()
+    endforeach()
     message(STATUS "LibTorch bundles fmt headers in ${_dir}; using ${_asv_fmt_include}/fmt instead")
     break()
   endif()

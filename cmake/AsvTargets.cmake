@@ -4,13 +4,15 @@ add_library(asv_warnings INTERFACE)
 target_compile_options(asv_warnings INTERFACE -Wall -Wextra -Wpedantic $<$<CXX_COMPILER_ID:GNU>:-Wshadow=local>
                                               $<$<BOOL:${ASV_WERROR}>:-Werror>)
 
-# asv_add_library(NAME SOURCES ... [DEPS ...]): one target per folder, include paths from the root.
+# asv_add_library(NAME SOURCES ... [DEPS ...]): one target per folder, include paths from the root;
+# its sources are compiled in batches (cmake/AsvUnity.cmake) unless ASV_UNITY_BUILD is OFF.
 function(asv_add_library name)
   cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
   add_library(${name} STATIC ${ARG_SOURCES})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR})
   target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE asv_warnings)
   set_target_properties(${name} PROPERTIES POSITION_INDEPENDENT_CODE ON)
+  asv_unity_candidate(${name})
 endfunction()
 
 # asv_add_test(NAME SOURCES ... DEPS ... LABELS ... [TIMEOUT s] [COST n] [PROPERTIES ...]): one

@@ -1,19 +1,20 @@
-# Unity builds of the test programs: their sources are compiled in batches, each batch one
-# translation unit, because most of a test source's compile time is spent on the headers and
-# templates that every source of the program shares (GoogleTest, fmt, LibTorch). Measured with
-# GCC 12 at -O2: six LibTorch test sources of asv_train_test in 35 s as one unit instead of 78 s
-# one by one; asv_db_test's twelve sources in 27 s instead of 63 s.
+# Unity builds of the libraries and test programs: their sources are compiled in batches, each
+# batch one translation unit, because most of a source's compile time is spent on the headers and
+# templates that every source of the target shares (LibTorch, GoogleTest, fmt). Measured with GCC
+# 12 at -O2: asv_dist's five LibTorch sources in 22 s as one unit instead of 70 s one by one; six
+# LibTorch test sources of asv_train_test in 35 s instead of 78 s; asv_db_test's twelve sources in
+# 27 s instead of 63 s.
 #
 # Sources that include LibTorch and sources that do not are batched apart, so a LibTorch-free
 # source is never compiled with LibTorch's headers (cmake/AsvPch.cmake precompiles them for the
-# first kind only). A source with its own compile options is compiled alone.
-# Test sources of one program share one translation unit: names at namespace scope (also in
-# anonymous namespaces) must differ between them.
+# first kind only). A source with its own compile options is compiled alone. The sources of a
+# batch share one translation unit: a name that one of them defines for itself (in an anonymous
+# namespace, or `static`) must not be defined by another (tests/tools/unity_names_test.cc checks).
 #
 #   -DASV_UNITY_BUILD=OFF       one translation unit per source (quicker to rebuild one edited file)
 #   -DASV_UNITY_BATCH_SIZE=N    sources per batch (default 8)
 
-option(ASV_UNITY_BUILD "Compile the sources of each test program in batches" ON)
+option(ASV_UNITY_BUILD "Compile the sources of each library and test program in batches" ON)
 set(ASV_UNITY_BATCH_SIZE 8 CACHE STRING "Sources per unity batch")
 
 # asv_unity_candidate(TARGET): TARGET's sources are batched by asv_apply_unity().

@@ -11,13 +11,8 @@
 namespace asv::augment {
 namespace {
 
-// Uniform double in [0, 1) from 53 bits of the generator (the same on every platform).
-double UniformUnit(std::mt19937_64& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }
-
-template <typename T>
-const T& Pick(const std::vector<T>& items, std::mt19937_64& rng) {
-  return items[static_cast<std::size_t>(data::UniformIndex(rng, items.size()))];
-}
+using data::PickUniform;
+using data::UniformUnit;
 
 std::string Db(double snr) { return fmt::format("{:g}dB", snr); }
 
@@ -101,7 +96,7 @@ Augmented Augmenter::Reverb(const std::vector<float>& clean, std::mt19937_64& rn
       break;
     }
   }
-  const Rir& rir = Pick(set->rirs, rng);
+  const Rir& rir = PickUniform(set->rirs, rng);
   const std::vector<float> h = Load(rir.path, 0);
   return {Reverberate(clean, &h, {}, sample_rate_), fmt::format("reverb {} {}", set->name, rir.id)};
 }
@@ -116,8 +111,8 @@ Augmented Augmenter::Foreground(const std::vector<float>& clean, std::mt19937_64
   std::string description = "noise";
   const double duration = static_cast<double>(clean.size()) / sample_rate_;
   for (double t = 0.0; t < duration;) {
-    const Recording& noise = Pick(musan_.noise, rng);
-    const double snr = Pick(options_.noise_snrs_db, rng);
+    const Recording& noise = PickUniform(musan_.noise, rng);
+    const double snr = PickUniform(options_.noise_snrs_db, rng);
     // Read whole even when it runs past the end: its power is that of the whole recording, as
     // augment_data_dir.py passes the noise file unchanged to wav-reverberate.
     std::vector<float> samples = Load(noise.path, 0);
@@ -134,14 +129,14 @@ Augmented Augmenter::Foreground(const std::vector<float>& clean, std::mt19937_64
 Augmented Augmenter::Background(Kind kind, const std::vector<float>& clean, std::mt19937_64& rng) const {
   const bool music = kind == Kind::kMusic;
   const std::vector<Recording>& set = music ? musan_.music : musan_.speech;
-  const int count = Pick(music ? options_.music_counts : options_.babble_counts, rng);
+  const int count = PickUniform(music ? options_.music_counts : options_.babble_counts, rng);
   const std::vector<double>& snrs = music ? options_.music_snrs_db : options_.babble_snrs_db;
   std::vector<std::vector<float>> noises(static_cast<std::size_t>(count));
   std::vector<AdditiveSignal> additive;
   std::string description(KindName(kind));
   for (auto& samples : noises) {
-    const Recording& noise = Pick(set, rng);
-    const double snr = Pick(snrs, rng);
+    const Recording& noise = PickUniform(set, rng);
+    const double snr = PickUniform(snrs, rng);
     samples = RepeatToLength(Load(noise.path, clean.size()), clean.size());
     additive.push_back({&samples, snr, 0.0});
     description += fmt::format(" {}@{}", noise.id, Db(snr));

@@ -13,18 +13,11 @@
 namespace asv::augment {
 namespace {
 
-// Uniform double in [0, 1) from 53 bits of one rng() call (as the Augmenter draws).
-double UniformUnit(std::mt19937_64& rng) {
-  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
-}
+using data::PickUniform;
+using data::UniformUnit;
 
 std::uint64_t Index(std::mt19937_64& rng, std::size_t n) {
   return data::UniformIndex(rng, n);
-}
-
-template <typename T>
-const T& Pick(const std::vector<T>& items, std::mt19937_64& rng) {
-  return items[static_cast<std::size_t>(Index(rng, items.size()))];
 }
 
 // Cache keys of the MUSAN sets (RIR sets use their index, from 0).
@@ -188,7 +181,7 @@ SegmentDraw DrawSegment(const NoiseBank& bank, std::int64_t segment_samples, con
     for (std::int64_t t = 0; t < segment_samples;) {
       NoisePiece piece;
       piece.recording = draw.pieces.empty() ? first : static_cast<std::size_t>(Index(rng, set_size));
-      piece.snr_db = Pick(lists.noise_snrs_db, rng);
+      piece.snr_db = PickUniform(lists.noise_snrs_db, rng);
       const std::int64_t size = size_of(piece.recording);
       const std::int64_t rest = segment_samples - t;
       piece.start = t;
@@ -201,12 +194,12 @@ SegmentDraw DrawSegment(const NoiseBank& bank, std::int64_t segment_samples, con
     return draw;
   }
   const bool music = draw.kind == SegmentKind::kMusic;
-  const int count = Pick(music ? lists.music_counts : lists.babble_counts, rng);
+  const int count = PickUniform(music ? lists.music_counts : lists.babble_counts, rng);
   const std::vector<double>& snrs = music ? lists.music_snrs_db : lists.babble_snrs_db;
   for (int k = 0; k < count; ++k) {
     NoisePiece piece;
     piece.recording = k == 0 ? first : static_cast<std::size_t>(Index(rng, set_size));
-    piece.snr_db = Pick(snrs, rng);
+    piece.snr_db = PickUniform(snrs, rng);
     const std::int64_t size = size_of(piece.recording);
     piece.length = segment_samples;
     if (size >= segment_samples) {

@@ -23,7 +23,7 @@
 #include "asvcpp/features/kaldi_io.h"
 
 namespace asv::backend {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 Embeddings CollectEmbeddings(const asv::Matrix& embeddings, const std::vector<std::size_t>& skipped,
                              const std::vector<std::string>& ids, const std::string& what,
@@ -50,9 +50,9 @@ Embeddings CollectEmbeddings(const asv::Matrix& embeddings, const std::vector<st
   return out;
 }
 
-void WriteEmbeddings(const fs::path& stem, const Embeddings& embeddings) {
-  fs::create_directories(stem.parent_path());
-  const fs::path ark = stem.string() + ".ark";
+void WriteEmbeddings(const stdfs::path& stem, const Embeddings& embeddings) {
+  stdfs::create_directories(stem.parent_path());
+  const stdfs::path ark = stem.string() + ".ark";
   asv::fs::RemoveChecksumFile(ark);  // a crash before the new one is written leaves none, not a wrong one
   features::TableWriter writer(fmt::format("ark,scp:{}.ark,{}.scp", stem.string(), stem.string()));
   for (std::size_t i = 0; i < embeddings.ids.size(); ++i) {
@@ -61,9 +61,9 @@ void WriteEmbeddings(const fs::path& stem, const Embeddings& embeddings) {
   }
   writer.Close();
   asv::fs::WriteChecksumFile(ark, asv::fs::FileChecksum(ark));
-  const fs::path utt2dur = stem.string() + ".utt2dur";
+  const stdfs::path utt2dur = stem.string() + ".utt2dur";
   if (embeddings.durations.empty()) {
-    fs::remove(utt2dur);  // no stale durations of an earlier extraction
+    stdfs::remove(utt2dur);  // no stale durations of an earlier extraction
     return;
   }
   std::string text;
@@ -73,13 +73,13 @@ void WriteEmbeddings(const fs::path& stem, const Embeddings& embeddings) {
   asv::fs::WriteFileAtomic(utt2dur, text);
 }
 
-Embeddings ReadEmbeddings(const fs::path& stem) {
-  const fs::path scp = stem.string() + ".scp";
-  if (!fs::exists(scp)) {
+Embeddings ReadEmbeddings(const stdfs::path& stem) {
+  const stdfs::path scp = stem.string() + ".scp";
+  if (!stdfs::exists(scp)) {
     throw DataError(fmt::format("{}: no embeddings (the embedding extraction stage writes them)", scp.string()));
   }
-  const fs::path ark = stem.string() + ".ark";
-  if (fs::exists(ark)) asv::fs::VerifyFileChecksum(ark);
+  const stdfs::path ark = stem.string() + ".ark";
+  if (stdfs::exists(ark)) asv::fs::VerifyFileChecksum(ark);
   Embeddings out;
   std::vector<std::vector<float>> rows;
   features::TableReader reader("scp:" + scp.string());
@@ -96,8 +96,8 @@ Embeddings ReadEmbeddings(const fs::path& stem) {
   for (std::size_t i = 0; i < rows.size(); ++i) {
     std::copy(rows[i].begin(), rows[i].end(), out.vectors.row(static_cast<std::int64_t>(i)));
   }
-  const fs::path utt2dur = stem.string() + ".utt2dur";
-  if (fs::exists(utt2dur)) {
+  const stdfs::path utt2dur = stem.string() + ".utt2dur";
+  if (stdfs::exists(utt2dur)) {
     const auto table = data::ReadTable(utt2dur, data::ValueFormat::kSingleToken);
     for (const auto& id : out.ids) {
       const auto it = table.find(id);
@@ -450,7 +450,7 @@ std::vector<double> Backend::Score(const PreparedEmbeddings& prepared, const eva
 }
 
 ListResult ScoreTrialList(const Backend& backend, const PreparedEmbeddings& prepared, const std::string& name,
-                          const fs::path& file, const settings::BackendSettings& settings) {
+                          const stdfs::path& file, const settings::BackendSettings& settings) {
   ListResult result;
   result.name = name;
   result.file = file;
@@ -519,17 +519,17 @@ db::ResultRecord ResultRecordOf(const ListResult& result, std::optional<int> epo
   return record;
 }
 
-std::vector<std::pair<std::string, fs::path>> TrialListFiles(const std::vector<std::string>& names,
-                                                             const settings::OrderedDict<std::string>& trial_lists,
-                                                             const fs::path& list_folder, bool required) {
-  std::vector<std::pair<std::string, fs::path>> files;
+std::vector<std::pair<std::string, stdfs::path>> TrialListFiles(const std::vector<std::string>& names,
+                                                                const settings::OrderedDict<std::string>& trial_lists,
+                                                                const stdfs::path& list_folder, bool required) {
+  std::vector<std::pair<std::string, stdfs::path>> files;
   for (const auto& name : names) {
     const std::string* file_name = trial_lists.Find(name);
     if (file_name == nullptr) {
       throw ConfigError(fmt::format("trial list '{}' is not a key of recipe.trial_lists", name));
     }
-    const fs::path file = list_folder / *file_name;
-    if (!fs::exists(file)) {
+    const stdfs::path file = list_folder / *file_name;
+    if (!stdfs::exists(file)) {
       if (required) throw DataError(fmt::format("{}: trial list '{}' does not exist", file.string(), name));
       ASV_LOG(Warning, "trial list '{}' ({}) does not exist; skipped", name, file.string());
       continue;
@@ -539,7 +539,7 @@ std::vector<std::pair<std::string, fs::path>> TrialListFiles(const std::vector<s
   return files;
 }
 
-std::vector<std::string> TrialSides(const std::vector<std::pair<std::string, fs::path>>& lists) {
+std::vector<std::string> TrialSides(const std::vector<std::pair<std::string, stdfs::path>>& lists) {
   std::vector<std::string> ids;
   std::unordered_set<std::string> seen;
   for (const auto& entry : lists) {

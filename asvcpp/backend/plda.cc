@@ -19,8 +19,8 @@
 namespace asv::backend {
 namespace {
 
-constexpr char kMagic[] = "ASVPLDA\0";
-constexpr std::uint32_t kVersion = 1;
+constexpr char kPldaMagic[] = "ASVPLDA\0";
+constexpr std::uint32_t kPldaVersion = 1;
 constexpr double kSingularRatio = 1e-10;
 
 // Rows per block of the streamed scatter accumulation: 4096 x D doubles (16 MB at D = 512), few
@@ -418,7 +418,7 @@ Scorer Plda::MakeScorer(std::int64_t plda_dim, double ridge) const {
 }
 
 void Plda::Save(const std::filesystem::path& path) const {
-  BinaryWriter w(std::string_view(kMagic, 8), kVersion);
+  BinaryWriter w(std::string_view(kPldaMagic, 8), kPldaVersion);
   w.Int(n_vectors_);
   w.Int(n_speakers_);
   w.Matrix(st_);
@@ -427,7 +427,7 @@ void Plda::Save(const std::filesystem::path& path) const {
 }
 
 Plda Plda::Load(const std::filesystem::path& path) {
-  BinaryReader r(path, std::string_view(kMagic, 8), kVersion);
+  BinaryReader r(path, std::string_view(kPldaMagic, 8), kPldaVersion);
   const std::int64_t n = r.Int();
   const std::int64_t k = r.Int();
   MatrixD st = r.Matrix();

@@ -13,8 +13,8 @@
 namespace asv::backend {
 namespace {
 
-constexpr char kMagic[] = "ASVVPROC";
-constexpr std::uint32_t kVersion = 1;
+constexpr char kProcessorMagic[] = "ASVVPROC";
+constexpr std::uint32_t kProcessorVersion = 1;
 constexpr double kEigenvalueFloor = 1e-8;
 
 torch::Tensor LengthNormalise(const torch::Tensor& x) {
@@ -101,7 +101,7 @@ Matrix VectorProcessor::Process(const Matrix& vectors) const {
 }
 
 void VectorProcessor::Save(const std::filesystem::path& path) const {
-  BinaryWriter w(std::string_view(kMagic, 8), kVersion);
+  BinaryWriter w(std::string_view(kProcessorMagic, 8), kProcessorVersion);
   w.String(instruction_);
   w.Int(dim_);
   w.Int(static_cast<std::int64_t>(centers_.size()));
@@ -112,7 +112,7 @@ void VectorProcessor::Save(const std::filesystem::path& path) const {
 }
 
 VectorProcessor VectorProcessor::Load(const std::filesystem::path& path) {
-  BinaryReader r(path, std::string_view(kMagic, 8), kVersion);
+  BinaryReader r(path, std::string_view(kProcessorMagic, 8), kProcessorVersion);
   VectorProcessor vp;
   vp.instruction_ = r.String();
   try {

@@ -15,6 +15,19 @@ namespace asv::data {
 /// (std::invalid_argument otherwise).
 std::uint64_t UniformIndex(std::mt19937_64& rng, std::uint64_t n);
 
+/// Uniform double in [0, 1) from the top 53 bits of one rng() call: the same value on every
+/// platform (std::uniform_real_distribution's is not fixed by the standard).
+inline double UniformUnit(std::mt19937_64& rng) {
+  return static_cast<double>(rng() >> 11) * 0x1.0p-53;
+}
+
+/// A uniformly drawn element of `items` (one UniformIndex draw); `items` must not be empty
+/// (std::invalid_argument otherwise).
+template <typename T>
+const T& PickUniform(const std::vector<T>& items, std::mt19937_64& rng) {
+  return items[static_cast<std::size_t>(UniformIndex(rng, items.size()))];
+}
+
 /// In-place Fisher-Yates shuffle using UniformIndex (from the last element down).
 template <typename T>
 void Shuffle(std::vector<T>& items, std::mt19937_64& rng) {

@@ -1,26 +1,29 @@
 #include "asvcpp/data/table.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <charconv>
 #include <sstream>
 #include <stdexcept>
 #include <unordered_map>
 
+#include <fmt/format.h>
+
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/text.h"
+#include "asvcpp/data/table_text.h"
 
 namespace asv::data {
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\t'; }
+using table_text::CheckWritable;
+using table_text::IsFieldSpace;
+using table_text::LineError;
 
 // Calls `line_fn(line_number, id, rest)` for each non-blank line; `rest` is the trimmed text
 // after the id (possibly empty).
 template <typename F>
-void ForEachLine(const std::filesystem::path& path, F&& line_fn) {
+void ForEachTableLine(const std::filesystem::path& path, F&& line_fn) {
   const std::string contents = fs::ReadFile(path);
   std::size_t start = 0;
   int line_no = 0;
@@ -32,31 +35,8 @@ void ForEachLine(const std::filesystem::path& path, F&& line_fn) {
     start = end + 1;
     if (line.empty()) continue;
     std::size_t id_end = 0;
-    while (id_end < line.size() && !IsSpace(line[id_end])) ++id_end;
+    while (id_end < line.size() && !IsFieldSpace(line[id_end])) ++id_end;
     line_fn(line_no, line.substr(0, id_end), text::Trim(line.substr(id_end)));
-  }
-}
-
-DataError LineError(const std::filesystem::path& path, int line, const std::string& message) {
-  return DataError(fmt::format("{}:{}: {}", path.string(), line, message));
-}
-
-std::vector<std::string_view> SplitTokens(std::string_view s) {
-  std::vector<std::string_view> tokens;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && IsSpace(s[i])) ++i;
-    const std::size_t begin = i;
-    while (i < s.size() && !IsSpace(s[i])) ++i;
-    if (i > begin) tokens.push_back(s.substr(begin, i - begin));
-  }
-  return tokens;
-}
-
-void CheckWritable(std::string_view id, std::string_view value) {
-  if (!IsValidId(id)) throw std::invalid_argument(fmt::format("invalid table id '{}'", id));
-  if (value.find('\n') != std::string_view::npos) {
-    throw std::invalid_argument(fmt::format("value of '{}' contains a newline", id));
   }
 }
 
@@ -73,11 +53,12 @@ bool IsValidId(std::string_view id) {
 Table ReadTable(const std::filesystem::path& path, ValueFormat format) {
   Table table;
   std::unordered_map<std::string, int> first_line;
-  ForEachLine(path, [&](int line, std::string_view id, std::string_view rest) {
+  ForEachTableLine(path, [&](int line, std::string_view id, std::string_view rest) {
     if (rest.empty()) throw LineError(path, line, fmt::format("'{}' has no value", id));
-    if (format == ValueFormat::kSingleToken && SplitTokens(rest).size() != 1) {
-      throw LineError(path, line, fmt::format("expected 2 fields ('<id> <value>'), found {}",
-                                              SplitTokens(rest).size() + 1));
+    if (format == ValueFormat::kSingleToken && table_text::SplitFields(rest).size() != 1) {
+      throw LineError(
+          path, line,
+          fmt::format("expected 2 fields ('<id> <value>'), found {}", table_text::SplitFields(rest).size() + 1));
     }
     const auto [it, inserted] = first_line.emplace(std::string(id), line);
     if (!inserted) {
@@ -92,8 +73,8 @@ Spk2Utt ReadSpk2Utt(const std::filesystem::path& path) {
   Spk2Utt spk2utt;
   std::unordered_map<std::string, int> first_line;
   std::unordered_map<std::string, int> utt_line;
-  ForEachLine(path, [&](int line, std::string_view spk, std::string_view rest) {
-    const std::vector<std::string_view> utts = SplitTokens(rest);
+  ForEachTableLine(path, [&](int line, std::string_view spk, std::string_view rest) {
+    const std::vector<std::string_view> utts = table_text::SplitFields(rest);
     if (utts.empty()) throw LineError(path, line, fmt::format("speaker '{}' has no utterances", spk));
     const auto [it, inserted] = first_line.emplace(std::string(spk), line);
     if (!inserted) {
@@ -121,7 +102,7 @@ Counts ReadCounts(const std::filesystem::path& path) {
     const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
     if (ec != std::errc() || ptr != value.data() + value.size() || n < 0) {
       int bad_line = 0;
-      ForEachLine(path, [&](int line, std::string_view key, std::string_view) {
+      ForEachTableLine(path, [&](int line, std::string_view key, std::string_view) {
         if (bad_line == 0 && key == id) bad_line = line;
       });
       throw LineError(path, bad_line,

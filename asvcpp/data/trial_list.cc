@@ -1,35 +1,24 @@
 #include "asvcpp/data/trial_list.h"
 
-#include <fmt/format.h>
-
 #include <stdexcept>
 #include <unordered_set>
+
+#include <fmt/format.h>
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/text.h"
+#include "asvcpp/data/table_text.h"
 #include "asvcpp/eval/trial_label.h"
 
 namespace asv::data {
 namespace {
 
-bool IsSpace(char c) { return c == ' ' || c == '\t'; }
-
-std::vector<std::string_view> Tokens(std::string_view s) {
-  std::vector<std::string_view> out;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    while (i < s.size() && IsSpace(s[i])) ++i;
-    const std::size_t begin = i;
-    while (i < s.size() && !IsSpace(s[i])) ++i;
-    if (i > begin) out.push_back(s.substr(begin, i - begin));
-  }
-  return out;
-}
+using table_text::LineError;
 
 // Calls fn(line_no, tokens) for every non-blank line.
 template <typename F>
-void ForEachLine(const std::filesystem::path& path, F&& fn) {
+void ForEachTrialLine(const std::filesystem::path& path, F&& fn) {
   const std::string contents = fs::ReadFile(path);
   std::size_t start = 0;
   int line_no = 0;
@@ -40,12 +29,8 @@ void ForEachLine(const std::filesystem::path& path, F&& fn) {
     const std::string_view line = text::Trim(std::string_view(contents).substr(start, end - start));
     start = end + 1;
     if (line.empty()) continue;
-    if (!fn(line_no, Tokens(line))) return;
+    if (!fn(line_no, table_text::SplitFields(line))) return;
   }
-}
-
-DataError LineError(const std::filesystem::path& path, int line, const std::string& message) {
-  return DataError(fmt::format("{}:{}: {}", path.string(), line, message));
 }
 
 void CheckSessions(const std::filesystem::path& path, int line, std::string_view id) {
@@ -74,7 +59,7 @@ void CheckLabelsAndSize(const TrialList& list) {
 TrialList ReadTrialList(const std::filesystem::path& path) {
   TrialList list;
   list.source = path;
-  ForEachLine(path, [&](int line, const std::vector<std::string_view>& tokens) {
+  ForEachTrialLine(path, [&](int line, const std::vector<std::string_view>& tokens) {
     if (tokens.size() < 3) {
       throw LineError(path, line, fmt::format("expected '<left> <right> <label>', found {} field{}",
                                               tokens.size(), tokens.size() == 1 ? "" : "s"));
@@ -114,7 +99,7 @@ std::string VoxCelebPathToId(std::string_view relative_path) {
 
 TrialListFormat DetectTrialListFormat(const std::filesystem::path& path) {
   TrialListFormat format = TrialListFormat::kIds;
-  ForEachLine(path, [&](int, const std::vector<std::string_view>& tokens) {
+  ForEachTrialLine(path, [&](int, const std::vector<std::string_view>& tokens) {
     if (tokens.size() >= 3 && tokens[1].find('/') != std::string_view::npos &&
         tokens[2].find('/') != std::string_view::npos) {
       format = TrialListFormat::kVoxCelebOfficial;
@@ -127,7 +112,7 @@ TrialListFormat DetectTrialListFormat(const std::filesystem::path& path) {
 TrialList ReadVoxCelebTrialList(const std::filesystem::path& path) {
   TrialList list;
   list.source = path;
-  ForEachLine(path, [&](int line, const std::vector<std::string_view>& tokens) {
+  ForEachTrialLine(path, [&](int line, const std::vector<std::string_view>& tokens) {
     if (tokens.size() < 3) {
       throw LineError(path, line, fmt::format("expected '<label> <path1> <path2>', found {} field{}",
                                               tokens.size(), tokens.size() == 1 ? "" : "s"));

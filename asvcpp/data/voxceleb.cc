@@ -1,11 +1,11 @@
 #include "asvcpp/data/voxceleb.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
+
+#include <fmt/format.h>
 
 #include "asvcpp/audio/audio_source.h"
 #include "asvcpp/base/error.h"
@@ -13,6 +13,7 @@
 #include "asvcpp/base/log.h"
 #include "asvcpp/data/data_dir.h"
 #include "asvcpp/data/table.h"
+#include "asvcpp/data/table_text.h"
 #include "asvcpp/data/trial_list.h"
 
 namespace asv::data {
@@ -156,14 +157,6 @@ void CheckUniqueIds(const Corpus& corpus, const std::vector<std::uint32_t>& orde
   }
 }
 
-// As table.cc's WriteTable checks each line.
-void CheckWritable(std::string_view id, std::string_view value) {
-  if (!IsValidId(id)) throw std::invalid_argument(fmt::format("invalid table id '{}'", id));
-  if (value.find('\n') != std::string_view::npos) {
-    throw std::invalid_argument(fmt::format("value of '{}' contains a newline", id));
-  }
-}
-
 // Writes wav.scp, utt2spk and spk2utt into `folder` byte for byte as DataDir::Save writes the
 // tables utt -> value and utt -> speaker, with the same checks, for `n` utterances given in id
 // order (ids distinct): id(k), value(k) (a std::string) and speaker(k) (an index into `speakers`,
@@ -171,11 +164,11 @@ void CheckWritable(std::string_view id, std::string_view value) {
 template <typename IdFn, typename ValueFn, typename SpeakerFn>
 void WriteLists(const stdfs::path& folder, std::size_t n, const IdFn& id, const ValueFn& value,
                 const SpeakerFn& speaker, const std::vector<std::string>& speakers) {
-  for (std::size_t k = 0; k < n; ++k) CheckWritable(id(k), value(k));
+  for (std::size_t k = 0; k < n; ++k) table_text::CheckWritable(id(k), value(k));
   fs::WriteFileAtomic(folder / std::string(kWavScp), [&](std::ostream& out) {
     for (std::size_t k = 0; k < n; ++k) out << id(k) << ' ' << value(k) << '\n';
   });
-  for (std::size_t k = 0; k < n; ++k) CheckWritable(id(k), speakers[speaker(k)]);
+  for (std::size_t k = 0; k < n; ++k) table_text::CheckWritable(id(k), speakers[speaker(k)]);
   fs::WriteFileAtomic(folder / std::string(kUtt2Spk), [&](std::ostream& out) {
     for (std::size_t k = 0; k < n; ++k) out << id(k) << ' ' << speakers[speaker(k)] << '\n';
   });
@@ -192,7 +185,8 @@ void WriteLists(const stdfs::path& folder, std::size_t n, const IdFn& id, const 
   std::stable_sort(by_speaker.begin(), by_speaker.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return rank[speaker(a)] < rank[speaker(b)]; });
   for (std::size_t k = 0; k < n; ++k) {
-    if (k == 0 || speaker(by_speaker[k]) != speaker(by_speaker[k - 1])) CheckWritable(speakers[speaker(by_speaker[k])], "");
+    if (k == 0 || speaker(by_speaker[k]) != speaker(by_speaker[k - 1]))
+      table_text::CheckWritable(speakers[speaker(by_speaker[k])], "");
   }
   fs::WriteFileAtomic(folder / std::string(kSpk2Utt), [&](std::ostream& out) {
     for (std::size_t k = 0; k < n; ++k) {

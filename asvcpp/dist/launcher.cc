@@ -1,13 +1,5 @@
 #include "asvcpp/dist/launcher.h"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <condition_variable>
@@ -16,9 +8,14 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "asvcpp/base/log.h"
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>  // environ (declared by glibc under _GNU_SOURCE, which g++ defines)
 
-extern char** environ;
+#include "asvcpp/base/log.h"
 
 namespace asv::dist {
 

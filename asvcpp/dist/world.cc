@@ -1,17 +1,16 @@
 #include "asvcpp/dist/world.h"
 
-#include <fmt/format.h>
-
 #include <charconv>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
 #include <utility>
 
+#include <fmt/format.h>
+#include <unistd.h>  // environ (declared by glibc under _GNU_SOURCE, which g++ defines)
+
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
-
-extern char** environ;
 
 namespace asv::dist {
 

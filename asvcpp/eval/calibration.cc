@@ -9,12 +9,11 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
+#include "asvcpp/eval/llr_metrics.h"
 
 namespace asv::eval {
 namespace {
 
-// log(1 + exp(x)) without overflow.
-double Softplus(double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x))); }
 // 1 / (1 + exp(-x)) without overflow.
 double Sigmoid(double x) {
   if (x >= 0) return 1.0 / (1.0 + std::exp(-x));

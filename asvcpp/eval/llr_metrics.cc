@@ -23,9 +23,6 @@ void CheckScores(const std::vector<double>& target, const std::vector<double>& n
   if (has_nan(target) || has_nan(nontarget)) throw DataError(fmt::format("{}: a score is NaN", what));
 }
 
-// log(1 + exp(x)) without overflow; +inf for +inf, 0 for -inf.
-double Softplus(double x) { return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x))); }
-
 double MeanSoftplus(const std::vector<double>& values, double sign) {
   double sum = 0.0;
   for (double v : values) sum += Softplus(sign * v);
@@ -33,6 +30,10 @@ double MeanSoftplus(const std::vector<double>& values, double sign) {
 }
 
 }  // namespace
+
+double Softplus(double x) {
+  return std::max(x, 0.0) + std::log1p(std::exp(-std::abs(x)));
+}
 
 double BayesThreshold(const DcfParams& params) {
   params.Validate();

@@ -37,6 +37,11 @@
 
 namespace asv::eval {
 
+/// log(1 + exp(x)), computed as max(x, 0) + log1p(exp(-|x|)) so that it neither overflows for
+/// large x nor loses precision for large -x (+inf for +inf, 0 for -inf): the per-trial cost of
+/// Cllr and of logistic-regression calibration (calibration.h).
+double Softplus(double x);
+
 /// The Bayes decision threshold log(c_fa * (1 - p_target) / (c_miss * p_target)) for LLR scores
 /// (natural log). Throws std::invalid_argument when `params` is out of range.
 double BayesThreshold(const DcfParams& params);

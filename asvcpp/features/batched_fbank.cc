@@ -11,7 +11,7 @@
 namespace asv::features {
 namespace {
 
-const FbankOptions& Validated(const FbankOptions& opts) {
+const FbankOptions& ValidatedFbank(const FbankOptions& opts) {
   opts.Validate();
   const std::int32_t padded = opts.frame_opts.PaddedWindowSize();
   if (!opts.frame_opts.round_to_power_of_two || (padded & (padded - 1)) != 0) {
@@ -24,7 +24,7 @@ const FbankOptions& Validated(const FbankOptions& opts) {
 }  // namespace
 
 BatchedFbank::BatchedFbank(const FbankOptions& opts)
-    : opts_(Validated(opts)), front_end_(opts_.frame_opts, opts_.mel_opts) {
+    : opts_(ValidatedFbank(opts)), front_end_(opts_.frame_opts, opts_.mel_opts) {
   if (opts_.energy_floor > 0.0f) log_energy_floor_ = std::log(opts_.energy_floor);
 }
 

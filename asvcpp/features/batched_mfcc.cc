@@ -12,7 +12,7 @@
 namespace asv::features {
 namespace {
 
-const MfccOptions& Validated(const MfccOptions& opts) {
+const MfccOptions& ValidatedBatchedMfcc(const MfccOptions& opts) {
   opts.Validate();
   if (opts.frame_opts.dither != 0.0f) {
     throw ConfigError(fmt::format(
@@ -30,7 +30,7 @@ torch::Tensor FloatTensor(const std::vector<float>& v) {
 }  // namespace
 
 BatchedMfcc::BatchedMfcc(const MfccOptions& opts)
-    : opts_(Validated(opts)), front_end_(opts_.frame_opts, opts_.mel_opts) {
+    : opts_(ValidatedBatchedMfcc(opts)), front_end_(opts_.frame_opts, opts_.mel_opts) {
   const Matrix dct = ComputeDctMatrix(opts_.num_ceps, front_end_.NumBins());  // [num_ceps, num_bins]
   dct_transposed_ = torch::from_blob(const_cast<float*>(dct.data()), {dct.rows(), dct.cols()}, torch::kFloat32)
                         .t()

@@ -15,12 +15,12 @@
 #include "asvcpp/features/kaldi_io.h"
 
 namespace asv::features {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
-std::map<std::string, StoredUtterance> ReadStoredFeatures(const fs::path& list_folder) {
-  const fs::path feats_scp = list_folder / "feats.scp";
-  const fs::path vad_scp = list_folder / "vad.scp";
-  if (!fs::exists(feats_scp) || !fs::exists(vad_scp)) {
+std::map<std::string, StoredUtterance> ReadStoredFeatures(const stdfs::path& list_folder) {
+  const stdfs::path feats_scp = list_folder / "feats.scp";
+  const stdfs::path vad_scp = list_folder / "vad.scp";
+  if (!stdfs::exists(feats_scp) || !stdfs::exists(vad_scp)) {
     throw DataError(
         fmt::format("{}: no feats.scp/vad.scp: the features of this dataset have not been computed "
                     "(stage 1, recipe.feature_extraction_datasets)",

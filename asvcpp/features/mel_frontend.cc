@@ -8,7 +8,7 @@
 
 namespace asv::features {
 namespace {
-const FrameOptions& Validated(const FrameOptions& opts) {
+const FrameOptions& ValidatedFrame(const FrameOptions& opts) {
   opts.Validate();
   if (!opts.round_to_power_of_two || (opts.PaddedWindowSize() & (opts.PaddedWindowSize() - 1)) != 0) {
     // Kaldi falls back to a mixed-radix FFT for other sizes; we only implement powers of two.
@@ -19,7 +19,7 @@ const FrameOptions& Validated(const FrameOptions& opts) {
 }  // namespace
 
 MelFrontEnd::MelFrontEnd(const FrameOptions& frame_opts, const MelOptions& mel_opts, float vtln_warp)
-    : frame_opts_(Validated(frame_opts)),
+    : frame_opts_(ValidatedFrame(frame_opts)),
       window_(MakeWindowFunction(frame_opts)),
       fft_(frame_opts.PaddedWindowSize()),
       mel_banks_(mel_opts, frame_opts, vtln_warp) {}

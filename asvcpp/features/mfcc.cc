@@ -6,7 +6,7 @@
 
 namespace asv::features {
 namespace {
-const MfccOptions& Validated(const MfccOptions& opts) {
+const MfccOptions& ValidatedMfcc(const MfccOptions& opts) {
   opts.Validate();
   return opts;
 }
@@ -55,7 +55,7 @@ std::vector<float> ComputeLifterCoeffs(float q, std::int32_t n) {
 }
 
 Mfcc::Mfcc(const MfccOptions& opts, float vtln_warp)
-    : opts_(Validated(opts)),
+    : opts_(ValidatedMfcc(opts)),
       front_end_(opts.frame_opts, opts.mel_opts, vtln_warp),
       dct_transposed_(Transposed(ComputeDctMatrix(opts.num_ceps, opts.mel_opts.num_bins))) {
   if (opts.cepstral_lifter != 0.0f) lifter_ = ComputeLifterCoeffs(opts.cepstral_lifter, opts.num_ceps);

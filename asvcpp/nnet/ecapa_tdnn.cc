@@ -14,7 +14,7 @@ constexpr std::int64_t kScale = 8;                     // Res2Net scale of every
 constexpr std::int64_t kAggregatedChannels = 3 * 512;  // `conv` output, fixed upstream
 constexpr std::int64_t kBottleneck = 128;              // SE and attention bottlenecks
 
-torch::nn::BatchNorm1d Norm(std::int64_t channels) {
+torch::nn::BatchNorm1d Norm1d(std::int64_t channels) {
   return torch::nn::BatchNorm1d(torch::nn::BatchNorm1dOptions(channels).eps(1e-5).momentum(0.1));
 }
 
@@ -43,7 +43,7 @@ Conv1dReluBnImpl::Conv1dReluBnImpl(std::int64_t in_channels, std::int64_t out_ch
                                                        .padding(padding)
                                                        .dilation(dilation)
                                                        .bias(true)));
-  bn = register_module("bn", Norm(out_channels));
+  bn = register_module("bn", Norm1d(out_channels));
 }
 
 torch::Tensor Conv1dReluBnImpl::forward(const torch::Tensor& x) {
@@ -62,7 +62,7 @@ Res2Conv1dReluBnImpl::Res2Conv1dReluBnImpl(std::int64_t channels, std::int64_t k
   for (std::int64_t i = 0; i + 1 < scale; ++i) {
     convs->push_back(torch::nn::Conv1d(
         torch::nn::Conv1dOptions(width_, width_, kernel_size).padding(padding).dilation(dilation).bias(true)));
-    bns->push_back(Norm(width_));
+    bns->push_back(Norm1d(width_));
   }
 }
 
@@ -117,7 +117,7 @@ EcapaTdnnImpl::EcapaTdnnImpl(const EcapaTdnnOptions& options) : options_(options
   layer4 = register_module("layer4", SeRes2Block(c, 3, 4, kScale));
   conv = register_module("conv", torch::nn::Conv1d(torch::nn::Conv1dOptions(3 * c, kAggregatedChannels, 1)));
   pool = register_module("pool", AttentiveStatsPooling(kAggregatedChannels, kBottleneck, options.global_context));
-  bn = register_module("bn", Norm(2 * kAggregatedChannels));
+  bn = register_module("bn", Norm1d(2 * kAggregatedChannels));
   linear = register_module("linear", torch::nn::Linear(2 * kAggregatedChannels, options.embed_dim));
 }
 

@@ -14,7 +14,7 @@ torch::nn::Conv2d Conv(std::int64_t in, std::int64_t out, std::int64_t kernel, s
   return torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, kernel).stride(stride).padding(kernel / 2).bias(false));
 }
 
-torch::nn::BatchNorm2d Norm(std::int64_t channels) {
+torch::nn::BatchNorm2d Norm2d(std::int64_t channels) {
   return torch::nn::BatchNorm2d(torch::nn::BatchNorm2dOptions(channels).eps(1e-5).momentum(0.1));
 }
 
@@ -37,13 +37,13 @@ ResNetOptions ResNet34Options(std::int64_t feat_dim, std::int64_t embed_dim) {
 
 BasicBlockImpl::BasicBlockImpl(std::int64_t in_planes, std::int64_t planes, std::int64_t stride) {
   conv1 = register_module("conv1", Conv(in_planes, planes, 3, stride));
-  bn1 = register_module("bn1", Norm(planes));
+  bn1 = register_module("bn1", Norm2d(planes));
   conv2 = register_module("conv2", Conv(planes, planes, 3, 1));
-  bn2 = register_module("bn2", Norm(planes));
+  bn2 = register_module("bn2", Norm2d(planes));
   shortcut = register_module("shortcut", torch::nn::Sequential());
   if (stride != 1 || in_planes != planes) {
     shortcut->push_back(Conv(in_planes, planes, 1, stride));
-    shortcut->push_back(Norm(planes));
+    shortcut->push_back(Norm2d(planes));
   }
 }
 
@@ -66,7 +66,7 @@ ResNetImpl::ResNetImpl(const ResNetOptions& options) : options_(options) {
   }
   const std::int64_t m = options.m_channels;
   conv1 = register_module("conv1", Conv(1, m, 3, 1));
-  bn1 = register_module("bn1", Norm(m));
+  bn1 = register_module("bn1", Norm2d(m));
   std::int64_t in_planes = m;
   auto make_layer = [&](const std::string& name, std::int64_t planes, std::int64_t blocks, std::int64_t stride) {
     torch::nn::Sequential layer;

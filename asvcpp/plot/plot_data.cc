@@ -14,23 +14,23 @@
 
 namespace asv::plot {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
 
 // "det_voxceleb1_o.tsv" -> "voxceleb1_o" for prefix "det_"; nullopt when the name does not fit.
 std::optional<std::string> ListOf(const std::string& path, const std::string& prefix) {
-  const std::string stem = fs::path(path).stem().string();
+  const std::string stem = stdfs::path(path).stem().string();
   if (stem.rfind(prefix, 0) != 0 || stem.size() == prefix.size()) return std::nullopt;
   return stem.substr(prefix.size());
 }
 
 std::string RunName(const db::RunRow& run) { return fmt::format("{} (run {})", run.info.config, run.id); }
 
-fs::path ArtifactPath(const db::RunRow& run, const std::string& path) {
-  const fs::path p(path);
-  return p.is_absolute() || run.info.output_folder.empty() ? p : fs::path(run.info.output_folder) / p;
+stdfs::path ArtifactPath(const db::RunRow& run, const std::string& path) {
+  const stdfs::path p(path);
+  return p.is_absolute() || run.info.output_folder.empty() ? p : stdfs::path(run.info.output_folder) / p;
 }
 
 }  // namespace
@@ -38,11 +38,11 @@ fs::path ArtifactPath(const db::RunRow& run, const std::string& path) {
 std::vector<DetCurve> RunDetCurves(db::Database& database, const db::RunRow& run, const std::string& list) {
   struct DetFile {
     std::string list;
-    fs::path path;
+    stdfs::path path;
     std::string checksum;
   };
   std::vector<DetFile> det_files;
-  std::map<std::string, fs::path> score_files;
+  std::map<std::string, stdfs::path> score_files;
   std::vector<std::string> scored_lists;  // lists with a score file, in the order recorded
   for (const auto& artifact : database.Artifacts(run.id)) {
     const auto& a = artifact.record;
@@ -69,7 +69,7 @@ std::vector<DetCurve> RunDetCurves(db::Database& database, const db::RunRow& run
                                    database.path().string(), RunName(run), name, name,
                                    det_files.empty() ? " and no score file" : ""));
     }
-    const fs::path det = scores->second.parent_path() / fmt::format("det_{}.tsv", name);
+    const stdfs::path det = scores->second.parent_path() / fmt::format("det_{}.tsv", name);
     return DataError(fmt::format(
         "{} {}: no DET points for trial list '{}': the run has the score file {} but no DET file; make one with "
         "`asvrun eval --scores {} --trials <trial list of {}> --det {}`",
@@ -96,7 +96,7 @@ std::vector<DetCurve> RunDetCurves(db::Database& database, const db::RunRow& run
     if (d == det_files.end()) throw missing(name);
     // Runs of one output folder write the same scores/det_<list>.tsv: a later run's file must not
     // be drawn as this run's curve.
-    if (!d->checksum.empty() && fs::exists(d->path)) {
+    if (!d->checksum.empty() && stdfs::exists(d->path)) {
       const std::string now = asv::fs::FileChecksum(d->path);
       if (now != d->checksum) {
         throw DataError(fmt::format(

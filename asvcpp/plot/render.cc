@@ -14,7 +14,7 @@
 
 namespace asv::plot {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 const std::vector<Colour>& Palette() {
   static const std::vector<Colour> palette = {
@@ -191,7 +191,7 @@ struct ContextDeleter {
   void operator()(cairo_t* c) const { cairo_destroy(c); }
 };
 
-void Check(cairo_status_t status, const fs::path& path) {
+void Check(cairo_status_t status, const stdfs::path& path) {
   if (status != CAIRO_STATUS_SUCCESS) {
     throw DataError(fmt::format("{}: cannot write the plot: {}", path.string(), cairo_status_to_string(status)));
   }
@@ -199,7 +199,7 @@ void Check(cairo_status_t status, const fs::path& path) {
 
 }  // namespace
 
-void RenderFile(const Figure& figure, const fs::path& path, const RenderOptions& options) {
+void RenderFile(const Figure& figure, const stdfs::path& path, const RenderOptions& options) {
   std::string ext = path.extension().string();
   std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
   if (ext != ".png" && ext != ".svg") {

@@ -15,19 +15,19 @@
 #endif
 
 namespace asv::recipe {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
-fs::path FirstExisting(const fs::path& folder, std::initializer_list<const char*> names) {
+stdfs::path FirstExisting(const stdfs::path& folder, std::initializer_list<const char*> names) {
   for (const char* name : names) {
-    if (fs::is_regular_file(folder / name)) return folder / name;
+    if (stdfs::is_regular_file(folder / name)) return folder / name;
   }
   return {};
 }
 
 // A value set by the recipe itself between two layers, shown as "recipe (<file>)".
-parser::ResolvedConfig RecipeLayer(const std::string& key, parser::Value value, const fs::path& from) {
+parser::ResolvedConfig RecipeLayer(const std::string& key, parser::Value value, const stdfs::path& from) {
   parser::ResolvedConfig layer;
   parser::ResolvedValue resolved;
   resolved.value = std::move(value);
@@ -38,20 +38,20 @@ parser::ResolvedConfig RecipeLayer(const std::string& key, parser::Value value, 
 }
 
 // Paths inside the current folder are shown relative to it in provenance and messages.
-fs::path Display(const fs::path& path) {
+stdfs::path Display(const stdfs::path& path) {
   if (path.empty()) return path;
   std::error_code ec;
-  const fs::path rel = fs::relative(path, fs::current_path(), ec);
+  const stdfs::path rel = stdfs::relative(path, stdfs::current_path(), ec);
   if (ec || rel.empty() || *rel.begin() == "..") return path;
   return rel;
 }
 
 }  // namespace
 
-std::vector<fs::path> RunConfigsRoots() {
-  std::vector<fs::path> roots;
+std::vector<stdfs::path> RunConfigsRoots() {
+  std::vector<stdfs::path> roots;
   if (const char* env = std::getenv("ASV_RUN_CONFIGS"); env != nullptr && *env != '\0') roots.emplace_back(env);
-  roots.emplace_back(fs::current_path() / "run_configs");
+  roots.emplace_back(stdfs::current_path() / "run_configs");
   if (std::string(ASV_SOURCE_RUN_CONFIGS) != "") roots.emplace_back(ASV_SOURCE_RUN_CONFIGS);
   return roots;
 }
@@ -67,7 +67,7 @@ RecipeFiles LocateRecipeFiles(const std::string& recipe, const LocateOptions& op
                                         {"init_config", "init_config.py"});
     }
   } else {
-    std::vector<fs::path> roots;
+    std::vector<stdfs::path> roots;
     if (options.config_root) {
       roots.push_back(*options.config_root);
     } else {
@@ -75,8 +75,8 @@ RecipeFiles LocateRecipeFiles(const std::string& recipe, const LocateOptions& op
     }
     std::string searched;
     for (const auto& root : roots) {
-      const fs::path folder = root / recipe;
-      const fs::path run = FirstExisting(folder, {"run_configs", "run_configs.py"});
+      const stdfs::path folder = root / recipe;
+      const stdfs::path run = FirstExisting(folder, {"run_configs", "run_configs.py"});
       if (!run.empty()) {
         files.run_configs = run;
         files.init_config = options.init_config ? *options.init_config
@@ -92,7 +92,8 @@ RecipeFiles LocateRecipeFiles(const std::string& recipe, const LocateOptions& op
           recipe, searched));
     }
   }
-  const fs::path beside = !files.init_config.empty() ? files.init_config.parent_path() : files.run_configs.parent_path();
+  const stdfs::path beside =
+      !files.init_config.empty() ? files.init_config.parent_path() : files.run_configs.parent_path();
   files.mfcc_conf = FirstExisting(beside.empty() ? "." : beside, {"mfcc.conf"});
   files.init_config = Display(files.init_config);
   files.run_configs = Display(files.run_configs);
@@ -158,7 +159,7 @@ std::unique_ptr<LoadedConfig> ConfigSet::Resolve(const std::string& name, const 
 
   // ASVtorch's post_update_call: the sample rate comes from the MFCC options file.
   const std::string& mfcc = loaded->settings->common().paths.kaldi_mfcc_conf_file;
-  if (fs::is_regular_file(mfcc)) {
+  if (stdfs::is_regular_file(mfcc)) {
     try {
       if (const auto rate = settings::ReadSampleFrequency(mfcc)) {
         settings::Bind(tree, RecipeLayer("features.sampling_rate", parser::Value::Int(*rate), mfcc), diags);

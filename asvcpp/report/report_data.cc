@@ -19,7 +19,7 @@
 #include "asvcpp/settings/dump.h"
 
 namespace asv::report {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 using Json = nlohmann::ordered_json;
 
 namespace {
@@ -241,13 +241,13 @@ Json CurvesJson(const std::vector<db::EpochRow>& epochs, const std::vector<db::E
 }
 
 // Relative artifact paths are relative to the run's output folder.
-Json DetJson(const std::vector<db::ArtifactRow>& artifacts, const std::map<std::int64_t, fs::path>& output_folders,
+Json DetJson(const std::vector<db::ArtifactRow>& artifacts, const std::map<std::int64_t, stdfs::path>& output_folders,
              const ReportOptions& options) {
   std::map<std::int64_t, Json> det;
   for (const auto& a : artifacts) {
     const auto folder = output_folders.find(a.run_id);
     if (folder == output_folders.end()) continue;
-    fs::path path = a.record.path;
+    stdfs::path path = a.record.path;
     if (path.is_relative()) path = folder->second / path;
     DetCurve curve = ReadDetCurve(path, options.det_points);
     // A file that a later run in the same output folder overwrote (before DET files were named
@@ -397,12 +397,12 @@ std::vector<RunningJob> RunningJobs(db::Database& database, const std::vector<db
   return jobs;
 }
 
-DetCurve ReadDetCurve(const fs::path& path, std::size_t max_points) {
+DetCurve ReadDetCurve(const stdfs::path& path, std::size_t max_points) {
   DetCurve curve;
   curve.path = path.string();
   curve.trial_list = eval::TrialListOfDetFile(path).value_or(path.stem().string());
   std::error_code ec;
-  if (!fs::exists(path, ec)) {
+  if (!stdfs::exists(path, ec)) {
     curve.note = fmt::format("{}: cannot be read (moved or deleted?)", path.string());
     return curve;
   }
@@ -438,7 +438,7 @@ DetCurve ReadDetCurve(const fs::path& path, std::size_t max_points) {
 nlohmann::ordered_json BuildReportData(db::Database& database, const ReportOptions& options) {
   const auto runs = database.ListRuns(RunFilterOf(options.filter));
   std::set<std::int64_t> run_ids;
-  std::map<std::int64_t, fs::path> output_folders;
+  std::map<std::int64_t, stdfs::path> output_folders;
   for (const auto& r : runs) {
     run_ids.insert(r.id);
     output_folders[r.id] = r.info.output_folder;

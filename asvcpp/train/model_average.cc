@@ -14,7 +14,7 @@ namespace asv::train {
 namespace {
 
 /// Every parameter and buffer of `model` by name.
-std::vector<std::pair<std::string, torch::Tensor>> StateOf(torch::nn::Module& model) {
+std::vector<std::pair<std::string, torch::Tensor>> NamedState(torch::nn::Module& model) {
   std::vector<std::pair<std::string, torch::Tensor>> state;
   for (auto& item : model.named_parameters()) state.emplace_back(item.key(), item.value());
   for (auto& item : model.named_buffers()) state.emplace_back(item.key(), item.value());
@@ -70,7 +70,7 @@ CheckpointMeta AverageCheckpoints(const std::vector<std::filesystem::path>& inpu
       }
     }
   }
-  auto state = StateOf(model);
+  auto state = NamedState(model);
   std::vector<torch::Tensor> sums(state.size());  // float64 sums; undefined for integer tensors
   CheckpointMeta first;
   CheckpointMeta meta;

@@ -11,7 +11,7 @@
 namespace asv::train {
 namespace {
 
-std::map<std::string, torch::Tensor> StateOf(const torch::nn::Module& module) {
+std::map<std::string, torch::Tensor> NamedStateMap(const torch::nn::Module& module) {
   std::map<std::string, torch::Tensor> state;
   for (const auto& p : module.named_parameters(/*recurse=*/true)) state.emplace(p.key(), p.value());
   for (const auto& b : module.named_buffers(/*recurse=*/true)) state.emplace(b.key(), b.value());
@@ -33,8 +33,8 @@ bool RowsMappable(const torch::Tensor& from, const torch::Tensor& to) {
 }  // namespace
 
 void CopyModelState(const torch::nn::Module& from, torch::nn::Module& to, const std::string& class_prefix) {
-  const auto source = StateOf(from);
-  auto target = StateOf(to);
+  const auto source = NamedStateMap(from);
+  auto target = NamedStateMap(to);
   for (const auto& [name, tensor] : source) {
     if (target.count(name) == 0) {
       throw DataError(fmt::format("initial model: it has '{}' {}, which the network lacks", name, ShapeOf(tensor)));

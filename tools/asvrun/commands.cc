@@ -31,7 +31,7 @@
 #include "tools/asvrun/table.h"
 
 namespace asv::tools {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -47,7 +47,7 @@ std::string RecipeName(const ConfigSource& source) {
 
 // The listing commands only read: they open the database read-only, so that a database of
 // another user or in a read-only folder can be read, and never create, migrate or change one.
-db::Database OpenForReading(const fs::path& path) {
+db::Database OpenForReading(const stdfs::path& path) {
   db::DatabaseOptions options;
   options.read_only = true;
   return db::Database(path, options);
@@ -87,7 +87,7 @@ nlohmann::ordered_json OptionalJson(const std::optional<double>& v) {
 
 // `asvrun runs --running`: each running run with the progress its ranks last recorded; one table
 // row per run from its lowest rank (every rank in the JSON form).
-int RunningRuns(db::Database& database, db::RunFilter filter, const fs::path& path, bool json) {
+int RunningRuns(db::Database& database, db::RunFilter filter, const stdfs::path& path, bool json) {
   filter.status = db::RunStatus::kRunning;
   const auto runs = database.ListRuns(filter);
   std::vector<std::int64_t> ids;
@@ -166,9 +166,9 @@ int RunningRuns(db::Database& database, db::RunFilter filter, const fs::path& pa
 
 }  // namespace
 
-fs::path SelectDatabase(const DbSelection& selection) {
+stdfs::path SelectDatabase(const DbSelection& selection) {
   if (!selection.db.empty()) {
-    if (!fs::exists(selection.db)) throw DbError(fmt::format("{}: no such experiment database", selection.db));
+    if (!stdfs::exists(selection.db)) throw DbError(fmt::format("{}: no such experiment database", selection.db));
     return selection.db;
   }
   ConfigSource source = selection.source;
@@ -178,26 +178,26 @@ fs::path SelectDatabase(const DbSelection& selection) {
   recipe::ConfigSet set(recipe, Locate(source), std::vector<std::string>{}, diags);  // The init config only.
   const auto settings = set.InitSettings(diags);
   diags.ThrowIfErrors();
-  const fs::path path = db::Database::DefaultPath(OutputFolder(*settings));
-  return fs::exists(path) ? path : fs::path();
+  const stdfs::path path = db::Database::DefaultPath(OutputFolder(*settings));
+  return stdfs::exists(path) ? path : stdfs::path();
 }
 
 db::Database OpenDatabaseForReading(const DbSelection& selection) {
-  const fs::path path = SelectDatabase(selection);
+  const stdfs::path path = SelectDatabase(selection);
   if (path.empty()) throw DbError("no experiment database yet: no run has been recorded");
   return OpenForReading(path);
 }
 
 recipe::RecipeFiles Locate(const ConfigSource& source) {
   recipe::LocateOptions options;
-  if (!source.init_config.empty()) options.init_config = fs::path(source.init_config);
-  if (!source.run_configs.empty()) options.run_configs = fs::path(source.run_configs);
-  if (!source.config_root.empty()) options.config_root = fs::path(source.config_root);
+  if (!source.init_config.empty()) options.init_config = stdfs::path(source.init_config);
+  if (!source.run_configs.empty()) options.run_configs = stdfs::path(source.run_configs);
+  if (!source.config_root.empty()) options.config_root = stdfs::path(source.config_root);
   return recipe::LocateRecipeFiles(source.recipe, options);
 }
 
-fs::path OutputFolder(const recipe::RecipeSettings& settings) {
-  return fs::weakly_canonical(fs::absolute(settings.common().paths.output_folder));
+stdfs::path OutputFolder(const recipe::RecipeSettings& settings) {
+  return stdfs::weakly_canonical(stdfs::absolute(settings.common().paths.output_folder));
 }
 
 std::string Lineage(const recipe::LoadedConfig& config) {
@@ -256,7 +256,7 @@ int HelpSettings(const ConfigSource& source) {
 }
 
 int Runs(const RunsOptions& options) {
-  const fs::path path = SelectDatabase(options.selection);
+  const stdfs::path path = SelectDatabase(options.selection);
   if (path.empty()) {
     fmt::print(stderr, "no experiment database yet: no run has been recorded\n");
     return kExitOk;
@@ -301,7 +301,7 @@ int Runs(const RunsOptions& options) {
 }
 
 int Results(const ResultsOptions& options) {
-  const fs::path path = SelectDatabase(options.selection);
+  const stdfs::path path = SelectDatabase(options.selection);
   if (path.empty()) {
     fmt::print(stderr, "no experiment database yet: no run has been recorded\n");
     return kExitOk;
@@ -394,7 +394,7 @@ int Results(const ResultsOptions& options) {
 }
 
 int Epochs(const EpochsOptions& options) {
-  const fs::path path = SelectDatabase(options.selection);
+  const stdfs::path path = SelectDatabase(options.selection);
   if (path.empty()) throw DbError("no experiment database yet: no run has been recorded");
   db::Database database = OpenForReading(path);
   const auto run = database.GetRun(options.run);
@@ -440,7 +440,7 @@ int Epochs(const EpochsOptions& options) {
 }
 
 int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b) {
-  const fs::path path = SelectDatabase(selection);
+  const stdfs::path path = SelectDatabase(selection);
   if (path.empty()) throw DbError("no experiment database yet: no run has been recorded");
   db::Database database = OpenForReading(path);
   const auto a = database.GetRun(run_a);

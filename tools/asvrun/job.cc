@@ -30,7 +30,7 @@
 #include "tools/asvrun/version.h"
 
 namespace asv::tools {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -39,9 +39,9 @@ std::optional<std::string> GetEnv(const char* name) {
   return value != nullptr ? std::optional<std::string>(value) : std::nullopt;
 }
 
-fs::path DatabasePath(const RunOptions& options, const recipe::RecipeSettings& settings) {
+stdfs::path DatabasePath(const RunOptions& options, const recipe::RecipeSettings& settings) {
   return options.db.empty() ? db::Database::DefaultPath(OutputFolder(settings))
-                            : fs::absolute(fs::path(options.db));
+                            : stdfs::absolute(stdfs::path(options.db));
 }
 
 db::RunInfo MakeRunInfo(const recipe::Recipe& recipe, const recipe::LoadedConfig& config, const RunOptions& options,

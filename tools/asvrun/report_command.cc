@@ -18,7 +18,7 @@
 #include "tools/asvrun/commands.h"
 
 namespace asv::tools {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 namespace {
 
@@ -55,7 +55,7 @@ report::ProvenanceMap ResolveProvenance(const ConfigSource& source,
 }  // namespace
 
 int Report(const ReportOptions& options) {
-  const fs::path path = SelectDatabase(options.selection);
+  const stdfs::path path = SelectDatabase(options.selection);
   if (path.empty()) throw DbError("no experiment database yet: no run has been recorded");
   db::DatabaseOptions db_options;
   db_options.read_only = true;

@@ -20,7 +20,7 @@
 #include "tools/asvrun/version.h"
 
 namespace asv::tools {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
 int RunConfigs(const RunOptions& options) {
   // GPU ids are physical ids as nvidia-smi numbers them (PCI bus order), also for CUDA.
@@ -41,7 +41,7 @@ int RunConfigs(const RunOptions& options) {
     for (auto& config : loaded) {
       auto& s = *config.settings;
       fmt::print("config {}\n", Lineage(config));
-      const fs::path out = OutputFolder(s);
+      const stdfs::path out = OutputFolder(s);
       fmt::print("  output folder: {}\n", out.string());
       fmt::print("  database:      {}\n",
                  options.db.empty() ? db::Database::DefaultPath(out).string() : options.db);

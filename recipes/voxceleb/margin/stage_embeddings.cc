@@ -22,14 +22,14 @@
 #include "recipes/voxceleb/shared/voxceleb_stages.h"
 
 namespace asv::recipes::voxceleb_margin {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 using backend::Embeddings;
 
 void RunEmbeddingExtraction(recipe::RunContext& context) {
   auto& s = SettingsOf(context);
   const auto& r = s.recipe();
-  const fs::path model = ModelForExtraction(s, context);
-  if (!fs::exists(model)) {
+  const stdfs::path model = ModelForExtraction(s, context);
+  if (!stdfs::exists(model)) {
     throw DataError(fmt::format("{} does not exist: {}", model.string(),
                                 r.selected_epoch   ? "train that epoch first (stage 5)"
                                 : r.lm_epochs > 0 ? "fine-tune first (stage 7)"
@@ -65,7 +65,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
       *reference.source, "back-end",
       [&](const std::vector<int>& u) { return extractor.Extract(*reference.source, u, options); }, shift);
 
-  const fs::path folder = context.system_folder() / "embeddings";
+  const stdfs::path folder = context.system_folder() / "embeddings";
   backend::WriteEmbeddings(folder / "trial", trial);
   backend::WriteEmbeddings(folder / "plda", backend_embeddings);
   std::map<std::string, std::string> speaker_of;

@@ -32,7 +32,7 @@
 #include "recipes/voxceleb/shared/voxceleb_stages.h"
 
 namespace asv::recipes::voxceleb_margin {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 using backend::Embeddings;
 
 namespace {
@@ -40,8 +40,8 @@ namespace {
 std::shared_ptr<const augment::NoiseBank> NoiseBankOf(const MarginSettings& s, int sample_rate) {
   if (s.recipe().aug_prob <= 0) return nullptr;
   const auto& paths = s.common().paths;
-  const fs::path rirs = paths.rirs_folder.empty() ? fs::path(paths.kaldi_recipe_folder) / "RIRS_NOISES"
-                                                  : fs::path(paths.rirs_folder);
+  const stdfs::path rirs = paths.rirs_folder.empty() ? stdfs::path(paths.kaldi_recipe_folder) / "RIRS_NOISES"
+                                                     : stdfs::path(paths.rirs_folder);
   return std::make_shared<const augment::NoiseBank>(augment::ScanMusan(paths.musan_folder),
                                                     augment::SimulatedRoomRirs(rirs), sample_rate);
 }
@@ -70,7 +70,7 @@ namespace {
 // One training run of the recipe: the training of stage 5 or the fine-tuning of stage 7.
 struct Phase {
   const char* what = "training";
-  fs::path folder;          // checkpoints epoch.N.pt, logs, the EER stopper's state
+  stdfs::path folder;       // checkpoints epoch.N.pt, logs, the EER stopper's state
   int epochs = 1;           // epochs of this phase (the trainer's max_epochs)
   int resume_epoch = 0;     // network.resume_epoch's meaning, for this phase's checkpoints
   int epoch_offset = 0;     // added to the epochs recorded in the database
@@ -79,7 +79,7 @@ struct Phase {
   bool speed_perturb = true;
   train::ExponentialLrOptions lr;
   train::MarginScheduleOptions margin;
-  fs::path init_model;      // empty: random initialisation
+  stdfs::path init_model;  // empty: random initialisation
   int epochs_per_evaluation = 1;
   bool early_stopping = true;
 };
@@ -186,10 +186,10 @@ void TrainPhase(recipe::RunContext& context, const Phase& phase) {
   train::Trainer trainer(options, training, context.reducer());
 
   // Rank 0 scores the training trial lists with the back end of stage 9.
-  std::vector<std::pair<std::string, fs::path>> lists;
+  std::vector<std::pair<std::string, stdfs::path>> lists;
   std::shared_ptr<features::PcmFbankSource> trial_source;
   LabelledSource backend_data;
-  const fs::path stopper_file = phase.folder / "eer_stopper.json";
+  const stdfs::path stopper_file = phase.folder / "eer_stopper.json";
   train::EerStopper stopper(network.eer_stop_epochs, network.minimum_improvement);
   if (context.is_rank0()) {
     lists = backend::TrialListFiles(r.training_trial_lists, r.trial_lists,
@@ -200,7 +200,7 @@ void TrainPhase(recipe::RunContext& context, const Phase& phase) {
       trial_source = TrialUtterances(context, lists);
       backend_data = BackendUtterances(context);
     }
-    if (phase.resume_epoch > 0 && fs::exists(stopper_file)) stopper.Load(stopper_file);
+    if (phase.resume_epoch > 0 && stdfs::exists(stopper_file)) stopper.Load(stopper_file);
   }
   auto extraction = train::ExtractionOptions::FromSettings(network, s.common().computing.network_dataloader_workers);
   extraction.skip_empty = true;
@@ -245,7 +245,7 @@ void TrainPhase(recipe::RunContext& context, const Phase& phase) {
 }
 
 // Averages the last `count` contiguous checkpoints of `folder` into folder/avg_model.pt.
-void Average(recipe::RunContext& context, const fs::path& folder, int count, const char* stage) {
+void Average(recipe::RunContext& context, const stdfs::path& folder, int count, const char* stage) {
   auto& s = SettingsOf(context);
   const int last = train::FindLastContiguousEpoch(folder);
   if (last <= 0) {
@@ -255,7 +255,7 @@ void Average(recipe::RunContext& context, const fs::path& folder, int count, con
   const auto inputs = train::LastCheckpoints(folder, last, count);
   const auto meta = train::ReadCheckpointMeta(inputs.front());
   auto net = MakeNetwork(s, meta.feat_dim, meta.n_speakers, "cpu");
-  const fs::path output = folder / AveragedModelName();
+  const stdfs::path output = folder / AveragedModelName();
   train::AverageCheckpoints(inputs, *net, output);
   ASV_LOG(Info, "averaged epochs {}-{} into {}", last - count + 1, last, output.string());
   context.RecordArtifact(output, "model");
@@ -263,15 +263,15 @@ void Average(recipe::RunContext& context, const fs::path& folder, int count, con
 
 }  // namespace
 
-fs::path TrainingFolder(const recipe::RunContext& context) {
+stdfs::path TrainingFolder(const recipe::RunContext& context) {
   return context.system_folder() / "networks";
 }
 
-fs::path FineTuningFolder(const recipe::RunContext& context) {
+stdfs::path FineTuningFolder(const recipe::RunContext& context) {
   return context.system_folder() / "large_margin";
 }
 
-fs::path ModelForExtraction(const MarginSettings& settings, const recipe::RunContext& context) {
+stdfs::path ModelForExtraction(const MarginSettings& settings, const recipe::RunContext& context) {
   const auto& r = settings.recipe();
   if (r.selected_epoch) return train::CheckpointPath(TrainingFolder(context), *r.selected_epoch);
   if (r.lm_epochs > 0) return FineTuningFolder(context) / AveragedModelName();
@@ -319,7 +319,7 @@ void RunFineTuning(recipe::RunContext& context) {
   phase.what = "large-margin fine-tuning";
   phase.folder = FineTuningFolder(context);
   phase.init_model = TrainingFolder(context) / AveragedModelName();
-  if (!fs::exists(phase.init_model)) {
+  if (!stdfs::exists(phase.init_model)) {
     throw DataError(fmt::format("{} does not exist: average the trained checkpoints first (stage 6)",
                                 phase.init_model.string()));
   }

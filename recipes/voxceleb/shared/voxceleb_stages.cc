@@ -25,7 +25,6 @@ namespace asv::recipes::voxceleb {
 namespace {
 
 namespace stdfs = std::filesystem;
-namespace fs = std::filesystem;
 
 std::string JoinNames(const std::vector<std::string>& names) {
   std::string out;
@@ -116,21 +115,21 @@ namespace {
 // What identifies the back-end archive a cohort was made of: the text of its checksum file
 // (written with it, and verified by ReadEmbeddings), so no second pass over a large archive; an
 // archive without one is hashed.
-std::string ArchiveIdentity(const fs::path& ark) {
-  const fs::path sums = asv::fs::ChecksumFilePath(ark);
-  return fs::exists(sums) ? asv::fs::ReadFile(sums) : asv::fs::FileChecksum(ark) + "\n";
+std::string ArchiveIdentity(const stdfs::path& ark) {
+  const stdfs::path sums = asv::fs::ChecksumFilePath(ark);
+  return stdfs::exists(sums) ? asv::fs::ReadFile(sums) : asv::fs::FileChecksum(ark) + "\n";
 }
 
 }  // namespace
 
 backend::Embeddings SpeakerCohort(recipe::RunContext& context, const backend::Embeddings& plda,
                                   const std::vector<std::string>& speakers) {
-  const fs::path folder = context.system_folder() / "embeddings";
-  const fs::path stem = folder / "cohort";
+  const stdfs::path folder = context.system_folder() / "embeddings";
+  const stdfs::path stem = folder / "cohort";
   // Built once per system, beside the embeddings it is made of: reused while its record of the
   // back-end archive matches, else (older extraction, new embeddings) rebuilt.
-  const fs::path source = stem.string() + ".source";
-  if (fs::exists(stem.string() + ".scp") && fs::exists(source) &&
+  const stdfs::path source = stem.string() + ".source";
+  if (stdfs::exists(stem.string() + ".scp") && stdfs::exists(source) &&
       asv::fs::ReadFile(source) == ArchiveIdentity(folder / "plda.ark")) {
     auto cohort = backend::ReadEmbeddings(stem);
     ASV_LOG(Info, "score normalisation cohort: {} speaker means from {}.scp", cohort.ids.size(), stem.string());
@@ -143,8 +142,8 @@ backend::Embeddings SpeakerCohort(recipe::RunContext& context, const backend::Em
   return cohort;
 }
 
-void WriteSpeakerCohort(recipe::RunContext& context, const fs::path& stem, const backend::Embeddings& cohort,
-                        const fs::path& plda_ark) {
+void WriteSpeakerCohort(recipe::RunContext& context, const stdfs::path& stem, const backend::Embeddings& cohort,
+                        const stdfs::path& plda_ark) {
   backend::WriteEmbeddings(stem, cohort);
   asv::fs::WriteFileAtomic(stem.string() + ".source", ArchiveIdentity(plda_ark));
   context.RecordArtifact(stem.string() + ".ark", "cohort");
@@ -154,7 +153,7 @@ void WriteSpeakerCohort(recipe::RunContext& context, const fs::path& stem, const
 void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_dataset,
                      const settings::OrderedDict<std::string>& trial_lists) {
   const auto& backend_settings = context.settings().common().backend;
-  const fs::path folder = context.system_folder() / "embeddings";
+  const stdfs::path folder = context.system_folder() / "embeddings";
   const auto plda = backend::ReadEmbeddings(folder / "plda");
   const auto trial = backend::ReadEmbeddings(folder / "trial");
   const auto utt2spk = data::ReadTable(folder / "plda.utt2spk", data::ValueFormat::kSingleToken);
@@ -166,7 +165,7 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
     speakers.push_back(it->second);
   }
   std::optional<int> epoch;
-  if (fs::exists(folder / "info.json")) {
+  if (stdfs::exists(folder / "info.json")) {
     const auto info = nlohmann::json::parse(asv::fs::ReadFile(folder / "info.json"));
     if (info.contains("epoch")) epoch = info["epoch"].get<int>();
   }
@@ -187,7 +186,7 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
   }
   const backend::Backend backend(plda, speakers, backend_settings, cohort ? &*cohort : nullptr);
   if (const auto* calibration = backend.calibration()) {
-    const fs::path file = context.system_folder() / "backend" / "calibration.json";
+    const stdfs::path file = context.system_folder() / "backend" / "calibration.json";
     eval::SaveCalibration(*calibration, file);
     context.RecordArtifact(file, "calibration");
   }
@@ -206,10 +205,10 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
   for (const auto& [name, file] : lists) {
     const auto result = backend::ScoreTrialList(backend, prepared, name, file, backend_settings);
     progress.Add(1, static_cast<double>(result.scores.size()));
-    const fs::path score_file = context.system_folder() / "scores" / ("scores_" + file.filename().string());
+    const stdfs::path score_file = context.system_folder() / "scores" / ("scores_" + file.filename().string());
     eval::WriteScoreFile(score_file, result.scores);
     context.RecordArtifact(score_file, "scores");
-    const fs::path det_file =
+    const stdfs::path det_file =
         context.system_folder() / "scores" / eval::DetFileName(file.stem().string(), context.run_id());
     eval::WriteDetPoints(det_file, result.det);
     context.RecordArtifact(det_file, "det");
@@ -220,7 +219,7 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
   }
   progress.Finish();
   if (lists.empty()) throw DataError("no trial list of recipe.trial_lists exists: nothing to score");
-  const fs::path results = context.system_folder() / "results" / "results.txt";
+  const stdfs::path results = context.system_folder() / "results" / "results.txt";
   asv::fs::WriteFileAtomic(results, summary);
   context.RecordArtifact(results, "results");
 }

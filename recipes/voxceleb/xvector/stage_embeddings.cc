@@ -22,7 +22,7 @@
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
 
 namespace asv::recipes::voxceleb_xvector {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 using backend::Embeddings;
 
 namespace {
@@ -44,7 +44,7 @@ double FrameShiftSeconds(const settings::Settings& common) {
 void RunEmbeddingExtraction(recipe::RunContext& context) {
   auto& s = SettingsOf(context);
   const auto& r = s.recipe();
-  const fs::path networks = context.system_folder() / "networks";
+  const stdfs::path networks = context.system_folder() / "networks";
   const int epoch = r.selected_epoch ? *r.selected_epoch : train::FindLastContiguousEpoch(networks);
   if (epoch <= 0) {
     throw DataError(
@@ -52,7 +52,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
                     "recipe.selected_epoch",
                     networks.string()));
   }
-  const fs::path checkpoint = train::CheckpointPath(networks, epoch);
+  const stdfs::path checkpoint = train::CheckpointPath(networks, epoch);
   const std::string device = context.device();
   train::ApplyMathModes(s.common().computing.allow_tf32);
   ASV_LOG(Info, "embedding extraction with {} on {}", checkpoint.string(), device);
@@ -84,7 +84,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
       plda_source, "PLDA", [&](const std::vector<int>& u) { return extractor.Extract(plda_source, u, options); },
       shift);
 
-  const fs::path folder = context.system_folder() / "embeddings";
+  const stdfs::path folder = context.system_folder() / "embeddings";
   backend::WriteEmbeddings(folder / "trial", trial);
   backend::WriteEmbeddings(folder / "plda", plda);
   std::map<std::string, std::string> speaker_of;

@@ -16,11 +16,11 @@
 namespace asv::recipes::voxceleb_xvector {
 namespace {
 
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 
-bool Exists(const fs::path& path) {
+bool Exists(const stdfs::path& path) {
   std::error_code ec;
-  return fs::exists(path, ec);
+  return stdfs::exists(path, ec);
 }
 
 // What the stages running before the checked one produce.
@@ -62,13 +62,13 @@ class Checker {
   Checker(const XvectorSettings& s, recipe::RunContext& context, const Produced& produced)
       : s_(s), root_(context.feature_and_list_folder()), system_(context.system_folder()), produced_(produced) {}
 
-  void Folder(const fs::path& folder, const std::string& setting) {
+  void Folder(const stdfs::path& folder, const std::string& setting) {
     std::error_code ec;
-    if (!fs::is_directory(folder, ec)) Add(fmt::format("{}: no such folder ({})", folder.string(), setting));
+    if (!stdfs::is_directory(folder, ec)) Add(fmt::format("{}: no such folder ({})", folder.string(), setting));
   }
   void Lists(const std::string& dataset, const std::string& setting) {
     if (produced_.lists.count(dataset) > 0) return;
-    const fs::path wav_scp = data::ListFolder(root_, dataset) / data::kWavScp;
+    const stdfs::path wav_scp = data::ListFolder(root_, dataset) / data::kWavScp;
     if (!Exists(wav_scp)) {
       Add(fmt::format("{}: missing: dataset '{}' of {} is not prepared (stage 0 writes it)", wav_scp.string(), dataset,
                       setting));
@@ -76,7 +76,7 @@ class Checker {
   }
   void Features(const std::string& dataset, const std::string& setting) {
     if (produced_.features.count(dataset) > 0) return;
-    const fs::path feats_scp = data::ListFolder(root_, dataset) / data::kFeatsScp;
+    const stdfs::path feats_scp = data::ListFolder(root_, dataset) / data::kFeatsScp;
     if (!Exists(feats_scp)) {
       Add(fmt::format("{}: missing: dataset '{}' of {} has no features (stage 1, or stage 2 for _combined, writes "
                       "them)",
@@ -102,7 +102,7 @@ class Checker {
   // Checkpoint of `epoch`, which `why` needs (stage 5 of this run writes new ones).
   void Checkpoint(int epoch, const std::string& why) {
     if (produced_.checkpoints) return;
-    const fs::path checkpoint = train::CheckpointPath(system_ / "networks", epoch);
+    const stdfs::path checkpoint = train::CheckpointPath(system_ / "networks", epoch);
     if (!Exists(checkpoint)) {
       Add(fmt::format("{}: missing: {} (stage 5 writes the checkpoints)", checkpoint.string(), why));
     }
@@ -120,7 +120,7 @@ class Checker {
   void Embeddings() {
     if (produced_.embeddings) return;
     for (const char* name : {"plda.scp", "trial.scp", "plda.utt2spk"}) {
-      const fs::path path = system_ / "embeddings" / name;
+      const stdfs::path path = system_ / "embeddings" / name;
       if (!Exists(path)) Add(fmt::format("{}: missing (stage 7 writes the embeddings)", path.string()));
     }
   }
@@ -131,8 +131,8 @@ class Checker {
   void Add(std::string problem) { problems.push_back(std::move(problem)); }
 
   const XvectorSettings& s_;
-  fs::path root_;
-  fs::path system_;
+  stdfs::path root_;
+  stdfs::path system_;
   const Produced& produced_;
 };
 
@@ -169,8 +169,8 @@ std::vector<std::string> MissingStageInputs(const recipe::StageInfo& stage, reci
   } else if (stage.name == "augmentation") {
     if (!r.augmentation_datasets.empty()) {
       check.Folder(paths.musan_folder, "paths.musan_folder");
-      check.Folder(paths.rirs_folder.empty() ? fs::path(paths.kaldi_recipe_folder) / "RIRS_NOISES"
-                                             : fs::path(paths.rirs_folder),
+      check.Folder(paths.rirs_folder.empty() ? stdfs::path(paths.kaldi_recipe_folder) / "RIRS_NOISES"
+                                             : stdfs::path(paths.rirs_folder),
                    paths.rirs_folder.empty() ? "paths.kaldi_recipe_folder/RIRS_NOISES" : "paths.rirs_folder");
       check.MfccConf();
       for (const auto& [d, factor] : r.augmentation_datasets) check.Features(d, "recipe.augmentation_datasets");

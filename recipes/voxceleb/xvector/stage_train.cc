@@ -23,7 +23,7 @@
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
 
 namespace asv::recipes::voxceleb_xvector {
-namespace fs = std::filesystem;
+namespace stdfs = std::filesystem;
 using backend::Embeddings;
 
 namespace {
@@ -33,7 +33,7 @@ struct TrainingEvaluation {
   std::shared_ptr<features::KaldiFeatureSource> plda;
   std::vector<std::string> plda_speakers;
   std::shared_ptr<features::KaldiFeatureSource> trials;
-  std::vector<std::pair<std::string, fs::path>> lists;
+  std::vector<std::pair<std::string, stdfs::path>> lists;
 };
 
 TrainingEvaluation PrepareEvaluation(recipe::RunContext& context) {
@@ -110,7 +110,7 @@ void RunTraining(recipe::RunContext& context) {
   }
   train::TrainingData training{std::make_shared<data::SubsetFeatureSource>(all, kept), labels, n_speakers};
 
-  const fs::path networks = context.system_folder() / "networks";
+  const stdfs::path networks = context.system_folder() / "networks";
   train::TrainerOptions options;
   options.network = network;
   options.dataloader_workers = s.common().computing.network_dataloader_workers;
@@ -125,11 +125,11 @@ void RunTraining(recipe::RunContext& context) {
   train::Trainer trainer(options, training, context.reducer());
 
   TrainingEvaluation evaluation;
-  const fs::path stopper_file = networks / "eer_stopper.json";
+  const stdfs::path stopper_file = networks / "eer_stopper.json";
   train::EerStopper stopper(network.eer_stop_epochs, network.minimum_improvement);
   if (context.is_rank0()) {
     evaluation = PrepareEvaluation(context);
-    if (network.resume_epoch > 0 && fs::exists(stopper_file)) stopper.Load(stopper_file);
+    if (network.resume_epoch > 0 && stdfs::exists(stopper_file)) stopper.Load(stopper_file);
   }
   auto extraction = train::ExtractionOptions::FromSettings(network, s.common().computing.network_dataloader_workers);
   extraction.skip_empty = true;

@@ -13,7 +13,7 @@ namespace {
 using testing::Contains;
 using testing::ErrorOf;
 
-Table MakeUtt2Spk() {
+Table DemoUtt2Spk() {
   Table t;
   for (int s = 0; s < 6; ++s) {
     for (int u = 0; u <= s; ++u) t["spk" + std::to_string(s) + "-u" + std::to_string(u)] = "spk" + std::to_string(s);
@@ -55,7 +55,7 @@ TEST(RandomTest, UniformIndexAndSamplingAreReproducible) {
 }
 
 TEST(UtteranceListTest, AllAndChoose) {
-  const Table utt2spk = MakeUtt2Spk();
+  const Table utt2spk = DemoUtt2Spk();
   const UtteranceList all = AllUtterances(utt2spk, "demo");
   EXPECT_EQ(all.size(), 21u);
   EXPECT_EQ(all.utterances.front().id, "spk0-u0");
@@ -67,7 +67,7 @@ TEST(UtteranceListTest, AllAndChoose) {
 }
 
 TEST(UtteranceListTest, Filters) {
-  const UtteranceList all = AllUtterances(MakeUtt2Spk(), "demo");
+  const UtteranceList all = AllUtterances(DemoUtt2Spk(), "demo");
   Counts frames;
   for (const auto& u : all.utterances) frames[u.id] = u.id.back() == '0' ? 100 : 600;
   const UtteranceList long_enough = RemoveShortUtterances(all, frames, 500);
@@ -82,7 +82,7 @@ TEST(UtteranceListTest, Filters) {
 }
 
 TEST(UtteranceListTest, RandomSpeakerSubsetIsSeededAndOrderIndependent) {
-  const UtteranceList all = AllUtterances(MakeUtt2Spk(), "demo");
+  const UtteranceList all = AllUtterances(DemoUtt2Spk(), "demo");
   UtteranceList reversed = all;
   std::reverse(reversed.utterances.begin(), reversed.utterances.end());
   const UtteranceList a = SelectRandomSpeakers(all, 3, 0);

@@ -18,8 +18,8 @@ using testing::RawDb;
 using testing::SampleRunInfo;
 using testing::ScopedDir;
 
-ResultRecord Result(const std::string& list, double eer, std::optional<int> epoch, int stage,
-                    std::vector<CostRecord> costs) {
+ResultRecord SummaryResult(const std::string& list, double eer, std::optional<int> epoch, int stage,
+                           std::vector<CostRecord> costs) {
   ResultRecord r;
   r.trial_list = list;
   r.eer = eer;
@@ -47,11 +47,11 @@ TEST(DatabaseSummaryTest, BestEerAndBestMinDcfPerOperatingPointComeFromAnyResult
   const auto b = db.BeginRun(SampleRunInfo("voxceleb/xvector", "net"));
   const auto c = db.BeginRun(SampleRunInfo("voxceleb/xvector", "small"));
   // net on vox1_o: the lowest EER is run b's, the lowest minDCF(0.05) run a's, minDCF(0.01) run b's.
-  db.RecordResult(a, Result("vox1_o", 3.0, std::nullopt, 9, {Cost(0.05, 0.20), Cost(0.01, 0.40)}));
-  db.RecordResult(b, Result("vox1_o", 2.5, std::nullopt, 9, {Cost(0.05, 0.25), Cost(0.01, 0.35)}));
-  db.RecordResult(a, Result("vox1_o", 4.0, 2, 5, {Cost(0.05, 0.30)}));
-  db.RecordResult(c, Result("vox1_o", 5.0, std::nullopt, 9, {Cost(0.05, 0.50)}));
-  db.RecordResult(c, Result("vox1_e", 6.0, std::nullopt, 9, {}));  // no costs: its own columns count
+  db.RecordResult(a, SummaryResult("vox1_o", 3.0, std::nullopt, 9, {Cost(0.05, 0.20), Cost(0.01, 0.40)}));
+  db.RecordResult(b, SummaryResult("vox1_o", 2.5, std::nullopt, 9, {Cost(0.05, 0.25), Cost(0.01, 0.35)}));
+  db.RecordResult(a, SummaryResult("vox1_o", 4.0, 2, 5, {Cost(0.05, 0.30)}));
+  db.RecordResult(c, SummaryResult("vox1_o", 5.0, std::nullopt, 9, {Cost(0.05, 0.50)}));
+  db.RecordResult(c, SummaryResult("vox1_e", 6.0, std::nullopt, 9, {}));  // no costs: its own columns count
   {
     RawDb raw(dir / "experiments.db");
     raw.Exec("UPDATE results SET min_dcf = 0.6, p_target = 0.01 WHERE trial_list = 'vox1_e'");
@@ -111,8 +111,9 @@ TEST(DatabaseSummaryTest, AggregatesAgreeWithGroupByInSql) {
       for (double p : {0.05, 0.01}) costs.push_back(Cost(p, 0.01 * static_cast<double>(next() % 1000)));
     }
     const double eer = next() % 17 == 0 ? NAN : 0.01 * static_cast<double>(next() % 2000);
-    ResultRecord r = Result(lists[next() % 3], eer, next() % 5 ? std::optional<int>(1 + next() % 6) : std::nullopt,
-                            next() % 2 ? 5 : 9, costs);
+    ResultRecord r =
+        SummaryResult(lists[next() % 3], eer, next() % 5 ? std::optional<int>(1 + next() % 6) : std::nullopt,
+                      next() % 2 ? 5 : 9, costs);
     if (costs.empty()) {
       r.min_dcf = 0.01 * static_cast<double>(next() % 1000);
       r.p_target = next() % 2 ? 0.05 : 0.01;
@@ -185,11 +186,11 @@ TEST(DatabaseSummaryTest, EpochEersEpochsAndArtifactsOfManyRuns) {
     db.RecordEpoch(a, epoch);
     db.RecordEpoch(b, epoch);
   }
-  db.RecordResult(a, Result("vox1_o", 5.0, 1, 5, {}));
-  db.RecordResult(a, Result("vox1_o", 4.0, 1, 5, {}));  // the same epoch twice: the lower counts
-  db.RecordResult(a, Result("vox1_o", 3.0, 2, 5, {}));
-  db.RecordResult(a, Result("vox1_o", 2.0, std::nullopt, 9, {}));  // no epoch: not a curve point
-  db.RecordResult(b, Result("demo", 7.0, 1, 7, {}));
+  db.RecordResult(a, SummaryResult("vox1_o", 5.0, 1, 5, {}));
+  db.RecordResult(a, SummaryResult("vox1_o", 4.0, 1, 5, {}));  // the same epoch twice: the lower counts
+  db.RecordResult(a, SummaryResult("vox1_o", 3.0, 2, 5, {}));
+  db.RecordResult(a, SummaryResult("vox1_o", 2.0, std::nullopt, 9, {}));  // no epoch: not a curve point
+  db.RecordResult(b, SummaryResult("demo", 7.0, 1, 7, {}));
   ArtifactRecord det;
   det.path = "scores/det_vox1_o.tsv";
   det.kind = "det";

@@ -16,7 +16,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 // The ConfigError message of WorldFromEnvironment(env), or "" when it does not throw.
-std::string ErrorOf(const Environment& env) {
+std::string WorldErrorOf(const Environment& env) {
   try {
     WorldFromEnvironment(env);
   } catch (const ConfigError& e) {
@@ -134,39 +134,40 @@ TEST(WorldTest, TorchrunDefaults) {
 }
 
 TEST(WorldTest, TorchrunErrorsNameVariableAndValue) {
-  EXPECT_THAT(ErrorOf({{"RANK", "3"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}}),
+  EXPECT_THAT(WorldErrorOf({{"RANK", "3"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}}),
               HasSubstr("RANK=3 but WORLD_SIZE=2: RANK must be smaller"));
-  EXPECT_THAT(ErrorOf({{"RANK", "x1"}, {"WORLD_SIZE", "2"}}), HasSubstr("RANK=x1 is not an integer"));
-  EXPECT_THAT(ErrorOf({{"RANK", "0"}, {"WORLD_SIZE", "2.0"}}), HasSubstr("WORLD_SIZE=2.0 is not an integer"));
-  EXPECT_THAT(ErrorOf({{"RANK", "-1"}, {"WORLD_SIZE", "2"}}), HasSubstr("RANK=-1 must be at least 0"));
-  EXPECT_THAT(ErrorOf({{"RANK", "0"}, {"WORLD_SIZE", "0"}}), HasSubstr("WORLD_SIZE=0 must be at least 1"));
-  EXPECT_THAT(ErrorOf({{"RANK", "0"}, {"WORLD_SIZE", "99999999999"}}), HasSubstr("WORLD_SIZE=99999999999"));
-  EXPECT_THAT(ErrorOf({{"RANK", "1"}, {"WORLD_SIZE", "2"}}), HasSubstr("MASTER_PORT is not set but WORLD_SIZE=2"));
-  EXPECT_THAT(ErrorOf({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "70000"}}),
+  EXPECT_THAT(WorldErrorOf({{"RANK", "x1"}, {"WORLD_SIZE", "2"}}), HasSubstr("RANK=x1 is not an integer"));
+  EXPECT_THAT(WorldErrorOf({{"RANK", "0"}, {"WORLD_SIZE", "2.0"}}), HasSubstr("WORLD_SIZE=2.0 is not an integer"));
+  EXPECT_THAT(WorldErrorOf({{"RANK", "-1"}, {"WORLD_SIZE", "2"}}), HasSubstr("RANK=-1 must be at least 0"));
+  EXPECT_THAT(WorldErrorOf({{"RANK", "0"}, {"WORLD_SIZE", "0"}}), HasSubstr("WORLD_SIZE=0 must be at least 1"));
+  EXPECT_THAT(WorldErrorOf({{"RANK", "0"}, {"WORLD_SIZE", "99999999999"}}), HasSubstr("WORLD_SIZE=99999999999"));
+  EXPECT_THAT(WorldErrorOf({{"RANK", "1"}, {"WORLD_SIZE", "2"}}), HasSubstr("MASTER_PORT is not set but WORLD_SIZE=2"));
+  EXPECT_THAT(WorldErrorOf({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "70000"}}),
               HasSubstr("MASTER_PORT=70000 must be at most 65535"));
-  EXPECT_THAT(ErrorOf({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "http"}}),
+  EXPECT_THAT(WorldErrorOf({{"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "http"}}),
               HasSubstr("MASTER_PORT=http is not an integer"));
 
   Environment env = TorchrunNode1Rank5();
   env.erase("MASTER_ADDR");
-  EXPECT_THAT(ErrorOf(env), HasSubstr("MASTER_ADDR is not set"));
-  EXPECT_THAT(ErrorOf(env), HasSubstr("2 nodes"));
+  EXPECT_THAT(WorldErrorOf(env), HasSubstr("MASTER_ADDR is not set"));
+  EXPECT_THAT(WorldErrorOf(env), HasSubstr("2 nodes"));
 
   env = TorchrunNode1Rank5();
   env["LOCAL_RANK"] = "4";
-  EXPECT_THAT(ErrorOf(env), HasSubstr("LOCAL_RANK=4 but LOCAL_WORLD_SIZE=4: LOCAL_RANK must be smaller"));
+  EXPECT_THAT(WorldErrorOf(env), HasSubstr("LOCAL_RANK=4 but LOCAL_WORLD_SIZE=4: LOCAL_RANK must be smaller"));
   env = TorchrunNode1Rank5();
   env["GROUP_RANK"] = "2";
-  EXPECT_THAT(ErrorOf(env), HasSubstr("GROUP_RANK=2 but WORLD_SIZE=8"));
+  EXPECT_THAT(WorldErrorOf(env), HasSubstr("GROUP_RANK=2 but WORLD_SIZE=8"));
   env = TorchrunNode1Rank5();
   env["LOCAL_WORLD_SIZE"] = "9";
-  EXPECT_THAT(ErrorOf(env), HasSubstr("LOCAL_WORLD_SIZE=9 but WORLD_SIZE=8"));
+  EXPECT_THAT(WorldErrorOf(env), HasSubstr("LOCAL_WORLD_SIZE=9 but WORLD_SIZE=8"));
   // A defaulted value is named with where it came from.
-  EXPECT_THAT(ErrorOf({{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_PORT", "1"},
-                       {"MASTER_ADDR", "h"}}),
-              HasSubstr("LOCAL_RANK (unset, so RANK=3) but LOCAL_WORLD_SIZE=2"));
+  EXPECT_THAT(
+      WorldErrorOf(
+          {{"RANK", "3"}, {"WORLD_SIZE", "4"}, {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_PORT", "1"}, {"MASTER_ADDR", "h"}}),
+      HasSubstr("LOCAL_RANK (unset, so RANK=3) but LOCAL_WORLD_SIZE=2"));
   // The protocol is named so the user knows which launcher's variables were read.
-  EXPECT_THAT(ErrorOf({{"RANK", "3"}, {"WORLD_SIZE", "2"}}), HasSubstr("torchrun environment"));
+  EXPECT_THAT(WorldErrorOf({{"RANK", "3"}, {"WORLD_SIZE", "2"}}), HasSubstr("torchrun environment"));
 }
 
 TEST(WorldTest, Asvrun) {
@@ -179,8 +180,9 @@ TEST(WorldTest, Asvrun) {
   EXPECT_THAT(info.Describe(), HasSubstr("asvrun, store 10.0.0.1:29500 (hosted by the launcher)"));
 
   // ASV_LAUNCHER=1 makes the variables required rather than optional.
-  EXPECT_THAT(ErrorOf({{"ASV_LAUNCHER", "1"}, {"WORLD_SIZE", "2"}}), HasSubstr("asvrun environment: RANK is not set"));
-  EXPECT_THAT(ErrorOf({{"ASV_LAUNCHER", "1"}, {"RANK", "0"}, {"WORLD_SIZE", "2"}}),
+  EXPECT_THAT(WorldErrorOf({{"ASV_LAUNCHER", "1"}, {"WORLD_SIZE", "2"}}),
+              HasSubstr("asvrun environment: RANK is not set"));
+  EXPECT_THAT(WorldErrorOf({{"ASV_LAUNCHER", "1"}, {"RANK", "0"}, {"WORLD_SIZE", "2"}}),
               HasSubstr("MASTER_PORT is not set"));
   // Any other value does not select asvrun.
   env["ASV_LAUNCHER"] = "0";
@@ -278,28 +280,28 @@ TEST(WorldTest, SlurmNeedsAJobStep) {
 TEST(WorldTest, SlurmErrors) {
   Environment env = SlurmStepRank3();
   env["SLURM_PROCID"] = "4";
-  EXPECT_THAT(ErrorOf(env), HasSubstr("SLURM_PROCID=4 but SLURM_NTASKS=4: SLURM_PROCID must be smaller"));
+  EXPECT_THAT(WorldErrorOf(env), HasSubstr("SLURM_PROCID=4 but SLURM_NTASKS=4: SLURM_PROCID must be smaller"));
   env = SlurmStepRank3();
   env["SLURM_LOCALID"] = "2";
-  EXPECT_THAT(ErrorOf(env), HasSubstr("SLURM_LOCALID=2 but SLURM_STEP_TASKS_PER_NODE=2(x2)"));
+  EXPECT_THAT(WorldErrorOf(env), HasSubstr("SLURM_LOCALID=2 but SLURM_STEP_TASKS_PER_NODE=2(x2)"));
   env = SlurmStepRank3();
   env["SLURM_STEP_TASKS_PER_NODE"] = "2(x";
-  EXPECT_THAT(ErrorOf(env), HasSubstr("SLURM_STEP_TASKS_PER_NODE=2(x"));
+  EXPECT_THAT(WorldErrorOf(env), HasSubstr("SLURM_STEP_TASKS_PER_NODE=2(x"));
   env = SlurmStepRank3();
   env["SLURM_STEP_NODELIST"] = "gpu[07-";
-  EXPECT_THAT(ErrorOf(env), HasSubstr("SLURM_STEP_NODELIST=gpu[07-"));
+  EXPECT_THAT(WorldErrorOf(env), HasSubstr("SLURM_STEP_NODELIST=gpu[07-"));
   env = SlurmStepRank3();
   env["SLURM_NODEID"] = "2";
-  EXPECT_THAT(ErrorOf(env), HasSubstr("SLURM_NODEID=2 but SLURM_NNODES=2"));
+  EXPECT_THAT(WorldErrorOf(env), HasSubstr("SLURM_NODEID=2 but SLURM_NNODES=2"));
   env = SlurmStepRank3();
   env.erase("SLURM_JOB_ID");
-  EXPECT_THAT(ErrorOf(env), HasSubstr("neither MASTER_PORT nor SLURM_JOB_ID is set"));
+  EXPECT_THAT(WorldErrorOf(env), HasSubstr("neither MASTER_PORT nor SLURM_JOB_ID is set"));
   env = SlurmStepRank3();
   env["SLURM_JOB_ID"] = "12a";
-  EXPECT_THAT(ErrorOf(env), HasSubstr("SLURM_JOB_ID=12a is not an integer"));
+  EXPECT_THAT(WorldErrorOf(env), HasSubstr("SLURM_JOB_ID=12a is not an integer"));
   env = SlurmStepRank3();
   env.erase("SLURM_LOCALID");
-  EXPECT_THAT(ErrorOf(env), HasSubstr("slurm environment: SLURM_LOCALID is not set"));
+  EXPECT_THAT(WorldErrorOf(env), HasSubstr("slurm environment: SLURM_LOCALID is not set"));
 }
 
 TEST(WorldTest, ForcedProtocol) {
@@ -312,8 +314,8 @@ TEST(WorldTest, ForcedProtocol) {
   env["ASV_DIST_PROTOCOL"] = "none";
   EXPECT_EQ(WorldFromEnvironment(env).protocol, LaunchProtocol::kNone);
   env["ASV_DIST_PROTOCOL"] = "mpi";
-  EXPECT_THAT(ErrorOf(env), HasSubstr("ASV_DIST_PROTOCOL=mpi is not one of none, asvrun, torchrun, slurm"));
-  EXPECT_THAT(ErrorOf({{"ASV_DIST_PROTOCOL", "torchrun"}}), HasSubstr("RANK is not set"));
+  EXPECT_THAT(WorldErrorOf(env), HasSubstr("ASV_DIST_PROTOCOL=mpi is not one of none, asvrun, torchrun, slurm"));
+  EXPECT_THAT(WorldErrorOf({{"ASV_DIST_PROTOCOL", "torchrun"}}), HasSubstr("RANK is not set"));
 }
 
 TEST(WorldTest, CurrentEnvironmentReadsTheProcessEnvironment) {

@@ -37,7 +37,7 @@ torch::Tensor Param(const torch::nn::Module& m, const std::string& name) {
   return {};
 }
 
-void Randomize(torch::nn::Module& m) {
+void RandomizeWeights(torch::nn::Module& m) {
   torch::NoGradGuard no_grad;
   for (auto& p : m.named_parameters()) p.value().copy_(torch::randn(p.value().sizes()));
   for (auto& b : m.named_buffers()) {
@@ -49,7 +49,7 @@ TEST(ModelInitTest, SameShapesCopyEveryTensor) {
   torch::manual_seed(3);
   auto from = Small(6);
   auto to = Small(6);
-  Randomize(*from);
+  RandomizeWeights(*from);
   CopyModelState(*from, *to, "projection.");
   std::size_t compared = 0;
   for (const auto& p : from->named_parameters()) {
@@ -68,7 +68,7 @@ TEST(ModelInitTest, SameShapesCopyEveryTensor) {
 TEST(ModelInitTest, HeadRowsFollowTheSpeakerAcrossClassCounts) {
   torch::manual_seed(4);
   auto speed = Small(6);  // 2 speakers x 3 speeds
-  Randomize(*speed);
+  RandomizeWeights(*speed);
   auto plain = Small(2);
   CopyModelState(*speed, *plain, "projection.");
   const auto w6 = Param(*speed, "projection.weight");
@@ -113,7 +113,7 @@ TEST(ModelInitTest, InitFromCheckpointReadsTheCheckpointsOwnNetwork) {
   stdfs::remove_all(folder);
   stdfs::create_directories(folder);
   auto trained = Small(6);
-  Randomize(*trained);
+  RandomizeWeights(*trained);
   CheckpointMeta meta;
   meta.architecture = "ECAPA_TDNN_c512";
   meta.feat_dim = 20;

@@ -113,7 +113,7 @@ TEST(PrecisionTest, ApplyMathModesSetsTheTf32Flags) {
 }
 
 // The small StandardNet of trainer_test.cc: 8 minibatches of 16 clips per epoch.
-TrainerOptions SmallOptions(Precision precision, const std::string& device) {
+TrainerOptions PrecisionOptions(Precision precision, const std::string& device) {
   TrainerOptions o = testing::SmallTrainerOptions();
   o.network.max_epochs = 2;
   o.dataloader_workers = 1;
@@ -125,8 +125,8 @@ TrainerOptions SmallOptions(Precision precision, const std::string& device) {
 void ExpectBf16TrainingCloseToFp32(const std::string& device) {
   SCOPED_TRACE(device);
   const auto data = testing::MakeSyntheticData({});
-  Trainer fp32(SmallOptions(Precision::kFloat32, device), data);
-  Trainer bf16(SmallOptions(Precision::kBFloat16, device), data);
+  Trainer fp32(PrecisionOptions(Precision::kFloat32, device), data);
+  Trainer bf16(PrecisionOptions(Precision::kBFloat16, device), data);
   const auto a = fp32.Train();
   const auto b = bf16.Train();
   ASSERT_EQ(a.epochs.size(), 2u);

@@ -1,0 +1,52 @@
+// The line format of asvcpp/data's Kaldi-style text tables and trial lists, shared by their
+// readers and writers (table.cc, trial_list.cc, voxceleb.cc): one record per line, fields
+// separated by spaces or tabs.
+#pragma once
+
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/data/table.h"
+
+namespace asv::data::table_text {
+
+/// True for the characters that separate fields: space and tab.
+inline bool IsFieldSpace(char c) {
+  return c == ' ' || c == '\t';
+}
+
+/// The fields of `line`: the runs of characters between spaces and tabs (none for a blank line).
+/// The views point into `line`.
+inline std::vector<std::string_view> SplitFields(std::string_view line) {
+  std::vector<std::string_view> fields;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && IsFieldSpace(line[i])) ++i;
+    const std::size_t begin = i;
+    while (i < line.size() && !IsFieldSpace(line[i])) ++i;
+    if (i > begin) fields.push_back(line.substr(begin, i - begin));
+  }
+  return fields;
+}
+
+/// The DataError for a bad line: "<path>:<line>: <message>" (line counted from 1).
+inline DataError LineError(const std::filesystem::path& path, int line, const std::string& message) {
+  return DataError(fmt::format("{}:{}: {}", path.string(), line, message));
+}
+
+/// Checks that `id` and `value` can be written as one table line (IsValidId(id), no newline in
+/// `value`); throws std::invalid_argument naming the id otherwise.
+inline void CheckWritable(std::string_view id, std::string_view value) {
+  if (!IsValidId(id)) throw std::invalid_argument(fmt::format("invalid table id '{}'", id));
+  if (value.find('\n') != std::string_view::npos) {
+    throw std::invalid_argument(fmt::format("value of '{}' contains a newline", id));
+  }
+}
+
+}  // namespace asv::data::table_text
