@@ -43,6 +43,11 @@ Embeddings CollectEmbeddings(const asv::Matrix& embeddings, const std::vector<st
   for (std::size_t i = 0; i < ids.size(); ++i) {
     if (left_out[i]) continue;
     const float* from = embeddings.row(static_cast<std::int64_t>(i));
+    if (!std::all_of(from, from + embeddings.cols(), [](float x) { return std::isfinite(x); })) {
+      throw DataError(fmt::format("{}: the embedding of utterance '{}' is not finite (NaN or Inf): the network "
+                                  "diverged or its input is broken",
+                                  what, ids[i]));
+    }
     std::copy(from, from + embeddings.cols(), out.vectors.row(row++));
     out.ids.push_back(ids[i]);
     if (!durations.empty()) out.durations.push_back(durations[i]);
@@ -86,6 +91,10 @@ Embeddings ReadEmbeddings(const stdfs::path& stem) {
   while (reader.Next()) {
     rows.push_back(reader.value().ToVector(reader.key()));
     out.ids.push_back(reader.key());
+    if (!std::all_of(rows.back().begin(), rows.back().end(), [](float x) { return std::isfinite(x); })) {
+      throw DataError(fmt::format("{}: the embedding of utterance '{}' is not finite (NaN or Inf)", scp.string(),
+                                  reader.key()));
+    }
     if (rows.back().size() != rows.front().size()) {
       throw DataError(fmt::format("{}: embedding '{}' has {} values, the first one {}", scp.string(), reader.key(),
                                   rows.back().size(), rows.front().size()));

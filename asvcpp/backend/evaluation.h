@@ -43,7 +43,8 @@ struct Embeddings {
 /// train::ExtractionResult::skipped), each named in a warning that starts with `what`.
 /// `durations` ([ids.size()] seconds, or empty) are kept for the same rows. Throws
 /// std::out_of_range for a position outside `ids`, std::invalid_argument when `durations` is
-/// neither empty nor of ids.size().
+/// neither empty nor of ids.size(), DataError naming the utterance for an embedding that holds a
+/// NaN or an infinity.
 Embeddings CollectEmbeddings(const asv::Matrix& embeddings, const std::vector<std::size_t>& skipped,
                              const std::vector<std::string>& ids, const std::string& what,
                              const std::vector<double>& durations = {});
@@ -56,7 +57,8 @@ void WriteEmbeddings(const std::filesystem::path& stem, const Embeddings& embedd
 /// Reads `<stem>.scp` and, when it exists, `<stem>.utt2dur`. Throws DataError naming the file
 /// when it is missing (not extracted yet), empty, the vectors differ in size, `<stem>.ark` does
 /// not match its checksum file (corrupt; an archive without one is read unchecked), or utt2dur
-/// lacks an utterance or holds a duration that is not a positive number.
+/// lacks an utterance or holds a duration that is not a positive number; DataError naming the
+/// utterance for an embedding that holds a NaN or an infinity.
 Embeddings ReadEmbeddings(const std::filesystem::path& stem);
 
 /// The score-normalisation cohort of backend.score_norm_cohort = 'speaker_means': the mean of the

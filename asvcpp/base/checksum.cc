@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <vector>
 
@@ -49,22 +50,41 @@ std::string ParseChecksumFile(const std::string& text) {
   return std::string(kChecksumAlgorithm) + ":" + hex;
 }
 
-// Compares `actual` with the checksum file of `file`; see VerifyChecksum.
+std::mutex policy_mutex;
+std::shared_ptr<const ChecksumPolicy> current_policy;  // null: no lookup, unverified files allowed
+
+std::shared_ptr<const ChecksumPolicy> CurrentPolicy() {
+  std::lock_guard<std::mutex> lock(policy_mutex);
+  return current_policy;
+}
+
+// Compares `actual` with the checksum file of `file`, else with the policy's recorded checksum;
+// see VerifyChecksum.
 bool Compare(const std::filesystem::path& file, const std::function<std::string()>& actual) {
   const std::filesystem::path sidecar = ChecksumFilePath(file);
   std::error_code ec;
-  if (!std::filesystem::exists(sidecar, ec)) return false;
-  const std::string recorded = ParseChecksumFile(ReadFile(sidecar));
-  if (recorded.empty()) {
-    throw DataError(fmt::format("{}: malformed checksum file (expected '<64 hex digits>  <file name>')",
-                                sidecar.string()));
+  std::string recorded;
+  std::string source;
+  if (std::filesystem::exists(sidecar, ec)) {
+    recorded = ParseChecksumFile(ReadFile(sidecar));
+    if (recorded.empty()) {
+      throw DataError(fmt::format("{}: malformed checksum file (expected '<64 hex digits>  <file name>')",
+                                  sidecar.string()));
+    }
+    source = fmt::format("when it was written ({})", sidecar.string());
+  } else {
+    const auto policy = CurrentPolicy();
+    if (!policy || !policy->lookup) return false;
+    const auto found = policy->lookup(std::filesystem::absolute(file, ec));
+    if (!found) return false;
+    recorded = *found;
+    source = fmt::format("in the experiment database ({} is missing)", sidecar.filename().string());
   }
   const std::string sum = actual();
   if (sum != recorded) {
-    throw DataError(fmt::format("{}: corrupt: its SHA-256 is {} but {} was recorded when it was written ({}); "
-                                "restore it or write it again",
+    throw DataError(fmt::format("{}: corrupt: its SHA-256 is {} but {} was recorded {}; restore it or write it again",
                                 file.string(), sum.substr(kChecksumAlgorithm.size() + 1),
-                                recorded.substr(kChecksumAlgorithm.size() + 1), sidecar.string()));
+                                recorded.substr(recorded.find(':') + 1), source));
   }
   return true;
 }
@@ -122,6 +142,29 @@ void RemoveChecksumFile(const std::filesystem::path& file) {
 
 bool VerifyChecksum(const std::filesystem::path& file, std::string_view bytes) {
   return Compare(file, [&] { return BytesChecksum(bytes); });
+}
+
+void VerifyOrRefuse(const std::filesystem::path& file, std::string_view bytes) {
+  if (VerifyChecksum(file, bytes)) return;
+  const auto policy = CurrentPolicy();
+  if (!policy || policy->allow_unverified) return;
+  throw DataError(fmt::format(
+      "{}: cannot be verified: it has no checksum file ({}) and the experiment database records no checksum of "
+      "it; restore the checksum file{}",
+      file.string(), ChecksumFilePath(file).filename().string(),
+      policy->how_to_allow.empty() ? std::string() : ", or " + policy->how_to_allow + " to use it anyway"));
+}
+
+ScopedChecksumPolicy::ScopedChecksumPolicy(ChecksumPolicy policy) {
+  auto installed = std::make_shared<const ChecksumPolicy>(std::move(policy));
+  std::lock_guard<std::mutex> lock(policy_mutex);
+  previous_ = std::move(current_policy);
+  current_policy = std::move(installed);
+}
+
+ScopedChecksumPolicy::~ScopedChecksumPolicy() {
+  std::lock_guard<std::mutex> lock(policy_mutex);
+  current_policy = std::move(previous_);
 }
 
 bool VerifyFileChecksum(const std::filesystem::path& file) {

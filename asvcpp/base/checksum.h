@@ -9,6 +9,9 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -37,11 +40,42 @@ void WriteChecksumFile(const std::filesystem::path& file, const std::string& che
 /// when it exists and cannot be removed.
 void RemoveChecksumFile(const std::filesystem::path& file);
 
-/// Checks `bytes`, the contents of `file`, against its checksum file. Returns false when there
-/// is none (files written before checksums existed, or copied without it); true when it matches.
-/// Throws DataError naming both files when it does not match (the file is corrupt) or the
-/// checksum file is malformed.
+/// What a file's checksum is checked against when it has no checksum file, and whether such a
+/// file may be used unverified (VerifyOrRefuse). asvrun installs one for a run: the experiment
+/// database's artifacts.checksum as the lookup, and the run's setting as `allow_unverified`.
+struct ChecksumPolicy {
+  /// "sha256:<hex>" recorded for `file` (an absolute path as written), or nullopt.
+  std::function<std::optional<std::string>(const std::filesystem::path& file)> lookup;
+  bool allow_unverified = true;
+  /// What the user can do to use an unverifiable file anyway, appended to VerifyOrRefuse's error
+  /// (e.g. "set network.allow_unverified_checkpoints = True").
+  std::string how_to_allow;
+};
+
+/// Installs `policy` for the whole process while it lives (the previous one is restored after).
+/// Without any, there is no lookup and unverified files are allowed.
+class ScopedChecksumPolicy {
+ public:
+  explicit ScopedChecksumPolicy(ChecksumPolicy policy);
+  ~ScopedChecksumPolicy();
+  ScopedChecksumPolicy(const ScopedChecksumPolicy&) = delete;
+  ScopedChecksumPolicy& operator=(const ScopedChecksumPolicy&) = delete;
+
+ private:
+  std::shared_ptr<const ChecksumPolicy> previous_;
+};
+
+/// Checks `bytes`, the contents of `file`, against its checksum file, or when that is missing
+/// against the checksum the installed policy's lookup finds (the experiment database). Returns
+/// false when there is neither (files written before checksums existed, or copied without it);
+/// true when one matches. Throws DataError naming the file and where the expected checksum came
+/// from when it does not match (the file is corrupt), or when the checksum file is malformed.
 bool VerifyChecksum(const std::filesystem::path& file, std::string_view bytes);
+
+/// VerifyChecksum, and a file with neither a checksum file nor a recorded checksum is refused
+/// (DataError naming both sources and the policy's how_to_allow) unless the installed policy
+/// allows unverified files. For files a run must not use unverified: checkpoints.
+void VerifyOrRefuse(const std::filesystem::path& file, std::string_view bytes);
 
 /// VerifyChecksum on the file as it is on disk (read in blocks, not held in memory).
 bool VerifyFileChecksum(const std::filesystem::path& file);

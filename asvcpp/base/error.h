@@ -58,6 +58,14 @@ class DbError : public Error {
   explicit DbError(const std::string& what) : Error(kExitDbError, what) {}
 };
 
+/// The experiment database stayed locked by another process for longer than the writer would
+/// wait (asvcpp/db/database.h: DatabaseOptions::retry_limit); nothing was written. A writer that
+/// can wait longer (a training run's records) keeps the write and tries again later.
+class DbBusyError : public DbError {
+ public:
+  explicit DbBusyError(const std::string& what) : DbError(what) {}
+};
+
 /// A recipe stage failed; the message names the stage.
 class StageError : public Error {
  public:

@@ -14,7 +14,10 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <stdexcept>
+#include <string>
+#include <string_view>
 #include <unordered_set>
 #include <utility>
 
@@ -118,8 +121,51 @@ struct BuildState {
   std::int64_t index_bytes = 0;
   std::int64_t skipped_bytes = 0;
   bool complete = false;
-  std::string data_checksum;   // when complete
-  std::string index_checksum;  // when complete
+  std::string data_checksum;    // when complete
+  std::string index_checksum;   // when complete
+  std::int64_t chunk_bytes = 0;  // when complete (0 in the header of an older store: no chunk checksums)
+  std::string chunks_checksum;   // when complete: of pcm.bin.chunks
+};
+
+// The whole-file SHA-256 of pcm.bin and, at the same time, the SHA-256 of each chunk of it.
+class ChunkHasher {
+ public:
+  explicit ChunkHasher(std::int64_t chunk_bytes) : chunk_bytes_(chunk_bytes) {}
+
+  void Update(const void* data, std::size_t bytes) {
+    whole_.Update(data, bytes);
+    const char* p = static_cast<const char*>(data);
+    while (bytes > 0) {
+      const auto take = static_cast<std::size_t>(std::min<std::int64_t>(static_cast<std::int64_t>(bytes),
+                                                                         chunk_bytes_ - in_chunk_));
+      chunk_.Update(p, take);
+      in_chunk_ += static_cast<std::int64_t>(take);
+      p += take;
+      bytes -= take;
+      if (in_chunk_ == chunk_bytes_) FinishChunk();
+    }
+  }
+
+  // The whole file's checksum; `chunk_lines` receives pcm.bin.chunks (one hex line per chunk).
+  std::string Finish(std::string* chunk_lines) {
+    if (in_chunk_ > 0) FinishChunk();
+    *chunk_lines = std::move(lines_);
+    return whole_.Finish();
+  }
+
+ private:
+  void FinishChunk() {
+    lines_ += chunk_.Finish().substr(fs::kChecksumAlgorithm.size() + 1);
+    lines_ += '\n';
+    chunk_ = fs::Sha256Stream();
+    in_chunk_ = 0;
+  }
+
+  std::int64_t chunk_bytes_;
+  std::int64_t in_chunk_ = 0;
+  fs::Sha256Stream whole_;
+  fs::Sha256Stream chunk_;
+  std::string lines_;
 };
 
 std::string ProgressText(const BuildState& s) {
@@ -128,7 +174,10 @@ std::string ProgressText(const BuildState& s) {
       "clipped_samples {}\nindex_bytes {}\nskipped_bytes {}\ncomplete {}\n",
       kProgressMagic, kPcmStoreVersion, s.entries_checksum, s.sample_rate, s.committed_entries, s.utterances,
       s.skipped, s.samples, s.clipped, s.index_bytes, s.skipped_bytes, s.complete ? 1 : 0);
-  if (s.complete) text += fmt::format("data_checksum {}\nindex_checksum {}\n", s.data_checksum, s.index_checksum);
+  if (s.complete) {
+    text += fmt::format("data_checksum {}\nindex_checksum {}\nchunk_bytes {}\nchunks_checksum {}\n", s.data_checksum,
+                        s.index_checksum, s.chunk_bytes, s.chunks_checksum);
+  }
   return text;
 }
 
@@ -152,6 +201,8 @@ std::optional<BuildState> ReadProgress(const stdfs::path& file) {
     if (s.complete) {
       s.data_checksum = Required(v, "data_checksum", file);
       s.index_checksum = Required(v, "index_checksum", file);
+      s.chunk_bytes = RequiredInt(v, "chunk_bytes", file);
+      s.chunks_checksum = Required(v, "chunks_checksum", file);
     }
     return s;
   } catch (const DataError& e) {
@@ -163,9 +214,9 @@ std::optional<BuildState> ReadProgress(const stdfs::path& file) {
 std::string HeaderText(const BuildState& s) {
   return fmt::format(
       "{} {}\nsample_rate {}\nsample_format {}\nutterances {}\nsamples {}\nskipped {}\nclipped_samples {}\n"
-      "data_checksum {}\nindex_checksum {}\nentries_checksum {}\n",
+      "data_checksum {}\nindex_checksum {}\nentries_checksum {}\nchunk_bytes {}\nchunks_checksum {}\n",
       kMagic, kPcmStoreVersion, s.sample_rate, kSampleFormat, s.utterances, s.samples, s.skipped, s.clipped,
-      s.data_checksum, s.index_checksum, s.entries_checksum);
+      s.data_checksum, s.index_checksum, s.entries_checksum, s.chunk_bytes, s.chunks_checksum);
 }
 
 // The header of a complete store, parsed and checked. Throws DataError naming the file.
@@ -195,6 +246,14 @@ BuildState ReadHeader(const stdfs::path& file) {
   s.data_checksum = Required(v, "data_checksum", file);
   s.index_checksum = Required(v, "index_checksum", file);
   s.entries_checksum = Required(v, "entries_checksum", file);
+  // Optional: stores of an older asvcpp have no chunk checksums.
+  if (v.count("chunk_bytes") > 0 || v.count("chunks_checksum") > 0) {
+    s.chunk_bytes = RequiredInt(v, "chunk_bytes", file);
+    s.chunks_checksum = Required(v, "chunks_checksum", file);
+    if (s.chunk_bytes < 2 || s.chunk_bytes % 2 != 0) {
+      throw DataError(fmt::format("{}: chunk_bytes {} must be even and >= 2", file.string(), s.chunk_bytes));
+    }
+  }
   s.complete = true;
   return s;
 }
@@ -325,8 +384,8 @@ class FolderLock {
   int fd_ = -1;
 };
 
-// Feeds the first `bytes` bytes of `file` to `digest`.
-void HashPrefix(const stdfs::path& file, std::int64_t bytes, fs::Sha256Stream& digest) {
+// Feeds the first `bytes` bytes of `file` to `digest` (and its chunk checksums).
+void HashPrefix(const stdfs::path& file, std::int64_t bytes, ChunkHasher& digest) {
   const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw DataError(fmt::format("{}: cannot open: {}", file.string(), std::strerror(errno)));
   std::vector<char> block(1 << 20);
@@ -363,6 +422,7 @@ void PutInPlace(const stdfs::path& folder, const BuildState& state) {
       {partial / kPcmDataFile, folder / kPcmDataFile},
       {partial / kPcmIndexFile, folder / kPcmIndexFile},
       {partial / kPartialSkipped, folder / kPcmSkippedFile},
+      {partial / kPcmChunkFile, folder / kPcmChunkFile},
   };
   for (const auto& [from, to] : moves) {
     std::error_code ec;
@@ -384,9 +444,49 @@ bool CompleteBuildPresent(const stdfs::path& folder, const BuildState& state) {
     const std::int64_t a = FileSize(partial / from);
     return a == bytes || (a < 0 && FileSize(folder / to) == bytes);
   };
+  const auto chunks_there = [&] {
+    const stdfs::path file =
+        FileSize(partial / kPcmChunkFile) >= 0 ? partial / kPcmChunkFile : folder / kPcmChunkFile;
+    try {
+      return fs::FileChecksum(file) == state.chunks_checksum;
+    } catch (const DataError&) {
+      return false;
+    }
+  };
   return there(kPcmDataFile, kPcmDataFile, 2 * state.samples) &&
          there(kPcmIndexFile, kPcmIndexFile, state.index_bytes) &&
-         there(kPartialSkipped, kPcmSkippedFile, state.skipped_bytes);
+         there(kPartialSkipped, kPcmSkippedFile, state.skipped_bytes) && chunks_there();
+}
+
+// True when the chunk checksums of a complete store are there and match its header.
+bool ChunksPresent(const stdfs::path& folder, const BuildState& header) {
+  if (header.chunks_checksum.empty()) return false;
+  try {
+    return fs::FileChecksum(folder / kPcmChunkFile) == header.chunks_checksum;
+  } catch (const DataError&) {
+    return false;
+  }
+}
+
+// A complete store without (valid) chunk checksums, e.g. of an older asvcpp: reads pcm.bin once,
+// and when it matches the header's data checksum writes pcm.bin.chunks and the header with them.
+// False when pcm.bin does not match (the store is then built again).
+bool AddChunkChecksums(const stdfs::path& folder, BuildState& header, std::int64_t chunk_bytes) {
+  ASV_LOG(Info, "{}: adding chunk checksums to a store without them (reading {} once)", folder.string(),
+          (folder / kPcmDataFile).string());
+  ChunkHasher digest(chunk_bytes);
+  HashPrefix(folder / kPcmDataFile, 2 * header.samples, digest);
+  std::string chunk_lines;
+  if (digest.Finish(&chunk_lines) != header.data_checksum) {
+    ASV_LOG(Warning, "{}: corrupt PCM store: {} does not match the data checksum of its header (building the store "
+            "again)", folder.string(), (folder / kPcmDataFile).string());
+    return false;
+  }
+  fs::WriteFileAtomic(folder / kPcmChunkFile, chunk_lines);
+  header.chunk_bytes = chunk_bytes;
+  header.chunks_checksum = fs::BytesChecksum(chunk_lines);
+  fs::WriteFileAtomic(folder / kPcmHeaderFile, HeaderText(header));
+  return true;
 }
 
 }  // namespace
@@ -410,6 +510,10 @@ PcmStoreReport BuildPcmStore(const std::vector<PcmStoreEntry>& entries, const st
     throw std::invalid_argument(fmt::format("BuildPcmStore: threads must be >= 1, got {}", options.threads));
   }
   if (options.chunk_utterances == 0) throw std::invalid_argument("BuildPcmStore: chunk_utterances must be >= 1");
+  if (options.chunk_bytes < 2 || options.chunk_bytes % 2 != 0) {
+    throw std::invalid_argument(
+        fmt::format("BuildPcmStore: chunk_bytes must be even and >= 2, got {}", options.chunk_bytes));
+  }
   CheckEntries(entries, folder);
 
   PcmStoreReport report;
@@ -434,10 +538,11 @@ PcmStoreReport BuildPcmStore(const std::vector<PcmStoreEntry>& entries, const st
   // A complete store of the same entries: nothing to do.
   if (stdfs::exists(folder / kPcmHeaderFile, ec)) {
     try {
-      const BuildState header = ReadHeader(folder / kPcmHeaderFile);
+      BuildState header = ReadHeader(folder / kPcmHeaderFile);
       if (header.entries_checksum == entries_checksum && header.sample_rate == options.sample_rate &&
           FileSize(folder / kPcmDataFile) == 2 * header.samples &&
-          fs::FileChecksum(folder / kPcmIndexFile) == header.index_checksum) {
+          fs::FileChecksum(folder / kPcmIndexFile) == header.index_checksum &&
+          (ChunksPresent(folder, header) || AddChunkChecksums(folder, header, options.chunk_bytes))) {
         RemoveIfPresent(partial);
         report.already_complete = true;
         return finish_report(header);
@@ -479,7 +584,7 @@ PcmStoreReport BuildPcmStore(const std::vector<PcmStoreEntry>& entries, const st
     AppendFile data(partial / kPcmDataFile, 2 * state.samples);
     AppendFile index(partial / kPcmIndexFile, state.index_bytes);
     AppendFile skipped(partial / kPartialSkipped, state.skipped_bytes);
-    fs::Sha256Stream digest;
+    ChunkHasher digest(options.chunk_bytes);
     if (state.samples > 0) HashPrefix(partial / kPcmDataFile, 2 * state.samples, digest);
 
     const std::size_t first = static_cast<std::size_t>(state.committed_entries);
@@ -570,7 +675,11 @@ PcmStoreReport BuildPcmStore(const std::vector<PcmStoreEntry>& entries, const st
     resample_reporter.LogSummary();
 
     state.complete = true;
-    state.data_checksum = digest.Finish();
+    std::string chunk_lines;
+    state.data_checksum = digest.Finish(&chunk_lines);
+    fs::WriteFileAtomic(partial / kPcmChunkFile, chunk_lines);
+    state.chunk_bytes = options.chunk_bytes;
+    state.chunks_checksum = fs::BytesChecksum(chunk_lines);
     state.index_checksum = fs::FileChecksum(partial / kPcmIndexFile);
     fs::WriteFileAtomic(progress_path, ProgressText(state));
   }
@@ -674,6 +783,37 @@ PcmStore PcmStore::Open(const stdfs::path& folder) {
     store.samples_ = static_cast<const std::int16_t*>(p);
     store.mapped_bytes_ = static_cast<std::size_t>(expected);
   }
+
+  if (header.chunks_checksum.empty()) {
+    // A store of an older asvcpp: no chunk checksums to check reads against, so all of it now.
+    ASV_LOG(Info, "{}: checking all of {} (a store without chunk checksums; its build run again adds them)",
+            folder.string(), data_path.string());
+    store.VerifyData();
+    return store;
+  }
+  const stdfs::path chunk_path = folder / kPcmChunkFile;
+  const std::string chunk_text = fs::ReadFile(chunk_path);
+  if (fs::BytesChecksum(chunk_text) != header.chunks_checksum) {
+    throw DataError(fmt::format("{}: corrupt PCM store: {} does not match the chunks checksum of {}; build the "
+                                "store again",
+                                folder.string(), chunk_path.string(), header_path.string()));
+  }
+  store.chunk_bytes_ = header.chunk_bytes;
+  store.num_chunks_ = (expected + header.chunk_bytes - 1) / header.chunk_bytes;
+  store.chunk_sums_.reserve(static_cast<std::size_t>(store.num_chunks_));
+  for (std::size_t at = 0; at < chunk_text.size();) {
+    std::size_t end = chunk_text.find('\n', at);
+    if (end == std::string::npos) end = chunk_text.size();
+    store.chunk_sums_.push_back(fmt::format("{}:{}", fs::kChecksumAlgorithm, chunk_text.substr(at, end - at)));
+    at = end + 1;
+  }
+  if (static_cast<std::int64_t>(store.chunk_sums_.size()) != store.num_chunks_) {
+    throw DataError(fmt::format("{}: lists {} chunk checksums, but {} bytes in chunks of {} make {}",
+                                chunk_path.string(), store.chunk_sums_.size(), expected, header.chunk_bytes,
+                                store.num_chunks_));
+  }
+  store.chunk_checked_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(store.num_chunks_));
+  for (std::int64_t c = 0; c < store.num_chunks_; ++c) store.chunk_checked_[c].store(false);
   return store;
 }
 
@@ -686,7 +826,11 @@ PcmStore::PcmStore(PcmStore&& other) noexcept
       offsets_(std::move(other.offsets_)),
       by_id_(std::move(other.by_id_)),
       samples_(std::exchange(other.samples_, nullptr)),
-      mapped_bytes_(std::exchange(other.mapped_bytes_, 0)) {}
+      mapped_bytes_(std::exchange(other.mapped_bytes_, 0)),
+      chunk_bytes_(other.chunk_bytes_),
+      num_chunks_(std::exchange(other.num_chunks_, 0)),
+      chunk_sums_(std::move(other.chunk_sums_)),
+      chunk_checked_(std::move(other.chunk_checked_)) {}
 
 PcmStore& PcmStore::operator=(PcmStore&& other) noexcept {
   if (this != &other) {
@@ -700,6 +844,10 @@ PcmStore& PcmStore::operator=(PcmStore&& other) noexcept {
     by_id_ = std::move(other.by_id_);
     samples_ = std::exchange(other.samples_, nullptr);
     mapped_bytes_ = std::exchange(other.mapped_bytes_, 0);
+    chunk_bytes_ = other.chunk_bytes_;
+    num_chunks_ = std::exchange(other.num_chunks_, 0);
+    chunk_sums_ = std::move(other.chunk_sums_);
+    chunk_checked_ = std::move(other.chunk_checked_);
   }
   return *this;
 }
@@ -738,8 +886,36 @@ void PcmStore::Read(std::size_t i, std::int64_t start, std::int64_t count, float
     throw std::out_of_range(fmt::format("PcmStore::Read: samples [{}, {}) of utterance {} ({}), which has {}", start,
                                         start + count, i, ids_[i], length));
   }
+  if (count > 0 && num_chunks_ > 0) {
+    const std::int64_t first_byte = 2 * (offsets_[i] + start);
+    const std::int64_t last_byte = 2 * (offsets_[i] + start + count) - 1;
+    for (std::int64_t c = first_byte / chunk_bytes_; c <= last_byte / chunk_bytes_; ++c) {
+      if (!chunk_checked_[c].load(std::memory_order_acquire)) VerifyChunk(c, i);
+    }
+  }
   const std::int16_t* src = samples_ + offsets_[i] + start;
   for (std::int64_t k = 0; k < count; ++k) out[k] = static_cast<float>(src[k]);
+}
+
+void PcmStore::VerifyChunk(std::int64_t c, std::size_t utterance) const {
+  const std::int64_t begin = c * chunk_bytes_;
+  const std::int64_t end = std::min<std::int64_t>(begin + chunk_bytes_, static_cast<std::int64_t>(mapped_bytes_));
+  const char* bytes = reinterpret_cast<const char*>(samples_) + begin;
+  const std::string actual = fs::BytesChecksum(std::string_view(bytes, static_cast<std::size_t>(end - begin)));
+  if (actual != chunk_sums_[static_cast<std::size_t>(c)]) {
+    throw DataError(fmt::format(
+        "{}: corrupt PCM store: bytes {}-{} of {} (chunk {} of {}, read for utterance {}) do not match their "
+        "checksum in {}; build the store again (remove {} and run its build, e.g. stage 1, again)",
+        folder_.string(), begin, end - 1, kPcmDataFile, c + 1, num_chunks_, ids_[utterance], kPcmChunkFile,
+        (folder_ / kPcmHeaderFile).string()));
+  }
+  chunk_checked_[c].store(true, std::memory_order_release);
+}
+
+std::int64_t PcmStore::VerifiedChunks() const {
+  std::int64_t n = 0;
+  for (std::int64_t c = 0; c < num_chunks_; ++c) n += chunk_checked_[c].load(std::memory_order_relaxed) ? 1 : 0;
+  return n;
 }
 
 void PcmStore::VerifyData() const {
@@ -750,6 +926,7 @@ void PcmStore::VerifyData() const {
                                 folder_.string(), data_path.string(), actual, (folder_ / kPcmHeaderFile).string(),
                                 data_checksum_));
   }
+  for (std::int64_t c = 0; c < num_chunks_; ++c) chunk_checked_[c].store(true, std::memory_order_release);
 }
 
 }  // namespace asv::data

@@ -15,6 +15,10 @@
 //   pcm.bin             int16 little-endian mono samples of every utterance, one after another
 //                       (sample_rate Hz, 2 bytes per sample), in the order of the build's entries.
 //   pcm.bin.sha256      the SHA-256 of pcm.bin (coreutils sha256sum format; `sha256sum -c`).
+//   pcm.bin.chunks      the SHA-256 of each chunk of pcm.bin (chunk_bytes each, the last one
+//                       shorter), one 64-digit hex line per chunk: a reader checks every chunk the
+//                       first time it reads from it, so a corrupt byte is found before training
+//                       uses it, at the cost of hashing the file once per process.
 //   index               one line per stored utterance: "<utterance id> <offset> <samples>",
 //                       offset and length in samples (byte offset = 2 * offset).
 //   skipped_utterances  "<utterance id> <reason>" for every entry whose audio could not be used
@@ -24,8 +28,12 @@
 //                       "<key> <value>": the first line "asvcpp-pcm-store 1" (format, version),
 //                       then sample_rate, sample_format (int16le), utterances, samples (total),
 //                       skipped, clipped_samples, data_checksum (of pcm.bin), index_checksum (of
-//                       the index file) and entries_checksum (of the build's entries and sample
-//                       rate, which tells a rerun that there is nothing to do).
+//                       the index file), entries_checksum (of the build's entries and sample
+//                       rate, which tells a rerun that there is nothing to do), chunk_bytes and
+//                       chunks_checksum (of pcm.bin.chunks). A store of an older asvcpp has no
+//                       chunk checksums: a rerun of its build adds them after checking pcm.bin
+//                       against data_checksum (one read of the file), and until then Open checks
+//                       the whole file.
 //
 // Building is resumable. While it runs, everything goes into <folder>/partial/ (pcm.bin, index,
 // skipped, progress). Entries are decoded in parallel and appended in entry order; after every
@@ -43,10 +51,12 @@
 // usable until a new build reaches that final step.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -62,6 +72,10 @@ inline constexpr std::string_view kPcmIndexFile = "index";
 inline constexpr std::string_view kPcmSkippedFile = "skipped_utterances";
 inline constexpr std::string_view kPcmHeaderFile = "header";
 inline constexpr std::string_view kPcmPartialFolder = "partial";
+inline constexpr std::string_view kPcmChunkFile = "pcm.bin.chunks";
+/// Bytes per checksummed chunk of pcm.bin (PcmStoreOptions::chunk_bytes): 4 MiB, about 2 minutes
+/// of 16 kHz audio.
+inline constexpr std::int64_t kPcmChunkBytes = 4 << 20;
 /// Format version written in the header's first line; Open refuses other versions.
 inline constexpr int kPcmStoreVersion = 1;
 
@@ -78,6 +92,7 @@ struct PcmStoreOptions {
   int threads = 1;                     ///< Decoding threads (the writer is the caller's thread).
   std::size_t chunk_utterances = 1000; ///< Entries per commit (sync + progress file); >= 1.
   std::size_t max_warnings = 20;       ///< Skipped entries warned about one by one; the rest summarised.
+  std::int64_t chunk_bytes = kPcmChunkBytes;  ///< Bytes per chunk checksum; even, >= 2.
   base::ProgressMode progress = base::ProgressMode::kAuto;
   /// Called on the caller's thread after each commit with the number of entries committed so far
   /// (the last call, with entries.size(), comes before the store is put in place). For progress
@@ -136,6 +151,9 @@ class PcmStore {
   /// Throws DataError naming the folder and the file: no store there, an interrupted build
   /// ("run the build again to complete it"), a malformed or unsupported header, an index that
   /// does not match its checksum or is malformed, a truncated or oversized pcm.bin, a failed mmap.
+  /// A store without chunk checksums (built by an older asvcpp) is checked whole here instead
+  /// (VerifyData, one read of pcm.bin); pcm.bin.chunks that does not match the header's
+  /// chunks_checksum, or lists another number of chunks, is a DataError too.
   static PcmStore Open(const std::filesystem::path& folder);
 
   PcmStore(PcmStore&& other) noexcept;
@@ -160,10 +178,17 @@ class PcmStore {
 
   /// Writes samples [start, start + count) of utterance `i` to out[0 .. count) as floats in the
   /// int16 value range (sample 1234 -> 1234.0f, the convention of asvcpp/audio/decode.h).
-  /// Throws std::out_of_range when i >= NumUtterances(), start < 0, count < 0 or
-  /// start + count > NumSamples(i). Reads through the mapping: a store whose pcm.bin is truncated
-  /// after Open is undefined behaviour (SIGBUS), as for any mmap.
+  /// The first read from a chunk of pcm.bin checks that chunk against pcm.bin.chunks (in this
+  /// process; concurrent first reads may both check it). Throws std::out_of_range when
+  /// i >= NumUtterances(), start < 0, count < 0 or start + count > NumSamples(i); DataError
+  /// naming the folder, the byte range and the utterance when a chunk does not match its
+  /// checksum (the store is corrupt: build it again). Reads through the mapping: a store whose
+  /// pcm.bin is truncated after Open is undefined behaviour (SIGBUS), as for any mmap.
   void Read(std::size_t i, std::int64_t start, std::int64_t count, float* out) const;
+
+  /// Chunks of pcm.bin checked so far by Read (or all of them after VerifyData), and in all.
+  std::int64_t VerifiedChunks() const;
+  std::int64_t NumChunks() const { return num_chunks_; }
 
   /// Reads all of pcm.bin (GBs: at about 0.4 GB/s, minutes for VoxCeleb2) and compares its
   /// SHA-256 with the header's data checksum. Throws DataError naming the folder when they
@@ -173,6 +198,9 @@ class PcmStore {
  private:
   PcmStore() = default;
   void Unmap() noexcept;
+  // Checks chunk `c` against its checksum (DataError naming utterance `utterance` when it fails)
+  // and marks it checked.
+  void VerifyChunk(std::int64_t c, std::size_t utterance) const;
 
   std::filesystem::path folder_;
   int sample_rate_ = 0;
@@ -183,6 +211,10 @@ class PcmStore {
   std::unordered_map<std::string_view, std::size_t> by_id_;  // views into ids_
   const std::int16_t* samples_ = nullptr;
   std::size_t mapped_bytes_ = 0;
+  std::int64_t chunk_bytes_ = kPcmChunkBytes;
+  std::int64_t num_chunks_ = 0;
+  std::vector<std::string> chunk_sums_;                // "sha256:<hex>" of each chunk
+  std::unique_ptr<std::atomic<bool>[]> chunk_checked_;  // num_chunks_ flags, set once checked
 };
 
 }  // namespace asv::data

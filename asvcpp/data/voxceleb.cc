@@ -15,9 +15,24 @@
 #include "asvcpp/data/table.h"
 #include "asvcpp/data/table_text.h"
 #include "asvcpp/data/trial_list.h"
+#include "asvcpp/eval/trial_label.h"
 
 namespace asv::data {
 namespace {
+
+// A trial list must hold target and non-target trials: EER and minDCF are undefined otherwise.
+void RequireBothClasses(const TrialList& list) {
+  std::vector<std::string> labels;
+  labels.reserve(list.trials.size());
+  for (const auto& trial : list.trials) labels.push_back(trial.label);
+  eval::LabelCounts counts;
+  eval::ClassifyLabels(labels, eval::LabelVocabulary::Default(), &counts);
+  if (counts.n_target == 0 || counts.n_nontarget == 0) {
+    throw DataError(fmt::format("{}: {} trials: a trial list needs both target and non-target trials (EER and "
+                                "minDCF are undefined otherwise)",
+                                list.source.string(), counts.Describe()));
+  }
+}
 
 namespace stdfs = std::filesystem;
 
@@ -277,6 +292,7 @@ PreparedDataset PrepareVoxCeleb1(const stdfs::path& corpus, const stdfs::path& d
     } else {
       CheckTrialUtterances(list, result.name, is_known);
     }
+    RequireBothClasses(list);
     WriteTrialList(target, list);
     result.trial_lists.push_back(name);
     result.trials += list.trials.size();

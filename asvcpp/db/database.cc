@@ -96,7 +96,7 @@ void Database::Retry(std::string_view operation, const char* begin,
                                   failure.what()));
       }
       if (elapsed >= options_.retry_limit) {
-        throw DbError(fmt::format(
+        throw DbBusyError(fmt::format(
             "experiment database {}: {}: {}; gave up after {} attempts in {} ms (another process "
             "holds the database lock)",
             path_.string(), operation, failure.what(), attempt,

@@ -25,8 +25,8 @@
 // one short BEGIN IMMEDIATE transaction. SQLITE_BUSY/SQLITE_LOCKED are first waited out by
 // SQLite's busy handler (DatabaseOptions::busy_timeout per attempt), then the whole transaction is
 // retried with exponential backoff and jitter until DatabaseOptions::retry_limit has passed, after
-// which DbError is thrown. WAL needs shared memory, so the file must be on a local file system
-// (not NFS).
+// which DbBusyError (a DbError) is thrown. WAL needs shared memory, so the file must be on a local
+// file system (not NFS).
 //
 // A Database object is one SQLite connection: use it from one thread at a time, and never across
 // fork() (open a new one in the child). Errors: every public member throws asv::DbError whose
@@ -291,6 +291,9 @@ class Database {
 
   const std::filesystem::path& path() const { return path_; }
   const DatabaseOptions& options() const { return options_; }
+  /// Changes how long one operation keeps retrying while another process holds the database
+  /// lock (DatabaseOptions::retry_limit) before it throws DbBusyError.
+  void set_retry_limit(std::chrono::milliseconds limit) { options_.retry_limit = limit; }
 
   /// Inserts a run with status 'running' and start_time = heartbeat_time = now. When info.pid is
   /// 0, host/pid/process_start/boot_id/pid_namespace are taken from the calling process
@@ -411,6 +414,11 @@ class Database {
 
   /// Artifacts of a run in the order they were recorded. Throws DbError.
   std::vector<ArtifactRow> Artifacts(std::int64_t run_id);
+
+  /// The checksum ("sha256:<hex>") last recorded for an artifact at `path` (compared as written,
+  /// by any run), or nullopt when none was recorded with a checksum: the reference for a file
+  /// whose checksum file is missing (asvcpp/base/checksum.h). Throws DbError.
+  std::optional<std::string> RecordedChecksum(const std::string& path);
 
   /// Replaces the progress row of (run_id, rank) with `progress` and updated_time = now (one
   /// small upsert; runs.heartbeat_time is not touched). Rows stay after the run ends: the last

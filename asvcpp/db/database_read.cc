@@ -238,4 +238,15 @@ std::vector<ArtifactRow> Database::Artifacts(std::int64_t run_id) {
   return rows;
 }
 
+std::optional<std::string> Database::RecordedChecksum(const std::string& path) {
+  std::optional<std::string> checksum;
+  Read("RecordedChecksum", [&] {
+    checksum.reset();
+    Statement stmt(db_, "SELECT checksum FROM artifacts WHERE path = :path AND checksum != '' ORDER BY id DESC LIMIT 1");
+    stmt.Bind(":path", path);
+    if (stmt.Step()) checksum = stmt.Text(0);
+  });
+  return checksum;
+}
+
 }  // namespace asv::db

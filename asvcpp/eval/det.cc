@@ -152,6 +152,11 @@ void WriteDetPoints(const std::filesystem::path& path, const std::vector<DetPoin
 }
 
 std::vector<DetPoint> ReadDetPoints(const std::filesystem::path& path) {
+  std::error_code type_ec;
+  if (std::filesystem::exists(path, type_ec) && !std::filesystem::is_regular_file(path, type_ec)) {
+    // A FIFO named in the database would block the reader forever.
+    throw DataError(fmt::format("{}: not a regular file, expected a DET file", path.string()));
+  }
   std::ifstream in(path);
   if (!in) throw DataError(fmt::format("{}: cannot open DET file", path.string()));
   std::string line;

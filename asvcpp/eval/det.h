@@ -71,7 +71,8 @@ void WriteDetPoints(const std::filesystem::path& path, const std::vector<DetPoin
 
 /// Reads a file of WriteDetPoints: p_miss, p_fa and threshold of every line (the probit columns
 /// are recomputed by whoever needs them; "inf" and "-inf" thresholds are read). Throws DataError
-/// naming the path for a file that cannot be opened, and path:line for a wrong header, a line
+/// naming the path for a file that cannot be opened or is not a regular file (a FIFO would block
+/// the reader), and path:line for a wrong header, a line
 /// that is not 5 tab-separated numbers, or a rate outside [0, 1].
 std::vector<DetPoint> ReadDetPoints(const std::filesystem::path& path);
 

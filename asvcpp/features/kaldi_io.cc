@@ -610,10 +610,22 @@ TableWriter::TableWriter(const std::string& wspecifier) {
     file_ = stdout;
     return;
   }
-  const std::filesystem::path parent = std::filesystem::path(archive_path_).parent_path();
+  // Through a link, the file it points at is written; a device or FIFO is written in place; a
+  // directory is refused (fs::ResolveOutput).
+  const fs::OutputTarget target = fs::ResolveOutput(archive_path_);
+  if (target.kind == fs::OutputKind::kStream) {
+    to_stream_ = true;
+    file_ = std::fopen(target.path.c_str(), "wb");
+    if (file_ == nullptr) {
+      throw DataError(fmt::format("{}: cannot open for writing ({})", archive_path_, std::strerror(errno)));
+    }
+    return;
+  }
+  archive_target_ = target.path.string();
+  const std::filesystem::path parent = target.path.parent_path();
   std::error_code ec;
   if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-  archive_tmp_guard_ = std::make_unique<fs::ScopedTempFile>(archive_path_);
+  archive_tmp_guard_ = std::make_unique<fs::ScopedTempFile>(target.path);
   archive_tmp_ = archive_tmp_guard_->path().string();
   file_ = std::fopen(archive_tmp_.c_str(), "wb");
   if (file_ == nullptr) {
@@ -625,6 +637,10 @@ TableWriter::TableWriter(const std::string& wspecifier) {
 TableWriter::~TableWriter() {
   if (closed_ || to_stdout_) {
     if (to_stdout_ && file_ != nullptr) std::fflush(file_);
+    return;
+  }
+  if (to_stream_) {
+    if (file_ != nullptr) std::fclose(file_);
     return;
   }
   if (file_ != nullptr) std::fclose(file_);
@@ -642,7 +658,9 @@ void TableWriter::WriteEntry(const std::string& key, const T& value) {
   WriteKaldiObject(os, binary_, value);
   const std::string bytes = os.str();
   if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
-    throw DataError(fmt::format("{}: write failed ({})", to_stdout_ ? "<stdout>" : archive_tmp_, std::strerror(errno)));
+    throw DataError(fmt::format("{}: write failed ({})",
+                                to_stdout_ ? "<stdout>" : (to_stream_ ? archive_path_ : archive_tmp_),
+                                std::strerror(errno)));
   }
   offset_ += static_cast<std::int64_t>(bytes.size());
   if (!script_path_.empty()) script_ += fmt::format("{} {}:{}\n", key, archive_path_, object_offset);
@@ -671,6 +689,20 @@ void TableWriter::Close() {
     if (std::fflush(file_) != 0) throw DataError(fmt::format("<stdout>: write failed ({})", std::strerror(errno)));
     return;
   }
+  if (to_stream_) {
+    closed_ = true;
+    const bool flushed = std::fflush(file_) == 0;
+    const int flush_errno = errno;
+    const bool closed_ok = std::fclose(file_) == 0;
+    const int close_errno = errno;
+    file_ = nullptr;
+    if (!flushed || !closed_ok) {
+      throw DataError(fmt::format("{}: write failed ({})", archive_path_,
+                                  std::strerror(!flushed ? flush_errno : close_errno)));
+    }
+    if (!script_path_.empty()) fs::WriteFileAtomic(script_path_, script_);
+    return;
+  }
   const bool ok = std::fflush(file_) == 0 && ::fsync(::fileno(file_)) == 0;
   const int flush_errno = errno;
   const bool closed_ok = std::fclose(file_) == 0;
@@ -680,7 +712,7 @@ void TableWriter::Close() {
     closed_ = true;
     throw DataError(fmt::format("{}: write failed ({})", archive_path_, std::strerror(flush_errno)));
   }
-  if (std::rename(archive_tmp_.c_str(), archive_path_.c_str()) != 0) {
+  if (std::rename(archive_tmp_.c_str(), archive_target_.c_str()) != 0) {
     const int e = errno;
     std::remove(archive_tmp_.c_str());
     closed_ = true;
@@ -694,6 +726,13 @@ void TableWriter::Close() {
   } else if (!script_path_.empty()) {
     fs::WriteFileAtomic(script_path_, script_);
   }
+}
+
+std::vector<std::string> TableWriter::Files() const {
+  std::vector<std::string> files;
+  if (!to_stdout_) files.push_back(archive_path_);
+  if (!script_path_.empty() && script_path_ != "-") files.push_back(script_path_);
+  return files;
 }
 
 }  // namespace asv::features

@@ -120,7 +120,9 @@ class TableReader {
 /// exception) removes its temporary files, so a partial table is never presented as complete.
 /// Temporary archives of A left by killed processes are removed when the writer opens, and an
 /// interrupted asvrun removes its own (asvcpp/base/temp_files.h).
-/// "-" writes to stdout directly (binary unless ",t").
+/// "-" writes to stdout directly (binary unless ",t"). A symbolic link is followed (the file it
+/// points at is replaced, the link stays); a device or FIFO is written in place; a directory is
+/// refused (fs::ResolveOutput).
 class TableWriter {
  public:
   /// Throws DataError for a malformed or unsupported wspecifier (scp-only writing,
@@ -144,16 +146,22 @@ class TableWriter {
   /// temporary files are then removed). Idempotent.
   void Close();
 
+  /// The files this writer writes, as named in the wspecifier (the archive unless "-", then the
+  /// script file if any), for checking that no input is among them.
+  std::vector<std::string> Files() const;
+
  private:
   template <class T>
   void WriteEntry(const std::string& key, const T& value);
 
   std::string archive_path_;
   std::string script_path_;
+  std::string archive_target_;  // archive_path_ with its links resolved: what the rename replaces
   std::string archive_tmp_;
   std::unique_ptr<fs::ScopedTempFile> archive_tmp_guard_;  // registered for removal on interruption
   bool binary_ = true;
   bool to_stdout_ = false;
+  bool to_stream_ = false;  // a device or FIFO, written in place
   bool closed_ = false;
   std::FILE* file_ = nullptr;
   std::int64_t offset_ = 0;

@@ -9,8 +9,10 @@
 #include <cmath>
 #include <memory>
 #include <stdexcept>
+#include <string>
 
 #include "asvcpp/base/error.h"
+#include "asvcpp/base/fs.h"
 
 namespace asv::plot {
 
@@ -207,10 +209,17 @@ void RenderFile(const Figure& figure, const stdfs::path& path, const RenderOptio
                                   path.string(), ext));
   }
   const DisplayList list = Draw(figure, options);
+  // cairo writes into memory; the file is then written as every output is (fs::WriteFileAtomic:
+  // a regular file atomically, never replacing a directory, device or link).
+  std::string bytes;
+  const cairo_write_func_t append = [](void* closure, const unsigned char* data, unsigned int length) {
+    static_cast<std::string*>(closure)->append(reinterpret_cast<const char*>(data), length);
+    return CAIRO_STATUS_SUCCESS;
+  };
   std::unique_ptr<cairo_surface_t, SurfaceDeleter> surface(
       ext == ".png" ? cairo_image_surface_create(CAIRO_FORMAT_RGB24, static_cast<int>(std::lround(options.width)),
                                                  static_cast<int>(std::lround(options.height)))
-                    : cairo_svg_surface_create(path.c_str(), options.width, options.height));
+                    : cairo_svg_surface_create_for_stream(append, &bytes, options.width, options.height));
   Check(cairo_surface_status(surface.get()), path);
   {
     std::unique_ptr<cairo_t, ContextDeleter> cr(cairo_create(surface.get()));
@@ -218,11 +227,12 @@ void RenderFile(const Figure& figure, const stdfs::path& path, const RenderOptio
     Check(cairo_status(cr.get()), path);
   }
   if (ext == ".png") {
-    Check(cairo_surface_write_to_png(surface.get(), path.c_str()), path);
+    Check(cairo_surface_write_to_png_stream(surface.get(), append, &bytes), path);
   } else {
     cairo_surface_finish(surface.get());
     Check(cairo_surface_status(surface.get()), path);
   }
+  fs::WriteFileAtomic(path, bytes);
 }
 
 }  // namespace asv::plot

@@ -95,8 +95,9 @@ Point ToDevice(const Figure& figure, const Rect& plot, Point p);
 DisplayList Draw(const Figure& figure, const RenderOptions& options = {});
 
 /// Paints `figure` (Draw) to `path`: PNG for ".png", SVG for ".svg" (extension case-insensitive),
-/// with cairo; text in cairo's "sans-serif" toy font. Throws ConfigError for another extension
-/// and DataError naming the path when cairo cannot write the file.
+/// with cairo; text in cairo's "sans-serif" toy font, written as fs::WriteFileAtomic writes (a
+/// regular file atomically; a link is followed; a directory is refused). Throws ConfigError for
+/// another extension and DataError naming the path when cairo fails or the file cannot be written.
 void RenderFile(const Figure& figure, const std::filesystem::path& path, const RenderOptions& options = {});
 
 }  // namespace asv::plot

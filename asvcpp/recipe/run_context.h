@@ -3,8 +3,11 @@
 // data-parallel job.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -72,7 +75,10 @@ class RunContext {
   }
 
   // Recording into the experiment database, bound to this run and the stage being run. Each is a
-  // no-op without a database (dry runs, tests) and throws DbError when writing fails.
+  // no-op without a database (dry runs, tests) and throws DbError when writing fails. A database
+  // that another process keeps locked longer than a write waits (DbBusyError) fails nothing: the
+  // record is kept, in order, and written with the next one or by FlushRecords at the end of the
+  // run, so that a training run never dies of slow bookkeeping.
 
   /// Records `file` as an artifact of `kind` ("list", "features", "model", ...) with its size in
   /// bytes from the file system and its checksum, fs::FileChecksum (asvcpp/base/checksum.h:
@@ -92,6 +98,13 @@ class RunContext {
   void RecordEpoch(const db::EpochRecord& epoch);
   /// Records one evaluation result; its stage is the stage being run unless `result.stage` is set.
   void RecordResult(db::ResultRecord result);
+
+  /// Records that are waiting for a locked database.
+  std::size_t pending_records() const noexcept { return pending_.size(); }
+  /// Writes every waiting record in order, retrying while the database stays locked for up to
+  /// `patience`. Throws DbError saying how many records could not be written (and the first
+  /// one's error) when it is still locked then; they stay pending.
+  void FlushRecords(std::chrono::milliseconds patience);
 
   int rank() const noexcept { return rank_; }
   int world_size() const noexcept { return world_size_; }
@@ -120,6 +133,17 @@ class RunContext {
   void RecordArtifactOfSize(const std::filesystem::path& path, const std::string& kind, std::int64_t bytes,
                             const std::string& checksum = "");
 
+  // Writes `write` (one record) now, or after the records already waiting; keeps it waiting when the
+  // database is locked (see the Record* members).
+  void Record(const char* what, std::function<void()> write);
+  // Writes waiting records while each succeeds within `limit`; false when some are still waiting.
+  bool TryFlush(std::chrono::milliseconds limit);
+
+  struct PendingRecord {
+    std::string what;
+    std::function<void()> write;
+  };
+
   std::string recipe_;
   std::string config_;
   RecipeSettings& settings_;
@@ -133,6 +157,7 @@ class RunContext {
   std::string device_ = "cpu";
   std::shared_ptr<train::GradientReducer> reducer_;
   RankCoordinator* coordinator_ = nullptr;
+  std::deque<PendingRecord> pending_;
 };
 
 }  // namespace asv::recipe

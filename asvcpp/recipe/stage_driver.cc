@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "asvcpp/base/checksum.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/base/progress.h"
 #include "asvcpp/db/database.h"
@@ -15,6 +16,9 @@
 
 namespace asv::recipe {
 namespace {
+
+// How long the end of a run waits for a locked experiment database to write what waited.
+constexpr std::chrono::minutes kRecordPatience{10};
 
 // The progress row of this process: rank 0 writes into its context's run; the other ranks of a
 // job that asvrun's launcher started find the run in ASV_DB and ASV_RUN_ID (tools/asvrun/job.cc).
@@ -39,6 +43,35 @@ std::unique_ptr<db::ProgressReporter> MakeProgressReporter(RunContext& context) 
   return std::make_unique<db::ProgressReporter>(*path, run_id, context.rank());
 }
 
+// The database a process of this run reads: its context's, else the one the launcher named in
+// ASV_DB (ranks > 0 of a job asvrun started); empty when there is none.
+std::filesystem::path RunDatabasePath(RunContext& context) {
+  if (context.db() != nullptr) return context.db()->path();
+  const char* env_db = std::getenv("ASV_DB");
+  return env_db != nullptr ? std::filesystem::path(env_db) : std::filesystem::path();
+}
+
+// While the stages run: a file whose checksum file is missing is checked against the checksum the
+// experiment database recorded for it, and a checkpoint with neither is refused unless
+// network.allow_unverified_checkpoints.
+fs::ChecksumPolicy RunChecksumPolicy(RunContext& context) {
+  fs::ChecksumPolicy policy;
+  policy.allow_unverified = context.settings().common().network.allow_unverified_checkpoints;
+  policy.how_to_allow = "set network.allow_unverified_checkpoints = True";
+  if (db::Database* database = context.db()) {
+    policy.lookup = [database](const std::filesystem::path& file) { return database->RecordedChecksum(file.string()); };
+  } else if (const std::filesystem::path path = RunDatabasePath(context); !path.empty()) {
+    policy.lookup = [path](const std::filesystem::path& file) -> std::optional<std::string> {
+      std::error_code ec;
+      if (!std::filesystem::exists(path, ec)) return std::nullopt;
+      db::DatabaseOptions options;
+      options.read_only = true;
+      return db::Database(path, options).RecordedChecksum(file.string());
+    };
+  }
+  return policy;
+}
+
 }  // namespace
 
 void RunStages(const Recipe& recipe, const StageRunner& runner, RunContext& context) {
@@ -46,6 +79,7 @@ void RunStages(const Recipe& recipe, const StageRunner& runner, RunContext& cont
   auto* coordinator = context.coordinator();
   base::ClearProgressBoard();
   const auto reporter = MakeProgressReporter(context);
+  const fs::ScopedChecksumPolicy checksums(RunChecksumPolicy(context));
   for (const auto& stage : recipe.SelectStages(settings.start_stage(), settings.end_stage())) {
     if (!stage.all_ranks && !context.is_rank0()) continue;
     // Ranks > 0 skip rank-0 stages and wait here, through the store and without timeout, until
@@ -68,6 +102,11 @@ void RunStages(const Recipe& recipe, const StageRunner& runner, RunContext& cont
     try {
       runner.RunStage(stage, context);
     } catch (const std::exception& e) {
+      try {
+        context.FlushRecords(std::chrono::seconds(30));  // what the stage recorded before it failed
+      } catch (const std::exception& flush) {
+        ASV_LOG(Error, "{}", flush.what());
+      }
       if (context.db() != nullptr) context.db()->FinishStage(stage_id, db::RunStatus::kFailed, e.what());
       context.set_stage(0, std::nullopt);
       throw;
@@ -77,6 +116,9 @@ void RunStages(const Recipe& recipe, const StageRunner& runner, RunContext& cont
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     ASV_LOG0(Info, "stage {} ({}) finished in {:.1f} s", stage.number, stage.name, seconds);
   }
+  // Records that waited for a database another process kept locked: the run fails only if they
+  // still cannot be written now.
+  context.FlushRecords(kRecordPatience);
 }
 
 }  // namespace asv::recipe

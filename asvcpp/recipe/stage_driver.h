@@ -13,6 +13,11 @@ namespace asv::recipe {
 /// rank 0, without timeout, before each all-ranks stage. Each stage is recorded as running, then
 /// finished or failed (with the error text), by the rank that has the database (rank 0).
 /// Rethrows the first stage's exception after recording it; later stages are not started.
+/// Records that waited for a locked database (RunContext's Record*) are written at the end,
+/// waiting up to 10 minutes; DbError when they still cannot be. While the stages run, a file
+/// without its checksum file is checked against the checksum the database recorded, and a
+/// checkpoint with neither is refused unless network.allow_unverified_checkpoints
+/// (asvcpp/base/checksum.h, fs::ChecksumPolicy).
 void RunStages(const Recipe& recipe, const StageRunner& runner, RunContext& context);
 
 }  // namespace asv::recipe

@@ -153,8 +153,9 @@ struct NetworkSettings {
   double net_vlad_alpha = 1;
   int ser = 16;
   int attention_layer_size = 64;
-  // asvcpp addition:
+  // asvcpp additions:
   train::Precision precision = train::Precision::kFloat32;
+  bool allow_unverified_checkpoints = false;
 
   /// The architecture named by network_class without ASVtorch's module path, e.g.
   /// "StandardNet" for "asvtorch.src.networks.architectures.StandardNet". network_class must have
@@ -242,6 +243,11 @@ struct NetworkSettings {
       "autocast to bfloat16 (matmuls and convolutions in bfloat16, losses and reductions in float32) with "
       "float32 weights, gradients and optimizer, no loss scaling; for Ampere and newer GPUs (on the CPU, "
       "LibTorch's CPU autocast). Validation and embedding extraction stay float32 (asvcpp addition)");
+    v("allow_unverified_checkpoints", allow_unverified_checkpoints,
+      "Use a checkpoint that can be verified neither by its checksum file (<checkpoint>.sha256) nor by the "
+      "checksum the experiment database recorded when it was written (e.g. one copied without its checksum "
+      "file from another machine). Default False: such a checkpoint is refused, so that a corrupt one is never "
+      "resumed, averaged or extracted with (asvcpp addition)");
   }
 
   void Validate(Validator& v) const;

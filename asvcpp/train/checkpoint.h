@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 
 namespace asv::train {
 
@@ -14,6 +15,15 @@ std::filesystem::path CheckpointPath(const std::filesystem::path& folder, int ep
 /// 0 when epoch.1.pt does not exist or the folder is missing. A gap ends the run of epochs:
 /// {1, 2, 4} -> 2.
 int FindLastContiguousEpoch(const std::filesystem::path& folder);
+
+/// Largest N such that `folder`/epoch.N.pt is a regular file; 0 when there is none or the folder
+/// is missing. Unlike FindLastContiguousEpoch a gap hides nothing: {1, 2, 4} -> 4, so that a
+/// lost middle checkpoint never makes a stage fall back to an older network.
+int FindLastEpoch(const std::filesystem::path& folder);
+
+/// N of a file named "epoch.N.pt" (N a positive decimal number without sign or leading zero);
+/// nullopt for every other name.
+std::optional<int> EpochOfCheckpoint(const std::filesystem::path& path);
 
 /// What `network.resume_epoch` asks for.
 struct ResumePlan {

@@ -35,7 +35,9 @@ class Reader {
  public:
   explicit Reader(std::filesystem::path path) : path_(std::move(path)) {
     const std::string bytes = fs::ReadFile(path_);
-    fs::VerifyChecksum(path_, bytes);  // a flipped byte is an error, not a silently different network
+    // A flipped byte is an error, not a silently different network; a checkpoint that cannot be
+    // verified at all is refused while a run forbids it (fs::VerifyOrRefuse).
+    fs::VerifyOrRefuse(path_, bytes);
     c10::IValue root;
     try {
       root = torch::pickle_load(std::vector<char>(bytes.begin(), bytes.end()));

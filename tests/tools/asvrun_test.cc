@@ -1,5 +1,8 @@
 // asvrun as users call it: exit codes, what is printed, what is (not) written.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
@@ -320,6 +323,49 @@ TEST(AsvrunTest, NamesAndPathsThatWouldEscapeOrBreakOutputsAreConfigErrors) {
   EXPECT_FALSE(fs::exists(dir / "out"));
 }
 
+TEST(AsvrunTest, ASecondRunOfASystemFolderIsRefusedNamingTheFirst) {
+  ScratchDir dir("asvrun_folder_lock");
+  WriteRecipe(dir, kNoStageConfigs);
+  // Another run holds out/system1 (the default paths.system_folder): its lock and holder text.
+  fs::create_directories(dir / "out/system1");
+  const int fd = ::open((dir / "out/system1/.asvrun.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  const std::string holder = R"({"run_id":41,"config":"other","host":"node7","pid":1,"since":"2026-11-28 10:00:00"})";
+  ASSERT_EQ(::write(fd, holder.data(), holder.size()), static_cast<ssize_t>(holder.size()));
+  const auto refused = Asvrun(dir, {"voxceleb/xvector", "base"});
+  EXPECT_EQ(refused.status, 5);
+  EXPECT_NE(refused.err.find("out/system1 is in use by run 41 (config 'other', host node7, pid 1, since "
+                             "2026-11-28 10:00:00 UTC)"),
+            std::string::npos)
+      << refused.err;
+  if (fs::exists(dir / "out/experiments.db")) {
+    EXPECT_TRUE(db::Database(dir / "out/experiments.db").ListRuns().empty());  // refused before it was recorded
+  }
+  ::close(fd);  // the other run ends
+  const auto ran = Asvrun(dir, {"voxceleb/xvector", "base"});
+  EXPECT_EQ(ran.status, 0) << ran.err;
+}
+
+TEST(AsvrunTest, NonsenseMarginsAndEpochsAreConfigErrors) {
+  ScratchDir dir("asvrun_margin_ranges");
+  const std::string root = std::string(ASV_SOURCE_DIR) + "/run_configs";
+  const auto show = [&](const std::string& set) {
+    return Asvrun(dir, {"show", "voxceleb/margin", "demo", "--config-root", root, "--set", set});
+  };
+  ASSERT_EQ(show("recipe.final_margin=0.2").status, 0);
+  for (const auto& [set, message] : std::vector<std::pair<std::string, std::string>>{
+           {"recipe.final_margin=1e308", "recipe.final_margin (1e+308) must be below pi/2"},
+           {"recipe.lm_margin=1.6", "recipe.lm_margin (1.6) must be below pi/2"},
+           {"recipe.warm_up_epochs=17", "recipe.warm_up_epochs (17) must be <= network.max_epochs (16)"},
+           {"recipe.lm_warm_up_epochs=3", "recipe.lm_warm_up_epochs (3) must be <= recipe.lm_epochs (2)"},
+           {"recipe.lm_resume_epoch=-1", "recipe.lm_resume_epoch"}}) {
+    const auto r = show(set);
+    EXPECT_EQ(r.status, 2) << set;
+    EXPECT_NE(r.err.find(message), std::string::npos) << set << "\n" << r.err;
+  }
+}
+
 TEST(AsvrunTest, FailedStageMarksTheRunFailed) {
   ScratchDir dir("asvrun_fail");
   // Stage 0 cannot prepare anything here: the run must end as failed with the error recorded.
@@ -482,9 +528,11 @@ TEST(AsvrunTest, PlotDrawsDetAndTrainingCurvesOfARecordedRun) {
 TEST(AsvrunTest, ConcurrentAsvrunProcessesShareOneDatabase) {
   ScratchDir dir("asvrun_concurrent");
   WriteRecipe(dir, kNoStageConfigs);
-  // 8 asvrun processes started at once, each recording two runs in the same database.
+  // 8 asvrun processes started at once, each recording two runs in the same database (each with
+  // its own system folder: one run at a time writes one).
   std::string script = "pids=''; for i in 1 2 3 4 5 6 7 8; do " + testing::ShellQuote(ASV_ASVRUN) +
-                       " voxceleb/xvector base child --set network.max_epochs=$i >log.$i 2>&1 & pids=\"$pids $!\"; done;"
+                       " voxceleb/xvector base child --set network.max_epochs=$i --set paths.system_folder=s$i"
+                       " >log.$i 2>&1 & pids=\"$pids $!\"; done;"
                        " status=0; for p in $pids; do wait $p || status=1; done; exit $status";
   const auto r = RunCommand({"/bin/sh", "-c", script}, dir.path());
   ASSERT_EQ(r.status, 0) << testing::Slurp(dir / "log.1");

@@ -128,6 +128,33 @@ TEST(KaldiCommandsTest, CompressedArchiveWithScriptMatchesStageOneStorage) {
   EXPECT_LT(voiced, static_cast<float>(vad.size()));
 }
 
+TEST(KaldiCommandsTest, AnArchiveIsNeverWrittenOverAnInput) {
+  ScratchDir dir("kaldi_over_input");
+  MakeInputs(dir);
+  const std::string wav_scp = testing::Slurp(dir / "wav.scp");
+  const std::string a_wav = testing::Slurp(dir / "a.wav");
+  for (const char* out : {"ark:wav.scp", "ark,scp:a.wav,x.scp", "ark,scp:x.ark,./wav.scp"}) {
+    const auto r = Asvrun(dir, {"compute-mfcc-feats", "--config=mfcc.conf", "scp:wav.scp", out});
+    EXPECT_EQ(r.status, 2) << out;
+    EXPECT_NE(r.err.find("is the same file as"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(testing::Slurp(dir / "wav.scp"), wav_scp);
+  EXPECT_EQ(testing::Slurp(dir / "a.wav"), a_wav);
+  ASSERT_EQ(Asvrun(dir, {"compute-mfcc-feats", "--config=mfcc.conf", "scp:wav.scp", "ark:feats.ark"}).status, 0);
+  const std::string feats = testing::Slurp(dir / "feats.ark");
+  stdfs::create_directories(dir / "sub");
+  const auto vad = Asvrun(dir, {"compute-vad", "ark:feats.ark", "ark:sub/../feats.ark"});
+  EXPECT_EQ(vad.status, 2) << vad.err;
+  EXPECT_EQ(testing::Slurp(dir / "feats.ark"), feats);
+  // Through a link the archive goes where the link points, and the link stays.
+  stdfs::create_symlink("real.ark", dir / "vad.ark");
+  ASSERT_EQ(Asvrun(dir, {"compute-vad", "ark:feats.ark", "ark:vad.ark"}).status, 0);
+  EXPECT_TRUE(stdfs::is_symlink(dir / "vad.ark"));
+  features::TableReader reader("ark:" + (dir / "real.ark").string());
+  ASSERT_TRUE(reader.Next());
+  EXPECT_EQ(reader.key(), "utt_a");
+}
+
 TEST(KaldiCommandsTest, UnreadableAudioIsAnErrorNamingTheFile) {
   ScratchDir dir("kaldi_unreadable");
   MakeInputs(dir);

@@ -96,7 +96,8 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   app.add_option("--master-port", run.dist.master_port, "Rendezvous port on node 0 (multi-node; default 29500)")
       ->check(CLI::Range(1, 65535));
   app.add_flag("--wait-for-gpu", run.dist.wait_for_gpu,
-               "Queue the run while another running asvrun job (experiment database) holds one of its GPUs");
+               "Queue the run while another running asvrun job (experiment database) holds one of its GPUs, or "
+               "another run writes its system folder (without it that is an error)");
   app.add_option("--gpu-poll", run.dist.gpu_poll_seconds, "Seconds between checks of --wait-for-gpu (default 30)")
       ->check(CLI::PositiveNumber);
   AddSourceOptions(&app, run.source);

@@ -133,7 +133,7 @@ int RunningRuns(db::Database& database, db::RunFilter filter, const stdfs::path&
                      {"stage", progress[r.id].empty() ? stage_of(r.id) : progress[r.id].front().record.stage},
                      {"progress", ranks}});
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
@@ -180,6 +180,12 @@ stdfs::path SelectDatabase(const DbSelection& selection) {
   diags.ThrowIfErrors();
   const stdfs::path path = db::Database::DefaultPath(OutputFolder(*settings));
   return stdfs::exists(path) ? path : stdfs::path();
+}
+
+std::vector<fs::NamedPath> DatabaseFiles(const stdfs::path& path) {
+  std::vector<fs::NamedPath> files{{"--db", path}};
+  for (const char* suffix : {"-wal", "-shm", "-journal"}) files.push_back({"--db", stdfs::path(path.string() + suffix)});
+  return files;
 }
 
 db::Database OpenDatabaseForReading(const DbSelection& selection) {
@@ -285,7 +291,7 @@ int Runs(const RunsOptions& options) {
                      {"command_line", r.info.command_line},
                      {"error", r.error_text ? nlohmann::ordered_json(*r.error_text) : nlohmann::ordered_json()}});
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
@@ -385,7 +391,7 @@ int Results(const ResultsOptions& options) {
              {"act_dcf", c.act_dcf ? nlohmann::ordered_json(*c.act_dcf) : nlohmann::ordered_json()}});
       }
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     fmt::print("# {}\n", path.string());
     std::cout << FormatTable(header, rows);
@@ -430,7 +436,7 @@ int Epochs(const EpochsOptions& options) {
                      {"val_accuracy_percent", json_of(x.val_accuracy)},
                      {"data_wait_percent", json_of(x.data_wait_percent)}, {"recorded_time", e.recorded_time}});
     }
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
     fmt::print("# {}\n# run {}: {} {} ({})\n", path.string(), run->id, run->info.recipe, run->info.config,
                db::ToString(run->status));
@@ -449,8 +455,16 @@ int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b) {
   if (!b) throw DbError(fmt::format("{}: no run {}", path.string(), run_b));
   fmt::print("run {}: {} {} ({})\nrun {}: {} {} ({})\n\n", a->id, a->info.recipe, a->info.config,
              db::ToString(a->status), b->id, b->info.recipe, b->info.config, db::ToString(b->status));
-  const auto diffs = settings::DiffJson(nlohmann::ordered_json::parse(a->info.settings_json),
-                                        nlohmann::ordered_json::parse(b->info.settings_json));
+  const auto stored = [&path](const db::RunRow& run) {
+    auto json = nlohmann::ordered_json::parse(run.info.settings_json, nullptr, false);
+    if (json.is_discarded() || !json.is_object()) {
+      throw DbError(fmt::format("{}: the stored settings of run {} (runs.settings_json) are not a JSON object; the "
+                                "database was edited or damaged",
+                                path.string(), run.id));
+    }
+    return json;
+  };
+  const auto diffs = settings::DiffJson(stored(*a), stored(*b));
   if (diffs.empty()) {
     fmt::print("settings: identical (hash {})\n", a->info.settings_hash);
   } else {
@@ -481,6 +495,7 @@ int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b) {
 }
 
 int Eval(const EvalOptions& options) {
+  fs::CheckOutputIsNotInput({"--det", options.det}, {{"--scores", options.scores}, {"--trials", options.trials}});
   const auto trials = eval::ReadTrialList(options.trials);
   const auto scores = eval::ReadScoreFile(options.scores, &trials);
   eval::LabelCounts counts;
@@ -521,7 +536,7 @@ int Eval(const EvalOptions& options) {
     out["targets"] = counts.n_target;
     out["nontargets"] = counts.n_nontarget;
     out["other"] = counts.n_other;
-    std::cout << out.dump(2) << "\n";
+    std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   fmt::print("trials: {}\n", counts.Describe());

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "asvcpp/base/fs.h"
 #include "asvcpp/db/database.h"
 #include "asvcpp/recipe/config_loader.h"
 #include "tools/asvrun/job.h"
@@ -118,6 +119,10 @@ int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b);
 /// recipe's init config); an empty path when that default database does not exist yet. Throws
 /// DbError (exit 4) for a --db file that does not exist, ConfigError for bad config files.
 std::filesystem::path SelectDatabase(const DbSelection& selection);
+
+/// The files of the experiment database at `path` (the database, its write-ahead log, shared
+/// memory and rollback journal), each named "--db", for fs::CheckOutputIsNotInput.
+std::vector<fs::NamedPath> DatabaseFiles(const std::filesystem::path& path);
 
 struct ReportOptions {
   DbSelection selection;

@@ -22,6 +22,7 @@
 #include "asvcpp/recipe/recorded_run.h"
 #include "asvcpp/recipe/run_context.h"
 #include "asvcpp/recipe/stage_driver.h"
+#include "asvcpp/recipe/system_folder_lock.h"
 #include "asvcpp/settings/dump.h"
 #include "asvcpp/train/trainer.h"
 #include "recipes/registry.h"
@@ -42,6 +43,11 @@ std::optional<std::string> GetEnv(const char* name) {
 stdfs::path DatabasePath(const RunOptions& options, const recipe::RecipeSettings& settings) {
   return options.db.empty() ? db::Database::DefaultPath(OutputFolder(settings))
                             : stdfs::absolute(stdfs::path(options.db));
+}
+
+// The folder a run writes its networks, embeddings and scores into (one writer at a time).
+stdfs::path SystemFolder(const recipe::RecipeSettings& settings) {
+  return OutputFolder(settings) / settings.common().paths.system_folder;
 }
 
 db::RunInfo MakeRunInfo(const recipe::Recipe& recipe, const recipe::LoadedConfig& config, const RunOptions& options,
@@ -112,7 +118,9 @@ class GroupCoordinator final : public recipe::RankCoordinator {
 int RunInProcess(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const RunOptions& options,
                  SignalGuard& guard) {
   auto& s = *config.settings;
+  recipe::SystemFolderLock folder_lock(SystemFolder(s), {0, config.name, "", 0, ""}, options.dist.wait_for_gpu);
   recipe::RecordedRun run(DatabasePath(options, s), MakeRunInfo(recipe, config, options, 1, {}), nullptr, &guard);
+  folder_lock.Update({run.id(), config.name, "", 0, ""});
   ASV_LOG(Info, "run {} of {} {} recorded in {}", run.id(), recipe.name(), config.name, run.db_path().string());
   recipe::RunContext context(recipe.name(), config.name, s, OutputFolder(s), &run.db(), run.id());
   const auto& computing = s.common().computing;
@@ -136,11 +144,16 @@ int RunLauncher(const recipe::Recipe& recipe, recipe::LoadedConfig& config, cons
   const bool node0 = d.node_rank == 0;
 
   // Node 0 records the run (its launcher lives as long as the job: crash detection sees it).
+  // It also holds the system folder for the job's workers (one writer per system folder).
   std::unique_ptr<recipe::RecordedRun> run;
+  std::unique_ptr<recipe::SystemFolderLock> folder_lock;
   if (node0) {
+    folder_lock = std::make_unique<recipe::SystemFolderLock>(SystemFolder(s), recipe::FolderHolder{0, config.name},
+                                                             d.wait_for_gpu);
     const auto queue = GpuQueue(plan.gpu_ids, d);
     run = std::make_unique<recipe::RecordedRun>(
         DatabasePath(options, s), MakeRunInfo(recipe, config, options, plan.world_size, plan.gpu_ids), &queue, &guard);
+    folder_lock->Update({run->id(), config.name});
     ASV_LOG(Info, "run {} of {} {} recorded in {}: {}", run->id(), recipe.name(), config.name,
             run->db_path().string(), plan.Describe());
   }
@@ -282,6 +295,7 @@ int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const 
   // Rank 0 writes the database: into the launcher's run, or (torchrun, srun) into its own.
   std::unique_ptr<db::Database> launcher_db;    // asvrun's launcher owns the run
   std::unique_ptr<recipe::RecordedRun> own_run;  // torchrun, srun: this rank records the run
+  std::unique_ptr<recipe::SystemFolderLock> folder_lock;  // torchrun, srun: this rank holds the system folder
   db::Database* database = nullptr;
   std::int64_t run_id = 0;
   if (world.rank == 0) {
@@ -293,8 +307,11 @@ int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const 
       database = launcher_db.get();
       run_id = std::stoll(*env_run);
     } else {
+      folder_lock = std::make_unique<recipe::SystemFolderLock>(SystemFolder(s), recipe::FolderHolder{0, config.name},
+                                                               options.dist.wait_for_gpu);
       own_run = std::make_unique<recipe::RecordedRun>(
           DatabasePath(options, s), MakeRunInfo(recipe, config, options, world.world_size, {}), nullptr, &guard);
+      folder_lock->Update({own_run->id(), config.name});
       database = &own_run->db();
       run_id = own_run->id();
       ASV_LOG(Info, "run {} of {} {} recorded in {}", run_id, recipe.name(), config.name,

@@ -4,11 +4,14 @@
 #include <iostream>
 #include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "asvcpp/audio/decode.h"
 #include "asvcpp/base/error.h"
+#include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/features/dither_seed.h"
 #include "asvcpp/features/kaldi_io.h"
@@ -108,6 +111,20 @@ std::string ScriptOfRspecifier(const std::string& rspecifier) {
   return rspecifier.substr(colon + 1);
 }
 
+// The file after the colon of an rspecifier ("scp:wav.scp", "ark,s,cs:feats.ark"), or "" for
+// one without a file or reading stdin.
+std::string FileOfRspecifier(const std::string& rspecifier) {
+  const std::size_t colon = rspecifier.find(':');
+  if (colon == std::string::npos) return "";
+  const std::string file = rspecifier.substr(colon + 1);
+  return file == "-" || (!file.empty() && file.back() == '|') ? "" : file;
+}
+
+// Refuses a wspecifier whose archive or script is one of the command's inputs (ConfigError).
+void CheckNotOverInputs(const features::TableWriter& writer, const std::vector<fs::NamedPath>& inputs) {
+  for (const std::string& file : writer.Files()) fs::CheckOutputIsNotInput({"the wspecifier's file", file}, inputs);
+}
+
 template <class Options>
 void ValidateOrThrow(const Options& options) {
   try {
@@ -149,6 +166,11 @@ int ComputeMfccFeats(const std::vector<std::string>& args) {
   const auto entries = features::ReadScpFile(script);
   const features::Mfcc mfcc(mfcc_options, vtln_warp);
   features::TableWriter writer((*positional)[1]);
+  std::vector<fs::NamedPath> inputs{{"the rspecifier's file", script}};
+  for (const auto& entry : entries) {
+    if (!entry.second.empty() && entry.second.back() != '|') inputs.push_back({"an audio file of the wav.scp", entry.second});
+  }
+  CheckNotOverInputs(writer, inputs);
   audio::DecodeOptions decode_options;
   decode_options.sample_rate = static_cast<int>(samp_freq);
 
@@ -198,6 +220,7 @@ int ComputeVad(const std::vector<std::string>& args) {
   ValidateOrThrow(vad_options);
 
   features::TableWriter writer((*positional)[1]);
+  CheckNotOverInputs(writer, {{"the rspecifier's file", FileOfRspecifier((*positional)[0])}});
   std::size_t done = 0, total = 0;
   double voiced = 0.0, frames = 0.0;
   for (features::TableReader reader((*positional)[0]); reader.Next(); ++total) {

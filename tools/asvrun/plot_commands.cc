@@ -45,6 +45,7 @@ void Write(const plot::Figure& figure, const PlotOptions& options) {
 
 int PlotDet(const PlotOptions& options) {
   db::Database database = OpenDatabaseForReading(options.selection);
+  fs::CheckOutputIsNotInput({"--out", options.out}, DatabaseFiles(database.path()));
   std::vector<plot::DetCurve> curves;
   for (const auto& run : GetRuns(database, options.runs)) {
     for (auto& curve : plot::RunDetCurves(database, run, options.list)) curves.push_back(std::move(curve));
@@ -59,6 +60,7 @@ int PlotCurves(const PlotOptions& options) {
     throw ConfigError(fmt::format("--list {}: only --metric eer has trial lists", options.list));
   }
   db::Database database = OpenDatabaseForReading(options.selection);
+  fs::CheckOutputIsNotInput({"--out", options.out}, DatabaseFiles(database.path()));
   std::vector<plot::Series> series;
   for (const auto& run : GetRuns(database, options.runs)) {
     for (auto& s : plot::MetricSeries(database, run, metric, options.list)) series.push_back(std::move(s));

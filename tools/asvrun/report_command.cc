@@ -57,6 +57,7 @@ report::ProvenanceMap ResolveProvenance(const ConfigSource& source,
 int Report(const ReportOptions& options) {
   const stdfs::path path = SelectDatabase(options.selection);
   if (path.empty()) throw DbError("no experiment database yet: no run has been recorded");
+  fs::CheckOutputIsNotInput({"--out", options.out}, DatabaseFiles(path));
   db::DatabaseOptions db_options;
   db_options.read_only = true;
   db::Database database(path, db_options);

@@ -7,6 +7,7 @@
 namespace asv::recipes::voxceleb_margin {
 
 MarginSettings::MarginSettings() {
+  recipe_.network = &common_.network;
   settings::AddStandardGroups(tree_, common_);
   tree_.AddGroup("recipe", recipe_);
   // Dataset and trial-list names become folder and file names under paths.output_folder.

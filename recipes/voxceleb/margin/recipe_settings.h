@@ -10,16 +10,26 @@
 
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "asvcpp/settings/settings.h"
 #include "asvcpp/settings/settings_tree.h"
 #include "asvcpp/settings/types.h"
 
 namespace asv::recipes::voxceleb_margin {
 
+/// Margins are angles (arc_margin, radians) or cosine offsets (add_margin): both below pi/2, where
+/// an additive angular margin would turn a target's cosine into its opposite.
+inline constexpr double kMaxMargin = 1.5707963267948966;
+
 struct RecipeSettings {
+  /// The run's network.* group, for the checks across groups (warm-up within the epochs); set by
+  /// MarginSettings, null in a default-constructed group.
+  const settings::NetworkSettings* network = nullptr;
+
   int start_stage = 0;
   int end_stage = 100;
   std::optional<std::vector<std::string>> preparation_datasets;
@@ -164,7 +174,8 @@ struct RecipeSettings {
     v("lm_num_average", lm_num_average, "Stage 7 averages the last this many fine-tuning checkpoints").Min(1);
     v("lm_resume_epoch", lm_resume_epoch,
       "Fine-tuning's network.resume_epoch: 0 starts from the averaged model, N > 0 resumes from fine-tuning "
-      "epoch N");
+      "epoch N")
+        .Min(0);
   }
 
   void Validate(settings::Validator& v) const {
@@ -178,6 +189,21 @@ struct RecipeSettings {
     v.Require(min_num_frames <= max_num_frames, {"min_num_frames", "max_num_frames"},
               fmt::format("recipe.max_num_frames ({}) must be >= recipe.min_num_frames ({})", max_num_frames,
                           min_num_frames));
+    for (const auto& [name, margin] : {std::pair{"initial_margin", initial_margin},
+                                       std::pair{"final_margin", final_margin}, std::pair{"lm_margin", lm_margin}}) {
+      v.Require(margin < kMaxMargin, {name},
+                fmt::format("recipe.{} ({}) must be below pi/2 = 1.5708 (radians for arc_margin; WeSpeaker uses "
+                            "0.2, and 0.5 for fine-tuning)",
+                            name, margin));
+    }
+    v.Require(lm_warm_up_epochs <= lm_epochs, {"lm_warm_up_epochs", "lm_epochs"},
+              fmt::format("recipe.lm_warm_up_epochs ({}) must be <= recipe.lm_epochs ({})", lm_warm_up_epochs,
+                          lm_epochs));
+    if (network != nullptr) {
+      v.Require(warm_up_epochs <= network->max_epochs, {"warm_up_epochs"},
+                fmt::format("recipe.warm_up_epochs ({}) must be <= network.max_epochs ({})", warm_up_epochs,
+                            network->max_epochs));
+    }
     v.Require(lm_resume_epoch <= lm_epochs, {"lm_resume_epoch", "lm_epochs"},
               fmt::format("recipe.lm_resume_epoch ({}) must be <= recipe.lm_epochs ({})", lm_resume_epoch, lm_epochs));
     v.Require(model != "ResNet34" || num_mel_bins % 8 == 0, {"model", "num_mel_bins"},

@@ -43,6 +43,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
         return MakeNetwork(s, feat_dim, classes, context.device());
       },
       context.device());
+  voxceleb::RecordCheckpointsUsed(context, {model});
   auto options =
       train::ExtractionOptions::FromSettings(s.common().network, s.common().computing.network_dataloader_workers);
   options.skip_empty = true;

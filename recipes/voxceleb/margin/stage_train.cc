@@ -247,7 +247,7 @@ void TrainPhase(recipe::RunContext& context, const Phase& phase) {
 // Averages the last `count` contiguous checkpoints of `folder` into folder/avg_model.pt.
 void Average(recipe::RunContext& context, const stdfs::path& folder, int count, const char* stage) {
   auto& s = SettingsOf(context);
-  const int last = train::FindLastContiguousEpoch(folder);
+  const int last = voxceleb::LastTrainedEpoch(context, folder);
   if (last <= 0) {
     throw DataError(fmt::format("{}: no network checkpoint epoch.1.pt: run {} first", folder.string(), stage));
   }
@@ -257,6 +257,7 @@ void Average(recipe::RunContext& context, const stdfs::path& folder, int count, 
   auto net = MakeNetwork(s, meta.feat_dim, meta.n_speakers, "cpu");
   const stdfs::path output = folder / AveragedModelName();
   train::AverageCheckpoints(inputs, *net, output);
+  voxceleb::RecordCheckpointsUsed(context, inputs);
   ASV_LOG(Info, "averaged epochs {}-{} into {}", last - count + 1, last, output.string());
   context.RecordArtifact(output, "model");
 }

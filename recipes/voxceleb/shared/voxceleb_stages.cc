@@ -20,6 +20,7 @@
 #include "asvcpp/eval/score_file.h"
 #include "asvcpp/recipe/recipe.h"
 #include "asvcpp/recipe/run_context.h"
+#include "asvcpp/train/checkpoint.h"
 
 namespace asv::recipes::voxceleb {
 namespace {
@@ -263,6 +264,38 @@ void RecordTrainingEpoch(recipe::RunContext& context, const train::EpochStats& s
   }
   context.RecordEpoch(record);
   if (!stats.checkpoint.empty()) context.RecordArtifact(stats.checkpoint, "checkpoint");
+}
+
+int LastTrainedEpoch(recipe::RunContext& context, const std::filesystem::path& folder) {
+  const int found = train::FindLastEpoch(folder);
+  if (context.db() == nullptr) return found;
+  // The newest run that recorded checkpoints of this folder, and the last epoch it recorded.
+  std::int64_t newest_run = 0;
+  int recorded = 0;
+  const stdfs::path normal = folder.lexically_normal();
+  for (const auto& row : context.db()->ArtifactsOfKind("checkpoint")) {
+    const stdfs::path path(row.record.path);
+    const auto epoch = train::EpochOfCheckpoint(path);
+    if (!epoch || path.parent_path().lexically_normal() != normal) continue;
+    if (row.run_id != newest_run) {
+      if (row.run_id < newest_run) continue;
+      newest_run = row.run_id;
+      recorded = 0;
+    }
+    recorded = std::max(recorded, *epoch);
+  }
+  if (recorded > found) {
+    throw DataError(fmt::format(
+        "{}: missing: run {} recorded training it, and the newest checkpoint here is {}; restore it, or name "
+        "the epoch to use with recipe.selected_epoch",
+        train::CheckpointPath(folder, recorded).string(), newest_run,
+        found > 0 ? train::CheckpointPath(folder, found).filename().string() : std::string("none")));
+  }
+  return found;
+}
+
+void RecordCheckpointsUsed(recipe::RunContext& context, const std::vector<std::filesystem::path>& checkpoints) {
+  for (const auto& checkpoint : checkpoints) context.RecordArtifact(checkpoint, "checkpoint_used");
 }
 
 double ScoreDuringTraining(recipe::RunContext& context, const backend::Embeddings& reference,

@@ -93,6 +93,19 @@ backend::Embeddings ExtractAll(const data::FeatureSource& source, const std::str
 /// validation when there was one) and its checkpoint as an artifact.
 void RecordTrainingEpoch(recipe::RunContext& context, const train::EpochStats& stats);
 
+/// The newest epoch of the checkpoints in `folder` for a stage to use: the largest N of
+/// `folder`/epoch.N.pt (train::FindLastEpoch), checked against the experiment database: when the
+/// newest run that recorded checkpoints of `folder` recorded a later epoch (its file was lost),
+/// that is a DataError naming the missing file, never a silent fall-back to an older network.
+/// Returns 0 when there is no checkpoint and none was recorded. Throws DbError when the database
+/// cannot be read.
+int LastTrainedEpoch(recipe::RunContext& context, const std::filesystem::path& folder);
+
+/// Records `checkpoints` in the experiment database as the networks the stage being run used
+/// (artifacts of kind "checkpoint_used", with their SHA-256). Throws DataError for a file that
+/// cannot be read, DbError when the database cannot be written.
+void RecordCheckpointsUsed(recipe::RunContext& context, const std::vector<std::filesystem::path>& checkpoints);
+
 /// The EER evaluation during training: the back end of the `backend.*` settings (without
 /// calibration, which is for the final scoring; a speaker-mean cohort computed in memory) trained on
 /// `reference` (speakers_of[id] is the speaker of each reference embedding), applied to `trial`,

@@ -45,7 +45,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   auto& s = SettingsOf(context);
   const auto& r = s.recipe();
   const stdfs::path networks = context.system_folder() / "networks";
-  const int epoch = r.selected_epoch ? *r.selected_epoch : train::FindLastContiguousEpoch(networks);
+  const int epoch = r.selected_epoch ? *r.selected_epoch : voxceleb::LastTrainedEpoch(context, networks);
   if (epoch <= 0) {
     throw DataError(
         fmt::format("{}: no network checkpoint epoch.1.pt: train first (stage 5) or set "
@@ -57,6 +57,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   train::ApplyMathModes(s.common().computing.allow_tf32);
   ASV_LOG(Info, "embedding extraction with {} on {}", checkpoint.string(), device);
   const auto extractor = train::EmbeddingExtractor::FromCheckpoint(checkpoint, s.common().network, device);
+  voxceleb::RecordCheckpointsUsed(context, {checkpoint});
   auto options =
       train::ExtractionOptions::FromSettings(s.common().network, s.common().computing.network_dataloader_workers);
   options.skip_empty = true;

@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "asvcpp/backend/evaluation.h"
 #include "asvcpp/base/checksum.h"
@@ -44,6 +46,41 @@ TEST(EmbeddingsIoTest, RoundTripWithChecksumAndCorruptionIsAnError) {
   }
   stdfs::remove(dir / "trial.ark.sha256");  // unchecked without it: a different value, no error
   EXPECT_FALSE(ReadEmbeddings(dir / "trial").vectors == e.vectors);
+  stdfs::remove_all(dir);
+}
+
+TEST(EmbeddingsIoTest, NonFiniteEmbeddingsAreRejectedNamingTheUtterance) {
+  Matrix extracted(3, 2);
+  extracted(0, 0) = 1;
+  extracted(1, 1) = std::numeric_limits<float>::quiet_NaN();
+  extracted(2, 0) = std::numeric_limits<float>::infinity();
+  try {
+    CollectEmbeddings(extracted, {}, {"a", "b", "c"}, "trial");
+    FAIL() << "a NaN embedding was kept";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("trial: the embedding of utterance 'b' is not finite"), std::string::npos)
+        << e.what();
+  }
+  // Left out (no speech), a row is not looked at; the infinite one still is.
+  EXPECT_THROW(CollectEmbeddings(extracted, {1}, {"a", "b", "c"}, "trial"), DataError);
+  EXPECT_EQ(CollectEmbeddings(extracted, {1, 2}, {"a", "b", "c"}, "trial").ids, std::vector<std::string>{"a"});
+
+  // Read back: an archive written by another tool with an infinity in it.
+  const stdfs::path dir = stdfs::temp_directory_path() / ("asv_embeddings_nan_test_" + std::to_string(::getpid()));
+  stdfs::remove_all(dir);
+  Embeddings e;
+  e.ids = {"u1", "u2"};
+  e.vectors = Matrix(2, 2);
+  e.vectors(1, 0) = -std::numeric_limits<float>::infinity();
+  WriteEmbeddings(dir / "plda", e);
+  try {
+    ReadEmbeddings(dir / "plda");
+    FAIL() << "an infinite embedding was read";
+  } catch (const DataError& err) {
+    EXPECT_NE(std::string(err.what()).find("plda.scp: the embedding of utterance 'u2' is not finite"),
+              std::string::npos)
+        << err.what();
+  }
   stdfs::remove_all(dir);
 }
 

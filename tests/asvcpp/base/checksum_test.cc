@@ -8,8 +8,10 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
@@ -134,6 +136,46 @@ TEST_F(ChecksumTest, ChecksumFilesCatchFlippedBytes) {
   EXPECT_FALSE(VerifyFileChecksum(file));
   RemoveChecksumFile(file);  // absent: nothing to do
   EXPECT_THROW(WriteChecksumFile(file, "md5:abc"), std::invalid_argument);
+}
+
+TEST_F(ChecksumTest, APolicyLooksUpTheChecksumOfAFileWithoutItsChecksumFile) {
+  const stdfs::path file = Write("epoch.3.pt", "network weights");
+  const std::string good = FileChecksum(file);
+  // No policy: no lookup, and an unverifiable file is allowed.
+  EXPECT_FALSE(VerifyChecksum(file, "network weights"));
+  EXPECT_NO_THROW(VerifyOrRefuse(file, "network weights"));
+  {
+    std::vector<stdfs::path> asked;
+    ChecksumPolicy policy;
+    policy.lookup = [&](const stdfs::path& f) -> std::optional<std::string> {
+      asked.push_back(f);
+      return f.filename() == "epoch.3.pt" ? std::optional<std::string>(good) : std::nullopt;
+    };
+    policy.allow_unverified = false;
+    policy.how_to_allow = "set x.allow = True";
+    const ScopedChecksumPolicy scoped(std::move(policy));
+    EXPECT_TRUE(VerifyChecksum(file, "network weights"));
+    ASSERT_EQ(asked.size(), 1u);
+    EXPECT_EQ(asked[0], file);
+    const std::string corrupt = ErrorOf([&] { VerifyOrRefuse(file, "network weightz"); });
+    EXPECT_NE(corrupt.find(file.string() + ": corrupt"), std::string::npos) << corrupt;
+    EXPECT_NE(corrupt.find("in the experiment database (epoch.3.pt.sha256 is missing)"), std::string::npos)
+        << corrupt;
+    // The checksum file, when there is one, is the reference, not the lookup.
+    EXPECT_EQ(asked.size(), 2u);
+    WriteChecksumFile(file, BytesChecksum("other bytes"));
+    EXPECT_TRUE(VerifyChecksum(file, "other bytes"));
+    EXPECT_EQ(asked.size(), 2u);
+    const stdfs::path copied = Write("epoch.4.pt", "copied");
+    const std::string refused = ErrorOf([&] { VerifyOrRefuse(copied, "copied"); });
+    EXPECT_NE(refused.find(copied.string() + ": cannot be verified: it has no checksum file (epoch.4.pt.sha256)"),
+              std::string::npos)
+        << refused;
+    EXPECT_NE(refused.find(", or set x.allow = True to use it anyway"), std::string::npos) << refused;
+  }
+  // The previous policy (none) is back.
+  RemoveChecksumFile(file);
+  EXPECT_FALSE(VerifyChecksum(file, "anything"));
 }
 
 }  // namespace

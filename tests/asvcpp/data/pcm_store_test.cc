@@ -202,7 +202,8 @@ TEST_F(PcmStoreTest, InterruptedAfterTheLastCommitOrWhilePuttingInPlaceFinishesO
            value("utterances") + "\nskipped 0\nsamples " + value("samples") + "\nclipped_samples 0\nindex_bytes " +
            std::to_string(stdfs::file_size(dir_ / "store2" / "partial" / "index")) +
            "\nskipped_bytes 0\ncomplete 1\ndata_checksum " + value("data_checksum") + "\nindex_checksum " +
-           value("index_checksum") + "\n";
+           value("index_checksum") + "\nchunk_bytes " + value("chunk_bytes") + "\nchunks_checksum " +
+           value("chunks_checksum") + "\n";
   }();
   fs::WriteFileAtomic(dir_ / "store2" / "partial" / "progress", progress);
   EXPECT_TRUE(Contains(ErrorOf([&] { PcmStore::Open(dir_ / "store2"); }), "interrupted"));
@@ -308,7 +309,7 @@ TEST_F(PcmStoreTest, CorruptOrTruncatedStoresAreDataErrorsNamingTheFolder) {
   EXPECT_TRUE(Contains(e, store.string()) && Contains(e, "truncated")) << e;
   restore();
 
-  // A flipped sample: Open does not read the data, VerifyData does.
+  // A flipped sample: Open does not read the data; VerifyData, and a read of its chunk, do.
   std::string flipped = data;
   flipped[data.size() / 2] ^= 0x10;
   fs::WriteFileAtomic(store / "pcm.bin", flipped);
@@ -345,6 +346,74 @@ TEST_F(PcmStoreTest, CorruptOrTruncatedStoresAreDataErrorsNamingTheFolder) {
   EXPECT_TRUE(Contains(ErrorOf([&] { PcmStore::Open(dir_ / "nowhere"); }), "nowhere"));
   restore();
   EXPECT_NO_THROW(PcmStore::Open(store).VerifyData());
+}
+
+TEST_F(PcmStoreTest, ChunkChecksumsCatchAFlippedByteOnTheFirstReadOfItsChunk) {
+  const auto entries = MakeWavs(3);  // 1000, 1137 and 1274 samples: 6822 bytes
+  const stdfs::path store = dir_ / "store";
+  PcmStoreOptions options = Quiet();
+  options.chunk_bytes = 1024;
+  BuildPcmStore(entries, store, options);
+  EXPECT_EQ(Bytes(store / "pcm.bin.chunks").size(), 7u * 65u);  // ceil(6822 / 1024) lines of 64 hex digits
+  std::vector<float> out(1274);
+  {
+    const PcmStore clean = PcmStore::Open(store);
+    EXPECT_EQ(clean.NumChunks(), 7);
+    EXPECT_EQ(clean.VerifiedChunks(), 0);
+    clean.Read(0, 0, 1000, out.data());  // bytes 0-1999: chunks 1 and 2
+    EXPECT_EQ(clean.VerifiedChunks(), 2);
+    for (std::size_t i = 0; i < 3; ++i) clean.Read(i, 0, clean.NumSamples(i), out.data());
+    EXPECT_EQ(clean.VerifiedChunks(), 7);
+  }
+  std::string data = Bytes(store / "pcm.bin");
+  data[2048 + 5] ^= 0x01;  // in chunk 3 (bytes 2048-3071), utterance 1 (bytes 2000-4273)
+  fs::WriteFileAtomic(store / "pcm.bin", data);
+  const PcmStore corrupt = PcmStore::Open(store);
+  corrupt.Read(0, 0, 1000, out.data());  // chunks 1-2 are intact
+  corrupt.Read(2, 0, 1274, out.data());  // chunks 5-7 too
+  const std::string e = ErrorOf([&] { corrupt.Read(1, 30, 10, out.data()); });  // bytes 2060-2079
+  EXPECT_TRUE(Contains(e, store.string() + ": corrupt PCM store: bytes 2048-3071 of pcm.bin (chunk 3 of 7, read "
+                                           "for utterance utt1)"))
+      << e;
+  EXPECT_THROW(corrupt.Read(1, 30, 10, out.data()), DataError);  // still, on every read
+}
+
+TEST_F(PcmStoreTest, AStoreWithoutChunkChecksumsIsCheckedWholeAndGetsThemOnRerun) {
+  const auto entries = MakeWavs(3);
+  const stdfs::path store = dir_ / "store";
+  BuildPcmStore(entries, store, Quiet());
+  const std::string data = Bytes(store / "pcm.bin");
+  const std::string header = Bytes(store / "header");
+  const std::string chunks = Bytes(store / "pcm.bin.chunks");
+  // As an older asvcpp wrote it: no chunk_bytes, chunks_checksum, pcm.bin.chunks.
+  const std::string old_header = header.substr(0, header.find("chunk_bytes "));
+  const auto make_old = [&] {
+    fs::WriteFileAtomic(store / "header", old_header);
+    stdfs::remove(store / "pcm.bin.chunks");
+  };
+  make_old();
+  {
+    const PcmStore opened = PcmStore::Open(store);  // checks all of pcm.bin
+    EXPECT_EQ(opened.NumChunks(), 0);
+  }
+  std::string flipped = data;
+  flipped[101] ^= 0x40;
+  fs::WriteFileAtomic(store / "pcm.bin", flipped);
+  EXPECT_TRUE(Contains(ErrorOf([&] { PcmStore::Open(store); }), "corrupt"));
+  // Rerun of the build: a corrupt old store is built again...
+  PcmStoreReport report = BuildPcmStore(entries, store, Quiet());
+  EXPECT_FALSE(report.already_complete);
+  EXPECT_EQ(Bytes(store / "pcm.bin"), data);
+  EXPECT_EQ(Bytes(store / "header"), header);
+  // ...an intact one only gets its chunk checksums.
+  make_old();
+  report = BuildPcmStore(entries, store, Quiet());
+  EXPECT_TRUE(report.already_complete);
+  EXPECT_EQ(Bytes(store / "header"), header);
+  EXPECT_EQ(Bytes(store / "pcm.bin.chunks"), chunks);
+  // An edited chunk list is refused when the store is opened.
+  fs::WriteFileAtomic(store / "pcm.bin.chunks", (chunks[0] == '0' ? "1" : "0") + chunks.substr(1));
+  EXPECT_TRUE(Contains(ErrorOf([&] { PcmStore::Open(store); }), "does not match the chunks checksum"));
 }
 
 TEST_F(PcmStoreTest, ConcurrentReadsAndMovesKeepTheData) {

@@ -75,7 +75,8 @@ TEST(VoxCelebTest, PrepareVoxCeleb1WritesSortedListsAndConvertsTrials) {
   Write(corpus / "veri_test.txt",
         "1 id10001/-vidA/00001.wav id10001/vidB/00002.wav\n"
         "0 id10001/-vidA/00001.wav id10002/vidB/00001.wav\n");
-  Write(corpus / "list_test_hard2.txt", "id10002--vidA-00002 id10001-vidB-00001 0\n");
+  Write(corpus / "list_test_hard2.txt",
+        "id10002--vidA-00002 id10001-vidB-00001 0\nid10002--vidA-00002 id10002-vidB-00001 1\n");
   const auto root = dir / "out" / "datasets";
   const PreparedDataset ds = PrepareVoxCeleb1(corpus, root);
   EXPECT_EQ(ds.name, "voxceleb1");
@@ -83,7 +84,7 @@ TEST(VoxCelebTest, PrepareVoxCeleb1WritesSortedListsAndConvertsTrials) {
   EXPECT_EQ(ds.utterances, 8u);
   EXPECT_EQ(ds.speakers, 2u);
   EXPECT_EQ(ds.trial_lists, (std::vector<std::string>{"veri_test.txt", "list_test_hard2.txt"}));
-  EXPECT_EQ(ds.trials, 3u);
+  EXPECT_EQ(ds.trials, 4u);
 
   const std::string wav_scp = fs::ReadFile(ds.list_folder / "wav.scp");
   const std::string abs = (corpus / "wav").string();
@@ -96,7 +97,7 @@ TEST(VoxCelebTest, PrepareVoxCeleb1WritesSortedListsAndConvertsTrials) {
   EXPECT_EQ(fs::ReadFile(ds.list_folder / "veri_test.txt"),
             "id10001--vidA-00001 id10001-vidB-00002 1\n"
             "id10001--vidA-00001 id10002-vidB-00001 0\n");
-  EXPECT_EQ(ReadTrialList(ds.list_folder / "list_test_hard2.txt").trials.size(), 1u);
+  EXPECT_EQ(ReadTrialList(ds.list_folder / "list_test_hard2.txt").trials.size(), 2u);
   const DataDir data = DataDir::Load(ds.list_folder);
   EXPECT_EQ(data.wav_scp.size(), 8u);
 
@@ -106,12 +107,14 @@ TEST(VoxCelebTest, PrepareVoxCeleb1WritesSortedListsAndConvertsTrials) {
 
   // Trial lists under other names are prepared when asked for (a recipe's trial_lists setting);
   // names that are not in the corpus are not an error here.
-  Write(corpus / "my_trials.txt", "1 id10002/vidB/00001.wav id10002/-vidA/00002.wav\n");
+  Write(corpus / "my_trials.txt",
+        "1 id10002/vidB/00001.wav id10002/-vidA/00002.wav\n0 id10002/vidB/00001.wav id10001/vidB/00002.wav\n");
   VoxCelebOptions options;
   options.trial_list_files = {"my_trials.txt", "veri_test.txt", "not_there.txt"};
   const PreparedDataset more = PrepareVoxCeleb1(corpus, root, options);
   EXPECT_EQ(more.trial_lists, (std::vector<std::string>{"veri_test.txt", "list_test_hard2.txt", "my_trials.txt"}));
-  EXPECT_EQ(fs::ReadFile(ds.list_folder / "my_trials.txt"), "id10002-vidB-00001 id10002--vidA-00002 1\n");
+  EXPECT_EQ(fs::ReadFile(ds.list_folder / "my_trials.txt"),
+            "id10002-vidB-00001 id10002--vidA-00002 1\nid10002-vidB-00001 id10001-vidB-00002 0\n");
 }
 
 TEST(VoxCelebTest, PrepareVoxCeleb1Errors) {
@@ -129,6 +132,11 @@ TEST(VoxCelebTest, PrepareVoxCeleb1Errors) {
   EXPECT_TRUE(Contains(message, "veri_test.txt:2: unknown utterance 'id10009-zz-00001'")) << message;
   VoxCelebOptions lenient;
   lenient.allow_unknown_trial_utterances = true;
+  // Both trials are targets: no EER can be computed on the list.
+  EXPECT_TRUE(Contains(ErrorOf([&] { PrepareVoxCeleb1(corpus, dir / "out", lenient); }),
+                       "veri_test.txt: 2 target, 0 non-target trials: a trial list needs both"));
+  Write(corpus / "veri_test.txt", "1 id10001/-vidA/00001.wav id10001/vidB/00002.wav\n"
+                                  "0 id10001/-vidA/00001.wav id10009/zz/00001.wav\n");
   EXPECT_EQ(PrepareVoxCeleb1(corpus, dir / "out", lenient).trials, 2u);
 
   MakeWav(corpus / "wav" / "id10001" / "vidB" / "00001.x.wav", 160);

@@ -95,6 +95,23 @@ TEST_F(DbDatabaseTest, RunRoundTripsEveryField) {
   EXPECT_FALSE(db_->GetRun(id + 100).has_value());
 }
 
+TEST_F(DbDatabaseTest, RecordedChecksumIsTheNewestWithAChecksum) {
+  const std::int64_t first = db_->BeginRun(SampleRunInfo());
+  const std::int64_t second = db_->BeginRun(SampleRunInfo());
+  EXPECT_FALSE(db_->RecordedChecksum("/exp/networks/epoch.1.pt").has_value());
+  ArtifactRecord artifact;
+  artifact.kind = "checkpoint";
+  artifact.path = "/exp/networks/epoch.1.pt";
+  artifact.checksum = "sha256:" + std::string(64, 'a');
+  db_->RecordArtifact(first, artifact);
+  artifact.checksum = "sha256:" + std::string(64, 'b');  // rewritten by a later run
+  db_->RecordArtifact(second, artifact);
+  artifact.checksum = "";  // recorded without a checksum: not a reference
+  db_->RecordArtifact(second, artifact);
+  EXPECT_EQ(db_->RecordedChecksum("/exp/networks/epoch.1.pt"), "sha256:" + std::string(64, 'b'));
+  EXPECT_FALSE(db_->RecordedChecksum("/exp/networks/epoch.2.pt").has_value());
+}
+
 TEST_F(DbDatabaseTest, BeginRunFillsProcessIdentityWhenPidIsZero) {
   RunInfo info;
   info.recipe = "r";

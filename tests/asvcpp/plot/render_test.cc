@@ -177,11 +177,15 @@ TEST(RenderTest, UnknownExtensionIsAConfigErrorAndAnUnwritablePathADataError) {
   db::testing::ScopedDir dir("plot_ext");
   EXPECT_THROW(RenderFile(TwoCurves(), dir / "det.pdf"), ConfigError);
   EXPECT_FALSE(fs::exists(dir / "det.pdf"));
+  // Missing folders are made, as for every output; a file where a folder should be is an error.
+  RenderFile(TwoCurves(), dir / "new_folder" / "det.png");
+  EXPECT_TRUE(fs::is_regular_file(dir / "new_folder" / "det.png"));
+  { std::ofstream(dir / "a_file") << "x"; }
   try {
-    RenderFile(TwoCurves(), dir / "no_such_folder" / "det.png");
+    RenderFile(TwoCurves(), dir / "a_file" / "det.png");
     FAIL() << "no error";
   } catch (const DataError& e) {
-    EXPECT_NE(std::string(e.what()).find("no_such_folder/det.png"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a_file/det.png"), std::string::npos) << e.what();
   }
 }
 

@@ -11,7 +11,10 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/db/database.h"
 #include "asvcpp/base/checksum.h"
+#include "asvcpp/base/fs.h"
+#include "asvcpp/recipe/stage_driver.h"
 #include "asvcpp/settings/settings.h"
+#include "tests/asvcpp/db/db_test_util.h"
 #include "tests/asvcpp/recipe/plain_recipe.h"
 
 namespace asv::recipe {
@@ -19,6 +22,7 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
+using testing::PlainRecipe;
 using testing::PlainSettings;
 
 struct Fixture {
@@ -85,6 +89,117 @@ TEST(RunContextTest, ResultsGetTheStageBeingRunAndArtifactsItsRow) {
   context.RecordEpoch(epoch);
   const auto epochs = f.db->Epochs(f.run_id);
   ASSERT_EQ(epochs.size(), 1u);
+}
+
+// Recipe "test/verify" of one stage that reads `file` as a checkpoint reader does
+// (fs::VerifyOrRefuse) and remembers what it found.
+class VerifyingRecipe : public PlainRecipe {
+ public:
+  std::string name() const override { return "test/verify"; }
+  std::vector<StageInfo> stages() const override { return {{0, "read", "reads a checkpoint", false}}; }
+};
+
+class VerifyingRunner : public StageRunner {
+ public:
+  explicit VerifyingRunner(stdfs::path file) : file_(std::move(file)) {}
+  bool HasStage(const StageInfo& stage) const override { return stage.number == 0; }
+  void RunStage(const StageInfo&, RunContext&) const override {
+    fs::VerifyOrRefuse(file_, fs::ReadFile(file_));
+  }
+
+ private:
+  stdfs::path file_;
+};
+
+TEST(RunContextTest, StagesCheckAFileWithoutItsChecksumFileAgainstTheDatabase) {
+  Fixture f;
+  const stdfs::path checkpoint = f.dir / "networks" / "epoch.1.pt";
+  fs::WriteFileAtomic(checkpoint, std::string("weights"));
+  fs::WriteChecksumFile(checkpoint, fs::FileChecksum(checkpoint));
+  RunContext context("test/verify", "c", f.settings, f.dir, f.db.get(), f.run_id);
+  context.RecordArtifact(checkpoint, "checkpoint");
+  const VerifyingRecipe recipe;
+  const VerifyingRunner runner(checkpoint);
+  RunStages(recipe, runner, context);  // verified by its checksum file
+
+  // Without the checksum file, the checksum recorded in the database is the reference.
+  fs::RemoveChecksumFile(checkpoint);
+  RunStages(recipe, runner, context);
+  fs::WriteFileAtomic(checkpoint, std::string("weightz"));
+  try {
+    RunStages(recipe, runner, context);
+    FAIL() << "a corrupt checkpoint without its checksum file was used";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("corrupt"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("in the experiment database (epoch.1.pt.sha256 is missing)"),
+              std::string::npos)
+        << e.what();
+  }
+
+  // With neither, it is refused unless network.allow_unverified_checkpoints.
+  const stdfs::path copied = f.dir / "networks" / "epoch.2.pt";
+  fs::WriteFileAtomic(copied, std::string("copied from elsewhere"));
+  const VerifyingRunner copied_runner(copied);
+  try {
+    RunStages(recipe, copied_runner, context);
+    FAIL() << "an unverifiable checkpoint was used";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find(copied.string() + ": cannot be verified"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("set network.allow_unverified_checkpoints = True"), std::string::npos)
+        << e.what();
+  }
+  f.settings.common().network.allow_unverified_checkpoints = true;
+  EXPECT_NO_THROW(RunStages(recipe, copied_runner, context));
+  // Outside a run nothing is refused: the policy lives as long as the stages run.
+  EXPECT_NO_THROW(fs::VerifyOrRefuse(copied, fs::ReadFile(copied)));
+}
+
+TEST(RunContextTest, RecordsWaitForALockedDatabaseInsteadOfFailingTheRun) {
+  Fixture f;
+  db::DatabaseOptions options;
+  options.busy_timeout = std::chrono::milliseconds(20);
+  options.retry_limit = std::chrono::milliseconds(200);
+  db::Database database(f.dir / "experiments.db", options);
+  RunContext context("test/recipe", "c", f.settings, f.dir, &database, f.run_id);
+  db::EpochRecord epoch;
+  epoch.epoch = 1;
+  epoch.loss = 4.0;
+  context.RecordEpoch(epoch);
+  {
+    db::testing::RawDb locker(f.dir / "experiments.db");
+    locker.Exec("BEGIN IMMEDIATE");  // another program holds the write lock
+    epoch.epoch = 2;
+    epoch.loss = 3.0;
+    EXPECT_NO_THROW(context.RecordEpoch(epoch));
+    db::ResultRecord result;
+    result.trial_list = "vox1_o";
+    result.eer = 5.0;
+    EXPECT_NO_THROW(context.RecordResult(result));
+    EXPECT_EQ(context.pending_records(), 2u);
+    try {
+      context.FlushRecords(std::chrono::milliseconds(300));
+      FAIL() << "records were written into a locked database";
+    } catch (const DbError& e) {
+      EXPECT_NE(std::string(e.what()).find("2 records of run " + std::to_string(f.run_id) +
+                                           " (the first: epoch) could not be written"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(context.pending_records(), 2u);  // nothing lost
+    locker.Exec("COMMIT");
+  }
+  // The next record writes the waiting ones first, in order.
+  epoch.epoch = 3;
+  epoch.loss = 2.0;
+  context.RecordEpoch(epoch);
+  EXPECT_EQ(context.pending_records(), 0u);
+  const auto epochs = database.Epochs(f.run_id);
+  ASSERT_EQ(epochs.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(epochs[static_cast<std::size_t>(i)].record.epoch, i + 1);
+  db::ResultFilter filter;
+  filter.run_id = f.run_id;
+  EXPECT_EQ(database.Results(filter).size(), 1u);
+  EXPECT_NO_THROW(context.FlushRecords(std::chrono::milliseconds(1)));  // nothing waits
 }
 
 TEST(RunContextTest, WithoutADatabaseRecordingDoesNothing) {

@@ -19,6 +19,7 @@
 
 #include "asvcpp/audio/decode.h"
 #include "asvcpp/augment/reverberate.h"
+#include "asvcpp/base/checksum.h"
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/data/data_dir.h"
@@ -35,8 +36,10 @@
 #include "asvcpp/prep/dataset_features.h"
 #include "asvcpp/recipe/run_context.h"
 #include "asvcpp/recipe/stage_driver.h"
+#include "asvcpp/train/checkpoint.h"
 #include "recipes/catalog.h"
 #include "recipes/registry.h"
+#include "recipes/voxceleb/shared/voxceleb_stages.h"
 #include "recipes/voxceleb/xvector/stage_prepare.h"
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
 #include "recipes/voxceleb/xvector/xvector_stages.h"
@@ -513,6 +516,60 @@ TEST(VoxcelebXvectorStagesTest, FloatFeaturesWhenNotCompressed) {
         reader.value().ToMatrix(),
         mfcc.Compute(audio.samples.data(), static_cast<std::int64_t>(audio.samples.size()), DitherSeed(reader.key())));
   }
+}
+
+TEST(VoxcelebXvectorStagesTest, ATrialListOfOneClassIsAnErrorNamingIt) {
+  TempDir dir("one_class");
+  MakeVox1(dir / "vox1");
+  fs::WriteFileAtomic(dir / "vox1" / "veri_test.txt",
+                      "1 id10001/vidA/00001.wav id10001/vidB/00002.wav\n"
+                      "1 id10002/vidB/00002.wav id10002/vidA/00001.wav\n");
+  Experiment s = MakeExperiment(dir);
+  s.settings->recipe().end_stage = 0;
+  const std::string message = ErrorOf<Error>([&] { RunStages(s); });
+  EXPECT_TRUE(Contains(message, (dir / "vox1" / "veri_test.txt").string() +
+                                    ": 2 target, 0 non-target trials: a trial list needs both"))
+      << message;
+}
+
+TEST(VoxcelebXvectorStagesTest, ALostCheckpointIsNamedNeverReplacedByAnOlderOne) {
+  TempDir dir("lost_checkpoint");
+  Experiment s = MakeExperiment(dir);
+  db::Database database(db::Database::DefaultPath(s.output));
+  db::RunInfo info;
+  info.recipe = "voxceleb/xvector";
+  info.config = "test";
+  info.output_folder = s.output.string();
+  const std::int64_t training_run = database.BeginRun(info);
+  recipe::RunContext context("voxceleb/xvector", "test", *s.settings, s.output, &database, training_run);
+  const stdfs::path networks = context.system_folder() / "networks";
+  EXPECT_EQ(voxceleb::LastTrainedEpoch(context, networks), 0);
+  for (int epoch = 1; epoch <= 3; ++epoch) {
+    fs::WriteFileAtomic(train::CheckpointPath(networks, epoch), "weights " + std::to_string(epoch));
+    context.RecordArtifact(train::CheckpointPath(networks, epoch), "checkpoint");
+  }
+  EXPECT_EQ(voxceleb::LastTrainedEpoch(context, networks), 3);
+  // A lost middle checkpoint hides nothing: epoch 3 is still the newest.
+  stdfs::remove(train::CheckpointPath(networks, 2));
+  EXPECT_EQ(voxceleb::LastTrainedEpoch(context, networks), 3);
+  // A lost last one is an error naming it, not a silent step back to epoch 1.
+  stdfs::remove(train::CheckpointPath(networks, 3));
+  const std::string error = ErrorOf<DataError>([&] { voxceleb::LastTrainedEpoch(context, networks); });
+  EXPECT_TRUE(Contains(error, fmt::format("{}: missing: run {} recorded training it, and the newest checkpoint "
+                                          "here is epoch.1.pt",
+                                          train::CheckpointPath(networks, 3).string(), training_run)))
+      << error;
+  // A newer run that trained the folder again decides: it wrote epoch 1 only.
+  const std::int64_t retraining_run = database.BeginRun(info);
+  recipe::RunContext again("voxceleb/xvector", "test", *s.settings, s.output, &database, retraining_run);
+  again.RecordArtifact(train::CheckpointPath(networks, 1), "checkpoint");
+  EXPECT_EQ(voxceleb::LastTrainedEpoch(again, networks), 1);
+  // What a stage used is recorded with its checksum.
+  voxceleb::RecordCheckpointsUsed(again, {train::CheckpointPath(networks, 1)});
+  const auto used = database.ArtifactsOfKind("checkpoint_used");
+  ASSERT_EQ(used.size(), 1u);
+  EXPECT_EQ(used[0].record.path, train::CheckpointPath(networks, 1).string());
+  EXPECT_EQ(used[0].record.checksum, fs::FileChecksum(train::CheckpointPath(networks, 1)));
 }
 
 TEST(VoxcelebXvectorStagesTest, EveryRecipeOfTheCatalogHasAStageRunner) {
