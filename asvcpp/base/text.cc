@@ -1,9 +1,13 @@
 #include "asvcpp/base/text.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
 #include <cstring>
+
+#include "asvcpp/base/error.h"
 
 namespace asv::text {
 
@@ -157,6 +161,12 @@ std::string_view Trim(std::string_view s) {
   if (first == std::string_view::npos) return {};
   const auto last = s.find_last_not_of(" \t\r");
   return s.substr(first, last - first + 1);
+}
+
+void CheckLineLength(std::string_view line, std::string_view path, std::int64_t line_number) {
+  if (line.size() <= kMaxLineBytes) return;
+  throw DataError(fmt::format("{}:{}: line of {} bytes, longer than 1 MiB: not a text list", path, line_number,
+                              line.size()));
 }
 
 }  // namespace asv::text

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,5 +28,13 @@ std::optional<std::string> ClosestMatch(std::string_view word, const std::vector
 
 /// Removes leading and trailing spaces, tabs and carriage returns.
 std::string_view Trim(std::string_view s);
+
+/// Longest line the text lists (utt2spk, wav.scp, trial lists, score files) may hold: 1 MiB. A
+/// longer one is no list line (a binary file, an audio file named as a list).
+inline constexpr std::size_t kMaxLineBytes = std::size_t{1} << 20;
+
+/// Throws DataError "<path>:<line_number>: line of N bytes, longer than 1 MiB: not a text list"
+/// when `line` holds more than kMaxLineBytes bytes.
+void CheckLineLength(std::string_view line, std::string_view path, std::int64_t line_number);
 
 }  // namespace asv::text

@@ -31,6 +31,7 @@ void ForEachTableLine(const std::filesystem::path& path, F&& line_fn) {
     std::size_t end = contents.find('\n', start);
     if (end == std::string::npos) end = contents.size();
     ++line_no;
+    text::CheckLineLength(std::string_view(contents).substr(start, end - start), path.string(), line_no);
     const std::string_view line = text::Trim(std::string_view(contents).substr(start, end - start));
     start = end + 1;
     if (line.empty()) continue;

@@ -26,6 +26,7 @@ void ForEachTrialLine(const std::filesystem::path& path, F&& fn) {
     std::size_t end = contents.find('\n', start);
     if (end == std::string::npos) end = contents.size();
     ++line_no;
+    text::CheckLineLength(std::string_view(contents).substr(start, end - start), path.string(), line_no);
     const std::string_view line = text::Trim(std::string_view(contents).substr(start, end - start));
     start = end + 1;
     if (line.empty()) continue;

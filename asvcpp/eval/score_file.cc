@@ -10,24 +10,27 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
+#include "asvcpp/base/text.h"
 
 namespace asv::eval {
 namespace {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
 
-// Calls fn(line_number, tokens) for every non-blank line of `text`; tokens split on blanks.
+// Calls fn(line_number, tokens) for every non-blank line of `contents` (read from `path`); tokens
+// split on blanks; a line over text::kMaxLineBytes is a DataError.
 template <class Fn>
-void ForEachLine(std::string_view text, Fn&& fn) {
+void ForEachLine(std::string_view contents, std::string_view path, Fn&& fn) {
   std::vector<std::string_view> tokens;
   std::int64_t line_no = 0;
   std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string_view::npos) end = text.size();
-    const std::string_view line = text.substr(pos, end - pos);
+  while (pos < contents.size()) {
+    std::size_t end = contents.find('\n', pos);
+    if (end == std::string_view::npos) end = contents.size();
+    const std::string_view line = contents.substr(pos, end - pos);
     pos = end + 1;
     ++line_no;
+    text::CheckLineLength(line, path, line_no);
     tokens.clear();
     std::size_t i = 0;
     while (i < line.size()) {
@@ -68,7 +71,7 @@ TrialList ReadTrialList(const std::filesystem::path& path, const LabelVocabulary
   // The format is decided by the first trial line and holds for the whole file: VoxCeleb's when
   // its first column is a label and its third is not.
   std::optional<bool> label_first;
-  ForEachLine(text, [&](std::int64_t line_no, const std::vector<std::string_view>& tokens) {
+  ForEachLine(text, trials.path, [&](std::int64_t line_no, const std::vector<std::string_view>& tokens) {
     if (tokens.size() < 3) {
       throw DataError(fmt::format("{}:{}: expected '<left_id> <right_id> <label>' or VoxCeleb's '<label> <enrollment> "
                                   "<test>', got {} column{}",
@@ -96,7 +99,7 @@ std::vector<double> ReadScoreFile(const std::filesystem::path& path, const Trial
   if (trials != nullptr) scores.reserve(trials->size());
   std::size_t columns = 0;
   std::int64_t first_line = 0;
-  ForEachLine(text, [&](std::int64_t line_no, const std::vector<std::string_view>& tokens) {
+  ForEachLine(text, name, [&](std::int64_t line_no, const std::vector<std::string_view>& tokens) {
     if (columns == 0) {
       if (tokens.size() != 1 && tokens.size() != 3) {
         throw DataError(fmt::format("{}:{}: expected one score or '<left_id> <right_id> <score>', got {} columns",

@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <vector>
 
 #include <fmt/format.h>
@@ -16,18 +15,10 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/db/run_info.h"
+#include "asvcpp/db/timestamp.h"
 
 namespace asv::recipe {
 namespace {
-
-std::string UtcNow() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  ::gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof(text), "%Y-%m-%d %H:%M:%S", &tm);
-  return text;
-}
 
 std::string HolderJson(const FolderHolder& h) {
   nlohmann::json j;
@@ -75,7 +66,7 @@ std::string DescribeHolder(const FolderHolder& h) {
   if (!h.config.empty()) parts.push_back(fmt::format("config '{}'", h.config));
   if (!h.host.empty()) parts.push_back(fmt::format("host {}", h.host));
   if (h.pid > 0) parts.push_back(fmt::format("pid {}", h.pid));
-  if (!h.since.empty()) parts.push_back(fmt::format("since {} UTC", h.since));
+  if (!h.since.empty()) parts.push_back(fmt::format("since {}", h.since));
   const std::string who = h.run_id > 0 ? fmt::format("run {}", h.run_id) : std::string("another asvrun process");
   return parts.empty() ? who : fmt::format("{} ({})", who, fmt::join(parts, ", "));
 }
@@ -129,7 +120,7 @@ SystemFolderLock::SystemFolderLock(const std::filesystem::path& folder, FolderHo
   }
   if (holder_.host.empty()) holder_.host = db::HostName();
   if (holder_.pid == 0) holder_.pid = static_cast<std::int64_t>(::getpid());
-  holder_.since = UtcNow();
+  holder_.since = db::NowUtc();
   Update(holder_);
 }
 

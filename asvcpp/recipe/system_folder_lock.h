@@ -36,10 +36,10 @@ struct FolderHolder {
   std::string config;
   std::string host;         ///< Filled in by the lock (gethostname) when empty.
   std::int64_t pid = 0;     ///< Filled in by the lock (this process) when 0.
-  std::string since;        ///< UTC time the lock was taken, "YYYY-MM-DD HH:MM:SS"; set by the lock.
+  std::string since;        ///< When the lock was taken (db::NowUtc, UTC); set by the lock.
 };
 
-/// "run 12 (config 'net', host gpu3, pid 4711, since 2026-11-28 10:00:00 UTC)" and the like;
+/// "run 12 (config 'net', host gpu3, pid 4711, since 2026-11-28T10:00:00.000Z)" and the like;
 /// parts that are not known are left out.
 std::string DescribeHolder(const FolderHolder& holder);
 

@@ -331,12 +331,13 @@ TEST(AsvrunTest, ASecondRunOfASystemFolderIsRefusedNamingTheFirst) {
   const int fd = ::open((dir / "out/system1/.asvrun.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   ASSERT_GE(fd, 0);
   ASSERT_EQ(::flock(fd, LOCK_EX), 0);
-  const std::string holder = R"({"run_id":41,"config":"other","host":"node7","pid":1,"since":"2026-11-28 10:00:00"})";
+  const std::string holder =
+      R"({"run_id":41,"config":"other","host":"node7","pid":1,"since":"2026-11-28T10:00:00.000Z"})";
   ASSERT_EQ(::write(fd, holder.data(), holder.size()), static_cast<ssize_t>(holder.size()));
   const auto refused = Asvrun(dir, {"voxceleb/xvector", "base"});
   EXPECT_EQ(refused.status, 5);
   EXPECT_NE(refused.err.find("out/system1 is in use by run 41 (config 'other', host node7, pid 1, since "
-                             "2026-11-28 10:00:00 UTC)"),
+                             "2026-11-28T10:00:00.000Z)"),
             std::string::npos)
       << refused.err;
   if (fs::exists(dir / "out/experiments.db")) {

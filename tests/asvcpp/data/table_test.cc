@@ -48,6 +48,13 @@ TEST(TableTest, ValidationErrorsNameFileAndLine) {
   EXPECT_TRUE(Contains(ErrorOf([&] { ReadSpk2Utt(dir / "spk2utt"); }), "spk2utt:1: speaker 's1' has no utterances"));
 }
 
+TEST(TableTest, ALineOverOneMebibyteIsAnErrorNamingIt) {
+  TempDir dir("long_line");
+  Write(dir / "utt2spk", "u1 s1\nu2 " + std::string(std::size_t{1} << 20, 's') + "\n");
+  EXPECT_TRUE(Contains(ErrorOf([&] { ReadTable(dir / "utt2spk", ValueFormat::kSingleToken); }),
+                       "utt2spk:2: line of 1048579 bytes, longer than 1 MiB"));
+}
+
 TEST(TableTest, WritesInCLocaleByteOrder) {
   TempDir dir("order");
   // Byte order: uppercase before '_' before lowercase, '-' before digits; "a" before "a-b".

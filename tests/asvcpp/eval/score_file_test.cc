@@ -69,6 +69,18 @@ TEST_F(ScoreFileTest, TrialListErrorsNameFileAndLine) {
   ExpectDataError([&] { ReadTrialList(dir_ / "missing.txt"); }, {"missing.txt"});
 }
 
+TEST_F(ScoreFileTest, ALineOverOneMebibyteIsAnErrorNamingIt) {
+  const std::string long_line(std::size_t{1} << 21, 'x');
+  const auto trials = Write("binary_trials.txt", "a b target\n" + long_line + " y 1\n");
+  ExpectDataError([&] { ReadTrialList(trials); },
+                  {"binary_trials.txt:2: line of 2097156 bytes, longer than 1 MiB: not a text list"});
+  const auto scores = Write("binary_scores.txt", long_line);
+  ExpectDataError([&] { ReadScoreFile(scores, nullptr); }, {"binary_scores.txt:1: line of 2097152 bytes"});
+  // A line of exactly 1 MiB is still read.
+  const auto wide = Write("wide.txt", std::string((std::size_t{1} << 20) - 12, 'a') + " b target\n");
+  EXPECT_EQ(ReadTrialList(wide).size(), 1u);
+}
+
 // VoxCeleb's own format (label first, paths) is read too, detected per file; labels outside the
 // vocabulary are errors with file:line and their count.
 TEST_F(ScoreFileTest, ReadsVoxCelebsFormatAndRejectsUnknownLabels) {

@@ -42,14 +42,15 @@ TEST_F(SystemFolderLockTest, ASecondWriterIsRefusedWithTheHoldersName) {
   EXPECT_EQ(holder->config, "demo");
   EXPECT_EQ(holder->pid, ::getpid());
   EXPECT_FALSE(holder->host.empty());
-  EXPECT_EQ(holder->since.size(), 19u);  // YYYY-MM-DD HH:MM:SS
+  EXPECT_EQ(holder->since.size(), 24u);  // YYYY-MM-DDTHH:MM:SS.mmmZ
+  EXPECT_EQ(holder->since.back(), 'Z');
   try {
     SystemFolderLock second(folder, FolderHolder{0, "demo_aug"}, false);
     FAIL() << "two writers hold one system folder";
   } catch (const StageError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find(folder.string() + " is in use by run 7 (config 'demo', host " + holder->host + ", pid " +
-                        std::to_string(::getpid()) + ", since " + holder->since + " UTC)"),
+                        std::to_string(::getpid()) + ", since " + holder->since + ")"),
               std::string::npos)
         << what;
     EXPECT_NE(what.find("paths.system_folder"), std::string::npos) << what;
@@ -111,8 +112,8 @@ TEST_F(SystemFolderLockTest, ALinkInPlaceOfTheLockFileIsRefused) {
 
 TEST(DescribeHolderTest, LeavesOutWhatIsNotKnown) {
   EXPECT_EQ(DescribeHolder({}), "another asvrun process");
-  EXPECT_EQ(DescribeHolder({12, "net", "gpu3", 4711, "2026-11-28 10:00:00"}),
-            "run 12 (config 'net', host gpu3, pid 4711, since 2026-11-28 10:00:00 UTC)");
+  EXPECT_EQ(DescribeHolder({12, "net", "gpu3", 4711, "2026-11-28T10:00:00.000Z"}),
+            "run 12 (config 'net', host gpu3, pid 4711, since 2026-11-28T10:00:00.000Z)");
   EXPECT_EQ(DescribeHolder({0, "", "", 99, ""}), "another asvrun process (pid 99)");
 }
 
