@@ -10,13 +10,6 @@ std::filesystem::path CheckpointPath(const std::filesystem::path& folder, int ep
   return folder / ("epoch." + std::to_string(epoch) + ".pt");
 }
 
-int FindLastContiguousEpoch(const std::filesystem::path& folder) {
-  int n = 0;
-  std::error_code ec;
-  while (std::filesystem::is_regular_file(CheckpointPath(folder, n + 1), ec)) ++n;
-  return n;
-}
-
 std::optional<int> EpochOfCheckpoint(const std::filesystem::path& path) {
   const std::string name = path.filename().string();
   constexpr std::string_view kPrefix = "epoch.";

@@ -1,5 +1,5 @@
 // Checkpoint files of x-vector training: naming, discovery and ASVtorch's resume_epoch semantics
-// (ASVtorch train_network in asvtorch/src/networks/network_training.py, and find_last_epoch).
+// (ASVtorch train_network in asvtorch/src/networks/network_training.py).
 // Reading and writing the contents: checkpoint_io.h.
 #pragma once
 
@@ -11,14 +11,9 @@ namespace asv::train {
 /// `folder`/epoch.<epoch>.pt (ASVtorch's networks/epoch.N.pt).
 std::filesystem::path CheckpointPath(const std::filesystem::path& folder, int epoch);
 
-/// Largest N such that epoch.1.pt .. epoch.N.pt all exist in `folder` (ASVtorch find_last_epoch);
-/// 0 when epoch.1.pt does not exist or the folder is missing. A gap ends the run of epochs:
-/// {1, 2, 4} -> 2.
-int FindLastContiguousEpoch(const std::filesystem::path& folder);
-
 /// Largest N such that `folder`/epoch.N.pt is a regular file; 0 when there is none or the folder
-/// is missing. Unlike FindLastContiguousEpoch a gap hides nothing: {1, 2, 4} -> 4, so that a
-/// lost middle checkpoint never makes a stage fall back to an older network.
+/// is missing. A gap hides nothing: {1, 2, 4} -> 4 (ASVtorch's find_last_epoch stops at the first
+/// gap, so a lost middle checkpoint made it fall back to an older network).
 int FindLastEpoch(const std::filesystem::path& folder);
 
 /// N of a file named "epoch.N.pt" (N a positive decimal number without sign or leading zero);

@@ -326,8 +326,10 @@ void RunFineTuning(recipe::RunContext& context) {
   }
   phase.epochs = r.lm_epochs;
   phase.resume_epoch = r.lm_resume_epoch;
-  // Recorded after the epochs of the training that the averaged model ends.
-  phase.epoch_offset = std::max(0, train::FindLastContiguousEpoch(TrainingFolder(context)));
+  // Recorded after the epochs of the training that the averaged model ends: the last epoch it
+  // averaged, from its own metadata (the stage-5 checkpoints may be gone or have gaps; counting
+  // the files would number fine-tuning epochs over training epochs in the database).
+  phase.epoch_offset = std::max(0, train::ReadCheckpointMeta(phase.init_model).epoch);
   phase.minibatch_size = r.lm_minibatch_size;
   phase.num_frames = r.lm_num_frames;
   phase.speed_perturb = r.lm_speed_perturb;

@@ -21,19 +21,6 @@ TEST(CheckpointTest, PathNaming) {
   EXPECT_EQ(CheckpointPath("/out/networks", 12), stdfs::path("/out/networks/epoch.12.pt"));
 }
 
-TEST(CheckpointTest, FindLastContiguousEpoch) {
-  const auto dir = TempFolder("find");
-  EXPECT_EQ(FindLastContiguousEpoch(dir), 0);
-  EXPECT_EQ(FindLastContiguousEpoch(dir / "missing"), 0);
-  for (int e : {1, 2, 4}) std::ofstream(CheckpointPath(dir, e)) << "x";
-  EXPECT_EQ(FindLastContiguousEpoch(dir), 2);
-  std::ofstream(CheckpointPath(dir, 3)) << "x";
-  EXPECT_EQ(FindLastContiguousEpoch(dir), 4);
-  stdfs::remove(CheckpointPath(dir, 1));
-  EXPECT_EQ(FindLastContiguousEpoch(dir), 0);
-  stdfs::remove_all(dir);
-}
-
 TEST(CheckpointTest, FindLastEpochSeesPastAGap) {
   const auto dir = TempFolder("find_last");
   EXPECT_EQ(FindLastEpoch(dir), 0);

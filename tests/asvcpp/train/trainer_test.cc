@@ -87,7 +87,7 @@ TEST(TrainerTest, TrainingReducesLossAndReachesHighAccuracy) {
     EXPECT_LE(e.data_wait_fraction, 1);
     EXPECT_TRUE(stdfs::exists(e.checkpoint));
   }
-  EXPECT_EQ(FindLastContiguousEpoch(dir / "networks"), 4);
+  EXPECT_EQ(FindLastEpoch(dir / "networks"), 4);
   EXPECT_TRUE(stdfs::exists(dir / "logs" / "epoch.4.log"));
   stdfs::remove_all(dir);
 }
@@ -404,7 +404,7 @@ TEST(TrainerTest, NegativeResumeEpochOnlyLoads) {
   EXPECT_TRUE(result.epochs.empty());
   EXPECT_EQ(evaluate.epoch(), 1);
   ExpectSameState(evaluate.net(), first.net());
-  EXPECT_EQ(FindLastContiguousEpoch(dir / "networks"), 1);
+  EXPECT_EQ(FindLastEpoch(dir / "networks"), 1);
 
   options.network.resume_epoch = 3;  // missing checkpoint
   Trainer missing(options, data);
