@@ -6,6 +6,7 @@
 // `recipe.start_stage` and `recipe.end_stage` select the stages a run config executes.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,18 @@ struct StageInfo {
   bool all_ranks = false;   ///< Runs on every rank (training); otherwise on global rank 0 only.
 };
 
+/// A global batch setting of a run: the examples of one training step over all ranks, which each
+/// rank trains on `examples / world size` of.
+struct GlobalBatch {
+  std::string key;           ///< The setting, e.g. "network.minibatch_size".
+  std::int64_t examples = 0;  ///< Its value.
+  /// Fewest examples one rank may train on: 2 where the network normalises pooled vectors with
+  /// BatchNorm (training mode needs more than one value per channel), else 1.
+  int min_per_rank = 1;
+  /// Why min_per_rank is 2, e.g. "ECAPA_TDNN_c512 normalises its pooled vectors with BatchNorm".
+  std::string why;
+};
+
 /// The settings of one run of a recipe: the common groups (paths, computing, network, ...) and the
 /// recipe's own groups, all behind one SettingsTree. Not copyable: the tree points into it.
 class RecipeSettings {
@@ -42,11 +55,20 @@ class RecipeSettings {
   /// First and last stage to run (inclusive), from the recipe's own group.
   virtual int start_stage() const = 0;
   virtual int end_stage() const = 0;
+  /// The global batch settings of the training stages this run selects (none when it trains
+  /// nothing), checked against the world size by CheckGlobalBatches.
+  virtual std::vector<GlobalBatch> GlobalBatches() const { return {}; }
 
  protected:
   settings::Settings common_;
   settings::SettingsTree tree_;
 };
+
+/// Checks every global batch of `settings` against `world_size` training processes: each must be a
+/// multiple of the world size (a remainder would be dropped without a word) that gives every rank
+/// at least GlobalBatch::min_per_rank examples. Throws ConfigError listing every batch that fails,
+/// each with the setting, the world size and the nearest valid values. `world_size` >= 1.
+void CheckGlobalBatches(const RecipeSettings& settings, int world_size);
 
 /// A recipe such as voxceleb/xvector: its name, stages and settings, all that resolving,
 /// showing and listing configs need (recipes/catalog.h). Running the stages is a StageRunner's

@@ -88,8 +88,6 @@ bool IsName(const TypeExpr& a, const char* upper, const char* lower) { return a.
 
 bool ScalarAnnotation(const TypeExpr& a, const char* name) { return a.name == name && a.args.empty(); }
 
-std::string FormatNumber(double d) { return fmt::format("{}", d); }
-
 bool IsNumber(const Value& v) { return v.kind() == Value::Kind::kInt || v.kind() == Value::Kind::kFloat; }
 
 // Offset of the first byte of `s` that is not part of well-formed UTF-8 (RFC 3629: no overlong
@@ -169,17 +167,10 @@ bool CheckScalars(const Field& field, const Value& value, const std::string& wha
   if (IsNumber(value)) {
     const double x = value.as_float();
     const bool below = field.min && (field.min_exclusive ? x <= *field.min : x < *field.min);
-    const bool above = field.max && x > *field.max;
+    const bool above = field.max && (field.max_exclusive ? x >= *field.max : x > *field.max);
     if (below || above) {
-      std::string bound;
-      if (field.min && field.max) {
-        bound = fmt::format("in [{}, {}]", FormatNumber(*field.min), FormatNumber(*field.max));
-      } else if (field.min) {
-        bound = fmt::format("{} {}", field.min_exclusive ? ">" : ">=", FormatNumber(*field.min));
-      } else {
-        bound = fmt::format("<= {}", FormatNumber(*field.max));
-      }
-      diags.Error(site.At(value), fmt::format("{} must be {}, got {}", what, bound, value.Repr()), site.source_line);
+      diags.Error(site.At(value), fmt::format("{} must be {}, got {}", what, field.RangeText(), value.Repr()),
+                  site.source_line);
       return false;
     }
     return true;

@@ -80,25 +80,27 @@ struct ComputingSettings {
   void Register(V& v) {
     static const char* kIvector = "only ASVtorch's i-vector recipes read it; asvcpp has no i-vector pipeline";
     static const char* kRuntime = "set by asvrun at run time from the launch environment";
-    v("ubm_training_workers", ubm_training_workers, "Kaldi jobs/threads for UBM training").Min(1).NoEffect(kIvector);
+    v("ubm_training_workers", ubm_training_workers, "Kaldi jobs/threads for UBM training")
+        .Range(1, 4096)
+        .NoEffect(kIvector);
     v("posterior_extraction_dataloader_workers", posterior_extraction_dataloader_workers,
       "Data loader workers for frame posterior extraction")
-        .Min(0)
+        .Range(0, 4096)
         .NoEffect(kIvector);
     v("ivector_dataloader_workers", ivector_dataloader_workers, "Data loader workers for i-vector extraction")
-        .Min(0)
+        .Range(0, 4096)
         .NoEffect(kIvector);
     v("network_dataloader_workers", network_dataloader_workers,
       "Data loader workers for network training, validation and embedding extraction")
-        .Min(0);
+        .Range(0, 4096);
     v("feature_extraction_workers", feature_extraction_workers,
       "Parallel jobs for feature extraction, VAD and augmentation")
-        .Min(1);
+        .Range(1, 4096);
     v("use_gpu", use_gpu, "Use CUDA when available (False forces the CPU)");
-    v("gpu_ids", gpu_ids, "Physical GPU of each local rank; several ids train data-parallel").Min(0);
-    v("local_process_rank", local_process_rank, "Rank of this process on its node").Min(0).NoEffect(kRuntime);
-    v("local_gpu_id", local_gpu_id, "GPU used by this process").Min(0).NoEffect(kRuntime);
-    v("world_size", world_size, "Number of training processes").Min(1).NoEffect(kRuntime);
+    v("gpu_ids", gpu_ids, "Physical GPU of each local rank; several ids train data-parallel").Range(0, 1023);
+    v("local_process_rank", local_process_rank, "Rank of this process on its node").Range(0, 4095).NoEffect(kRuntime);
+    v("local_gpu_id", local_gpu_id, "GPU used by this process").Range(0, 1023).NoEffect(kRuntime);
+    v("world_size", world_size, "Number of training processes").Range(1, 65536).NoEffect(kRuntime);
     v("allow_tf32", allow_tf32,
       "Let float32 matmuls (cuBLAS) and convolutions (cuDNN) use TF32 tensor cores on Ampere and newer GPUs: "
       "faster, with a 10-bit mantissa for the inputs; False keeps full float32. Default True (asvcpp addition; "
@@ -170,60 +172,62 @@ struct NetworkSettings {
   template <class V>
   void Register(V& v) {
     v("resume_epoch", resume_epoch,
-      "0: train a new network; N > 0: resume from epoch N; N < 0: only evaluate epoch |N|");
-    v("max_epochs", max_epochs, "Last epoch to train").Min(1);
+      "0: train a new network; N > 0: resume from epoch N; N < 0: only evaluate epoch |N|").Range(-1e6, 1e6);
+    v("max_epochs", max_epochs, "Last epoch to train").Range(1, 1e6);
     v("eer_stop_epochs", eer_stop_epochs,
       "Stop after this many evaluations (one per train call) without EER improvement")
-        .Min(1);
+        .Range(1, 1e6);
     v("minimum_improvement", minimum_improvement, "EER improvement (percentage points) that resets the patience")
-        .Min(0);
-    v("epochs_per_train_call", epochs_per_train_call, "Epochs between EER evaluations").Min(1);
-    v("utts_per_speaker_in_epoch", utts_per_speaker_in_epoch, "Training clips per speaker per epoch").Min(1);
-    v("minibatch_size", minibatch_size, "Clips per optimizer step, over all GPUs").Min(1);
-    v("min_clip_size", min_clip_size, "Shortest training clip (frames)").Min(1);
-    v("max_clip_size", max_clip_size, "Longest training clip (frames); >= min_clip_size").Min(1);
+        .Range(0, 100);
+    v("epochs_per_train_call", epochs_per_train_call, "Epochs between EER evaluations").Range(1, 1e6);
+    v("utts_per_speaker_in_epoch", utts_per_speaker_in_epoch, "Training clips per speaker per epoch").Range(1, 1e6);
+    v("minibatch_size", minibatch_size, "Clips per optimizer step, over all GPUs").Range(1, 1048576);
+    v("min_clip_size", min_clip_size, "Shortest training clip (frames)").Range(1, 1e6);
+    v("max_clip_size", max_clip_size, "Longest training clip (frames); >= min_clip_size").Range(1, 1e6);
     v("max_test_cut_portion", max_test_cut_portion,
       "Largest fraction of an utterance cut off to batch utterances of similar length (extraction)")
         .Range(0, 1);
     v("max_val_cut_portion", max_val_cut_portion, "As max_test_cut_portion, for validation").Range(0, 1);
     v("max_batch_size_in_frames", max_batch_size_in_frames, "Frame budget of one extraction/validation batch")
-        .Min(1);
+        .Range(1, 1e9);
     v("validation_utterances", validation_utterances,
       "Held-out validation utterances (and size of the training subset that is also evaluated)")
-        .Min(0);
-    v("print_interval", print_interval, "Minibatches between loss prints").Min(1);
-    v("accuracy_print_interval", accuracy_print_interval, "Every N-th print also runs validation").Min(1);
+        .Range(0, 1e8);
+    v("print_interval", print_interval, "Minibatches between loss prints").Range(1, 1e9);
+    v("accuracy_print_interval", accuracy_print_interval, "Every N-th print also runs validation").Range(1, 1e9);
     v("extraction_print_interval", extraction_print_interval, "Batches between progress prints in extraction")
-        .Min(1);
+        .Range(1, 1e9);
     v("optimizer", optimizer,
       "sgd (torch.optim.SGD with network.momentum, as ASVtorch) or adamw (torch.optim.AdamW: betas 0.9 / 0.999, "
       "eps 1e-8, decoupled network.weight_decay)");
     v("max_consecutive_lr_updates", max_consecutive_lr_updates,
       "Stop training after this many consecutive learning-rate halvings")
-        .Min(1);
-    v("initial_learning_rate", initial_learning_rate, "Learning rate of a new network").Positive();
+        .Range(1, 1000);
+    v("initial_learning_rate", initial_learning_rate, "Learning rate of a new network").Positive().Max(100);
     v("min_loss_change_ratio", min_loss_change_ratio,
       "Halve the learning rate when an epoch's relative loss decrease is below this")
-        .Min(0);
-    v("min_room_for_improvement", min_room_for_improvement, "Floor of the loss-decrease denominator").Positive();
-    v("target_loss", target_loss, "Loss that counts as fully trained in the learning-rate rule").Min(0);
+        .Range(0, 1);
+    v("min_room_for_improvement", min_room_for_improvement, "Floor of the loss-decrease denominator")
+        .Positive()
+        .Max(1e6);
+    v("target_loss", target_loss, "Loss that counts as fully trained in the learning-rate rule").Range(0, 1e6);
     v("momentum", momentum, "SGD momentum").Range(0, 1);
-    v("weight_decay", weight_decay, "L2 weight decay of parameters not in weight_decay_skiplist").Min(0);
+    v("weight_decay", weight_decay, "L2 weight decay of parameters not in weight_decay_skiplist").Range(0, 10);
     v("weight_decay_skiplist", weight_decay_skiplist,
       "Parameters whose name contains one of these substrings get no weight decay");
-    v("optimizer_step_interval", optimizer_step_interval, "Minibatches accumulated per optimizer step").Min(1);
+    v("optimizer_step_interval", optimizer_step_interval, "Minibatches accumulated per optimizer step").Range(1, 1e6);
     v("cnn_padding_mode", cnn_padding_mode, "Padding of the frame-layer convolutions");
     v("bn_momentum", bn_momentum, "BatchNorm running-statistics momentum").Range(0, 1);
     v("bn_affine", bn_affine, "BatchNorm with learnable scale and shift");
     v("activation", activation, "Activation function");
-    v("lrelu_slope", lrelu_slope, "Negative slope of the leaky ReLU").Min(0);
+    v("lrelu_slope", lrelu_slope, "Negative slope of the leaky ReLU").Range(0, 1);
     v("network_class", network_class,
       "Architecture: StandardNet, StandardSeNet, StandardResSeNet or LargeResSeNet, plain or as ASVtorch's "
       "dotted path asvtorch.src.networks.architectures.<Name>")
         .Check(CheckNetworkClass);
-    v("frame_layer_size", frame_layer_size, "Channels of the TDNN frame layers").Min(1);
-    v("stat_size", stat_size, "Channels of the last frame layer (input of pooling)").Min(1);
-    v("embedding_size", embedding_size, "Embedding dimension").Min(1);
+    v("frame_layer_size", frame_layer_size, "Channels of the TDNN frame layers").Range(1, 16384);
+    v("stat_size", stat_size, "Channels of the last frame layer (input of pooling)").Range(1, 65536);
+    v("embedding_size", embedding_size, "Embedding dimension").Range(1, 8192);
     v("pooling_layer_type", pooling_layer_type, "default: mean+std pooling; clustering: NetVLAD/LDE");
     v("cluster_assignment_mode", cluster_assignment_mode, "Cluster assignment of the clustering pooling layer");
     v("supervector_mode", supervector_mode, "Component-vector normalisation of the clustering pooling layer");
@@ -231,12 +235,12 @@ struct NetworkSettings {
         .Unsupported({"full", "shared_full"}, "ASVtorch has no full covariances either; use spherical, shared_spherical, "
                                               "diagonal or shared_diagonal");
     v("normalize_supervector", normalize_supervector, "L2-normalise the pooled supervector");
-    v("n_clusters", n_clusters, "Clusters of the clustering pooling layer").Min(1);
-    v("n_ghost_clusters", n_ghost_clusters, "Ghost clusters (NetVLAD assignment)").Min(0);
-    v("net_vlad_alpha", net_vlad_alpha, "Scale of the NetVLAD assignment initialisation");
-    v("ser", ser, "Squeeze-excitation reduction factor").Min(1);
+    v("n_clusters", n_clusters, "Clusters of the clustering pooling layer").Range(1, 4096);
+    v("n_ghost_clusters", n_ghost_clusters, "Ghost clusters (NetVLAD assignment)").Range(0, 4096);
+    v("net_vlad_alpha", net_vlad_alpha, "Scale of the NetVLAD assignment initialisation").Positive().Max(1e6);
+    v("ser", ser, "Squeeze-excitation reduction factor").Range(1, 1024);
     v("attention_layer_size", attention_layer_size, "Unused (ASVtorch defines but never reads it)")
-        .Min(1)
+        .Range(1, 65536)
         .NoEffect("no architecture reads it (ASVtorch does not either)");
     v("precision", precision,
       "Arithmetic of the training forward pass and loss: 'fp32' (default) everything in float32; 'bf16' "
@@ -265,9 +269,9 @@ struct PosteriorExtractionSettings {
   template <class V>
   void Register(V& v) {
     static const char* kIvector = "only ASVtorch's i-vector recipes read it; asvcpp has no i-vector pipeline";
-    v("n_top_gaussians", n_top_gaussians, "Gaussians kept per frame").Min(1).NoEffect(kIvector);
+    v("n_top_gaussians", n_top_gaussians, "Gaussians kept per frame").Range(1, 1048576).NoEffect(kIvector);
     v("posterior_threshold", posterior_threshold, "Posteriors below this are dropped").Range(0, 1).NoEffect(kIvector);
-    v("batch_size_in_frames", batch_size_in_frames, "Frames per batch").Min(1).NoEffect(kIvector);
+    v("batch_size_in_frames", batch_size_in_frames, "Frames per batch").Range(1, 1e10).NoEffect(kIvector);
   }
 };
 
@@ -290,20 +294,22 @@ struct IVectorSettings {
   template <class V>
   void Register(V& v) {
     static const char* kIvector = "only ASVtorch's i-vector recipes read it; asvcpp has no i-vector pipeline";
-    v("num_gaussians", num_gaussians, "UBM components").Min(1).NoEffect(kIvector);
+    v("num_gaussians", num_gaussians, "UBM components").Range(1, 1048576).NoEffect(kIvector);
     v("ubm_name", ubm_name, "UBM folder name").NoEffect(kIvector);
-    v("ivec_dim", ivec_dim, "i-vector dimension").Min(1).NoEffect(kIvector);
+    v("ivec_dim", ivec_dim, "i-vector dimension").Range(1, 8192).NoEffect(kIvector);
     v("ivec_type", ivec_type, "augmented or standard i-vector model").NoEffect(kIvector);
-    v("n_iterations", n_iterations, "Extractor training iterations").Min(1).NoEffect(kIvector);
-    v("initial_prior_offset", initial_prior_offset, "Prior offset of the augmented model").NoEffect(kIvector);
+    v("n_iterations", n_iterations, "Extractor training iterations").Range(1, 10000).NoEffect(kIvector);
+    v("initial_prior_offset", initial_prior_offset, "Prior offset of the augmented model")
+        .Range(0, 1e6)
+        .NoEffect(kIvector);
     v("covariance_type", covariance_type, "Residual covariance type").NoEffect(kIvector);
     v("update_projections", update_projections, "Update T in training").NoEffect(kIvector);
     v("update_covariances", update_covariances, "Update covariances in training").NoEffect(kIvector);
     v("minimum_divergence", minimum_divergence, "Minimum-divergence re-estimation").NoEffect(kIvector);
     v("update_means", update_means, "Update means in training").NoEffect(kIvector);
-    v("batch_size_in_utts", batch_size_in_utts, "Utterances per batch").Min(1).NoEffect(kIvector);
+    v("batch_size_in_utts", batch_size_in_utts, "Utterances per batch").Range(1, 1e7).NoEffect(kIvector);
     v("n_component_batches", n_component_batches, "Component batches; must divide num_gaussians")
-        .Min(1)
+        .Range(1, 65536)
         .NoEffect(kIvector);
   }
 
@@ -328,10 +334,10 @@ struct FeatureSettings {
   void Register(V& v) {
     v("sampling_rate", sampling_rate, "Sampling rate (Hz); asvrun overwrites it with --sample-frequency from "
                                       "paths.kaldi_mfcc_conf_file, as ASVtorch does")
-        .Min(1)
+        .Range(1, 768000)
         .NoEffect("overwritten with --sample-frequency of paths.kaldi_mfcc_conf_file (as in ASVtorch)");
     v("frame_shift", frame_shift, "Frame shift (ms) of diarization labels")
-        .Min(1)
+        .Range(1, 1000)
         .NoEffect("only ASVtorch's unused diarization code reads it; the feature frame shift comes from mfcc.conf");
     v("use_kaldi", use_kaldi, "Kaldi-compatible features (the only kind)").Check([](const parser::Value& x) {
       return x.as_bool() ? std::nullopt
@@ -340,9 +346,9 @@ struct FeatureSettings {
                                "features only (ASVtorch raises NotImplementedError too)");
     });
     v("cmvn", cmvn, "Sliding-window normalisation: 'm' mean, 'mv' mean and variance, '' none");
-    v("cmvn_window", cmvn_window, "Sliding CMN window (frames)").Min(1);
+    v("cmvn_window", cmvn_window, "Sliding CMN window (frames)").Range(1, 1e6);
     v("deltas", deltas, "'b' base features, 'bv' + deltas, 'bva' + deltas and delta-deltas");
-    v("delta_reach", delta_reach, "Delta window reach (frames each side)").Min(1);
+    v("delta_reach", delta_reach, "Delta window reach (frames each side)").Range(1, 100);
     v("sad_enabled", sad_enabled, "Use only VAD-selected frames (False: all frames)");
     v("log_feats", log_feats, "Unused (ASVtorch defines but never reads it)")
         .NoEffect("no code reads it (ASVtorch does not either)");
@@ -350,7 +356,7 @@ struct FeatureSettings {
         .NoEffect("no code reads it (ASVtorch does not either)");
     v("vad_mismatch_tolerance", vad_mismatch_tolerance,
       "Frames by which VAD and feature lengths may differ (padded/trimmed with a warning)")
-        .Min(0);
+        .Range(0, 1e6);
   }
 };
 
@@ -375,19 +381,19 @@ struct BackendSettings {
 
   template <class V>
   void Register(V& v) {
-    v("plda_dim", plda_dim, "PLDA speaker subspace dimension").Min(1);
+    v("plda_dim", plda_dim, "PLDA speaker subspace dimension").Range(1, 8192);
     v("max_all_vs_all_score_count", max_all_vs_all_score_count,
       "Score all enrollment-test pairs at once when their count is below this, else trial by trial")
-        .Min(1);
-    v("pairwise_scoring_chunk_size", pairwise_scoring_chunk_size, "Trials per chunk in pairwise scoring").Min(1);
+        .Range(1, 1e12);
+    v("pairwise_scoring_chunk_size", pairwise_scoring_chunk_size, "Trials per chunk in pairwise scoring").Range(1, 1e9);
     v("score_norm_full_cohort_size", score_norm_full_cohort_size,
       "Cohort size of score normalisation with score_norm_cohort = 'random_vectors' (at most the back-end "
       "embeddings)")
-        .Min(1);
+        .Range(1, 1e8);
     v("score_norm_adaptive_cohort_size", score_norm_adaptive_cohort_size,
       "Top-N cohort scores of each side used by AS-norm (capped at the cohort size; ASVtorch: 200, WeSpeaker and "
       "the voxceleb/margin recipe: 300)")
-        .Min(2);
+        .Range(2, 1e7);
     v("processing", processing,
       "Embedding processing trained on the PLDA data before scoring, applied in order: c centering, "
       "w PCA whitening, l length normalisation (ASVtorch's recipes: 'cwl')")
@@ -416,32 +422,18 @@ struct BackendSettings {
       "log speech durations and embedding magnitudes of both sides)");
     v("calibration_trials", calibration_trials,
       "Calibration training trials drawn from the held-out speakers' embeddings, half of them target trials")
-        .Min(2);
+        .Range(2, 1e9);
     v("calibration_speakers", calibration_speakers,
       "Fraction of the back-end speakers (at least 2) held out of the processing, PLDA and cohort to draw the "
       "calibration trials from, when calibration is not 'none'")
-        .Check([](const parser::Value& value) -> std::optional<std::string> {
-          if (value.kind() != parser::Value::Kind::kFloat && value.kind() != parser::Value::Kind::kInt) {
-            return std::nullopt;  // the type check reports it
-          }
-          const double f = value.as_float();
-          if (!(f > 0.0 && f < 1.0)) return "backend.calibration_speakers must lie in (0, 1), got " + value.Repr();
-          return std::nullopt;
-        });
+        .Open(0, 1);
     v("p_target", p_target,
       "Target prior of the reported minDCF (c_miss = c_fa = 1; ASVtorch: 0.05)")
-        .Range(0.0, 1.0);
+        .Open(0, 1);
     v("other_p_targets", other_p_targets,
       "Further target priors at which minDCF and actual DCF are computed, reported and stored (NIST SRE: 0.01, "
       "0.005, 0.001)")
-        .Check([](const parser::Value& value) -> std::optional<std::string> {
-          if (!value.is_sequence()) return std::nullopt;  // the type check reports it
-          for (const auto& item : value.items()) {
-            const double p = item.as_float();
-            if (!(p > 0.0 && p < 1.0)) return "backend.other_p_targets must lie in (0, 1), got " + item.Repr();
-          }
-          return std::nullopt;
-        });
+        .Open(0, 1);
   }
 };
 

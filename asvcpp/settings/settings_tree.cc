@@ -4,15 +4,18 @@
 
 namespace asv::settings {
 
+std::string Field::RangeText() const {
+  if (min && max) {
+    return fmt::format("in {}{}, {}{}", min_exclusive ? "(" : "[", *min, *max, max_exclusive ? ")" : "]");
+  }
+  if (min) return fmt::format("{} {}", min_exclusive ? ">" : ">=", *min);
+  if (max) return fmt::format("{} {}", max_exclusive ? "<" : "<=", *max);
+  return "";
+}
+
 std::string Field::ConstraintText() const {
   std::vector<std::string> parts;
-  if (min && max) {
-    parts.push_back(fmt::format("in [{}, {}]", *min, *max));
-  } else if (min) {
-    parts.push_back(fmt::format("{} {}", min_exclusive ? ">" : ">=", *min));
-  } else if (max) {
-    parts.push_back(fmt::format("<= {}", *max));
-  }
+  if (min || max) parts.push_back(RangeText());
   if (!choices.empty()) {
     std::vector<std::string> quoted;
     for (const auto& c : choices) quoted.push_back(parser::Value::String(c).Repr());

@@ -56,6 +56,7 @@ struct Field {
   // and tuple elements, dict values, a present optional).
   std::optional<double> min, max;
   bool min_exclusive = false;
+  bool max_exclusive = false;
   std::vector<std::string> choices;
   std::vector<std::string> unsupported;
   std::string unsupported_reason;
@@ -69,7 +70,15 @@ struct Field {
   std::uint64_t set_seq = 0;  ///< Order in which fields were set (0 = default).
 
   Field& Min(double lo) { min = lo; min_exclusive = false; return *this; }
-  Field& Max(double hi) { max = hi; return *this; }
+  Field& Max(double hi) { max = hi; max_exclusive = false; return *this; }
+  /// Strictly below `hi` (angles below pi/2 and the like).
+  Field& Below(double hi) { max = hi; max_exclusive = true; return *this; }
+  /// Strictly between `lo` and `hi` (probabilities and fractions that may be neither 0 nor 1).
+  Field& Open(double lo, double hi) {
+    min = lo;
+    min_exclusive = true;
+    return Below(hi);
+  }
   /// Strictly greater than zero (learning rates and the like).
   Field& Positive() { min = 0.0; min_exclusive = true; return *this; }
   Field& Range(double lo, double hi) { return Min(lo).Max(hi); }
@@ -87,6 +96,8 @@ struct Field {
 
   std::string key() const { return group + "." + name; }
   bool IsDefault() const { return get() == default_value; }
+  /// The numeric range, e.g. "in [1, 8192]", "in (0, 100]", "in (0, 1)", ">= 0"; empty without bounds.
+  std::string RangeText() const;
   /// Human-readable constraints, e.g. ">= 1", "one of 'relu', 'lrelu', 'selu'"; empty if none.
   std::string ConstraintText() const;
 };

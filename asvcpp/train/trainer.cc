@@ -268,8 +268,8 @@ struct Trainer::Impl {
       if (what.find("out of memory") == std::string::npos && what.find("not enough memory") == std::string::npos) throw;
       throw StageError(fmt::format(
           "a training minibatch of {} clips of {} frames does not fit in the memory of {} (tried before the "
-          "first epoch); lower network.minibatch_size or network.max_clip_size: {}",
-          batch_size, frames, options.device, what));
+          "first epoch); {}: {}",
+          batch_size, frames, options.device, options.memory_advice, what));
     }
     optimizer->ZeroGrad();
     torch::NoGradGuard no_grad;

@@ -111,6 +111,8 @@ struct TrainerOptions {
   /// extraction of an in-training evaluation, still add theirs when they first run). Costs one
   /// step.
   bool preflight = true;
+  /// What the pre-flight step's out-of-memory error tells the user to lower.
+  std::string memory_advice = "lower network.minibatch_size or network.max_clip_size";
 };
 
 /// Loss (mean cross-entropy per utterance) and accuracy (%) on the validation sets.

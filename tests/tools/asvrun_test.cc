@@ -356,8 +356,12 @@ TEST(AsvrunTest, NonsenseMarginsAndEpochsAreConfigErrors) {
   };
   ASSERT_EQ(show("recipe.final_margin=0.2").status, 0);
   for (const auto& [set, message] : std::vector<std::pair<std::string, std::string>>{
-           {"recipe.final_margin=1e308", "recipe.final_margin (1e+308) must be below pi/2"},
-           {"recipe.lm_margin=1.6", "recipe.lm_margin (1.6) must be below pi/2"},
+           {"recipe.final_margin=1e308", "recipe.final_margin must be in [0, 1.5707963267948966), got 1e+308"},
+           {"recipe.final_margin=1.5707963267948966",
+            "recipe.final_margin must be in [0, 1.5707963267948966), got 1.5707963267948966"},
+           {"recipe.lm_margin=1.6", "recipe.lm_margin must be in [0, 1.5707963267948966), got 1.6"},
+           {"network.embedding_size=100000", "network.embedding_size must be in [1, 8192], got 100000"},
+           {"recipe.num_mel_bins=100000", "recipe.num_mel_bins must be in [8, 256], got 100000"},
            {"recipe.warm_up_epochs=17", "recipe.warm_up_epochs (17) must be <= network.max_epochs (16)"},
            {"recipe.lm_warm_up_epochs=3", "recipe.lm_warm_up_epochs (3) must be <= recipe.lm_epochs (2)"},
            {"recipe.lm_resume_epoch=-1", "recipe.lm_resume_epoch"}}) {

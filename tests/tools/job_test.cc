@@ -9,6 +9,8 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/recipe/recipe.h"
 #include "recipes/catalog.h"
+#include "recipes/voxceleb/margin/margin_recipe.h"
+#include "recipes/voxceleb/xvector/xvector_recipe.h"
 
 namespace asv::tools {
 namespace {
@@ -61,14 +63,76 @@ TEST_F(JobTest, MinibatchMustBeAMultipleOfTheWorldSize) {
     PlanProcesses(*settings_, options, Machine(0), std::nullopt);
     FAIL() << "no error";
   } catch (const ConfigError& e) {
-    EXPECT_THAT(e.what(), HasSubstr("network.minibatch_size (64) is not a multiple of the world size (3): each process "
-                                    "would train on 21 examples, 63 in all"));
+    EXPECT_EQ(std::string(e.what()),
+              "network.minibatch_size (64) is not a multiple of the world size (3): each rank would train on 21, "
+              "63 in all; nearest valid values: 63 or 66");
   }
   settings_->common().network.minibatch_size = 63;
   EXPECT_EQ(PlanProcesses(*settings_, options, Machine(0), std::nullopt).world_size, 3);
   settings_->common().network.minibatch_size = 64;
-  options.nproc_per_node = 1;  // one process: any size
+  options.nproc_per_node = 1;  // one process: any size of at least 2
   EXPECT_EQ(PlanProcesses(*settings_, options, Machine(0), std::nullopt).world_size, 1);
+}
+
+TEST_F(JobTest, BatchNormNeedsTwoExamplesPerRank) {
+  settings_->common().network.minibatch_size = 1;
+  try {
+    PlanProcesses(*settings_, {}, Machine(0), std::nullopt);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "network.minibatch_size (1) gives the one process 1 example: StandardNet normalises its embedding "
+              "layer with BatchNorm, which needs at least 2 per rank in training; nearest valid value: 2");
+  }
+  // Nothing trains: no batch to check.
+  auto& recipe = dynamic_cast<recipes::voxceleb_xvector::XvectorSettings&>(*settings_).recipe();
+  recipe.start_stage = 7;
+  recipe.end_stage = 9;
+  EXPECT_EQ(PlanProcesses(*settings_, {}, Machine(0), std::nullopt).world_size, 1);
+}
+
+TEST_F(JobTest, EveryGlobalBatchOfTheMarginRecipeIsChecked) {
+  auto margin_settings = recipes::FindRecipe("voxceleb/margin").NewSettings();
+  auto& margin = dynamic_cast<recipes::voxceleb_margin::MarginSettings&>(*margin_settings);
+  margin.recipe().model = "ECAPA_TDNN_c512";
+  margin.common().network.minibatch_size = 66;
+  margin.recipe().lm_minibatch_size = 1;
+  try {
+    recipe::CheckGlobalBatches(margin, 2);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    // Both problems at once, each with the nearest valid values.
+    EXPECT_EQ(std::string(e.what()),
+              "recipe.lm_minibatch_size (1) is not a multiple of the world size (2): each rank would train on 0, 0 "
+              "in all; nearest valid value: 4");
+  }
+  margin.recipe().lm_minibatch_size = 2;
+  try {
+    recipe::CheckGlobalBatches(margin, 2);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "recipe.lm_minibatch_size (2) gives each rank 1 example: ECAPA_TDNN_c512 normalises its pooled "
+              "statistics with BatchNorm, which needs at least 2 per rank in training; nearest valid value: 4");
+  }
+  margin.common().network.minibatch_size = 67;
+  try {
+    recipe::CheckGlobalBatches(margin, 2);
+    FAIL() << "no error";
+  } catch (const ConfigError& e) {
+    EXPECT_THAT(e.what(), HasSubstr("network.minibatch_size (67) is not a multiple of the world size (2): each rank "
+                                    "would train on 33, 66 in all; nearest valid values: 66 or 68\nrecipe."));
+  }
+  // ResNet34 has no BatchNorm after pooling: one segment per rank is allowed.
+  margin.recipe().model = "ResNet34";
+  margin.common().network.minibatch_size = 2;
+  EXPECT_NO_THROW(recipe::CheckGlobalBatches(margin, 2));
+  // Without fine-tuning, recipe.lm_minibatch_size is not used.
+  margin.recipe().lm_minibatch_size = 3;
+  EXPECT_THROW(recipe::CheckGlobalBatches(margin, 2), ConfigError);
+  margin.recipe().lm_epochs = 0;
+  margin.recipe().lm_warm_up_epochs = 0;
+  EXPECT_NO_THROW(recipe::CheckGlobalBatches(margin, 2));
 }
 
 TEST_F(JobTest, CpuProcessesNeedGloo) {

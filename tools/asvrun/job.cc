@@ -276,6 +276,8 @@ int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const 
               const dist::WorldInfo& world, SignalGuard& guard) {
   auto& s = *config.settings;
   log::SetRank(world.rank, world.world_size);
+  // torchrun and srun choose the world size: the batches are checked against it here.
+  recipe::CheckGlobalBatches(s, world.world_size);
   if (auto expected = GetEnv("ASV_SETTINGS_HASH"); expected && *expected != settings::SettingsHash(s.tree())) {
     throw ConfigError(fmt::format("config '{}' resolves differently in this worker than in its launcher: were "
                                   "the config files changed after asvrun started?",
@@ -399,14 +401,7 @@ ProcessPlan PlanProcesses(const recipe::RecipeSettings& settings, const DistOpti
                                   "with NCCL or Debian's libtorch-dev",
                                   plan.world_size, runtime.torch_version));
   }
-  // Each rank trains on minibatch_size / world_size examples: a remainder would be dropped.
-  const int minibatch = settings.common().network.minibatch_size;
-  if (plan.world_size > 1 && minibatch % plan.world_size != 0) {
-    throw ConfigError(fmt::format("network.minibatch_size ({}) is not a multiple of the world size ({}): each process "
-                                  "would train on {} examples, {} in all; choose a multiple of {}",
-                                  minibatch, plan.world_size, minibatch / plan.world_size,
-                                  minibatch / plan.world_size * plan.world_size, plan.world_size));
-  }
+  recipe::CheckGlobalBatches(settings, plan.world_size);
   return plan;
 }
 

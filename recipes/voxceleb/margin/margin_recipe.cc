@@ -43,4 +43,18 @@ std::unique_ptr<recipe::RecipeSettings> MarginRecipe::NewSettings() const {
   return std::make_unique<MarginSettings>();
 }
 
+std::vector<recipe::GlobalBatch> MarginSettings::GlobalBatches() const {
+  const bool ecapa = recipe_.model.rfind("ECAPA", 0) == 0;
+  const int min_per_rank = ecapa ? 2 : 1;
+  const std::string why = ecapa ? recipe_.model + " normalises its pooled statistics with BatchNorm" : "";
+  std::vector<recipe::GlobalBatch> batches;
+  if (recipe_.StageSelected(5)) {
+    batches.push_back({"network.minibatch_size", common_.network.minibatch_size, min_per_rank, why});
+  }
+  if (recipe_.StageSelected(7) && recipe_.lm_epochs > 0) {
+    batches.push_back({"recipe.lm_minibatch_size", recipe_.lm_minibatch_size, min_per_rank, why});
+  }
+  return batches;
+}
+
 }  // namespace asv::recipes::voxceleb_margin

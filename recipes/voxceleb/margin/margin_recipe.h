@@ -23,6 +23,9 @@ class MarginSettings : public recipe::RecipeSettings {
   const voxceleb_margin::RecipeSettings& recipe() const noexcept { return recipe_; }
   int start_stage() const override { return recipe_.start_stage; }
   int end_stage() const override { return recipe_.end_stage; }
+  /// network.minibatch_size when stage 5 runs, recipe.lm_minibatch_size when stage 7 fine-tunes;
+  /// ECAPA-TDNN normalises its pooled statistics with BatchNorm (2 per rank), ResNet34 does not.
+  std::vector<recipe::GlobalBatch> GlobalBatches() const override;
 
  private:
   voxceleb_margin::RecipeSettings recipe_;

@@ -10,6 +10,7 @@
 #include "asvcpp/data/pcm_store.h"
 #include "asvcpp/recipe/run_context.h"
 #include "asvcpp/train/checkpoint.h"
+#include "asvcpp/train/torch_errors.h"
 #include "recipes/voxceleb/margin/margin_recipe.h"
 #include "recipes/voxceleb/margin/stage_embeddings.h"
 #include "recipes/voxceleb/margin/stage_pcm.h"
@@ -65,7 +66,13 @@ void MarginStages::RunStage(const recipe::StageInfo& stage, recipe::RunContext& 
   if (it == StageFunctions().end()) {
     throw StageError(fmt::format("voxceleb/margin has no stage {} ('{}')", stage.number, stage.name));
   }
-  it->second(context);
+  try {
+    it->second(context);
+  } catch (...) {
+    train::RethrowAsAsvError(fmt::format("stage {} ({})", stage.number, stage.name), context.device(),
+                             "lower network.minibatch_size (stage 5), recipe.lm_minibatch_size (stage 7), recipe.num_frames "
+                             "or recipe.lm_num_frames, or the model (recipe.channels, recipe.embedding_size)");
+  }
 }
 
 std::vector<std::string> MarginStages::MissingInputs(const recipe::StageInfo& stage, recipe::RunContext& context,

@@ -99,8 +99,8 @@ struct RecipeSettings {
     v("start_stage", start_stage,
       "First stage to run (0 prepare, 1 PCM stores, 5 training, 6 model averaging, 7 large-margin fine-tuning, "
       "8 embeddings, 9 scoring)")
-        .Min(0);
-    v("end_stage", end_stage, "Last stage to run").Min(0);
+        .Range(0, 1000);
+    v("end_stage", end_stage, "Last stage to run").Range(0, 1000);
     v("preparation_datasets", preparation_datasets, "Datasets prepared by stage 0 (voxceleb1, voxceleb2); None: all");
     v("pcm_datasets", pcm_datasets, "Datasets whose audio stage 1 decodes once into a PCM store (16 kHz int16)");
     v("training_dataset", training_dataset, "Dataset whose utterances train the network (WeSpeaker: VoxCeleb2 dev)");
@@ -111,71 +111,77 @@ struct RecipeSettings {
     v("backend_utterances", backend_utterances,
       "Random training utterances whose embeddings train the back end's processing (the mean that cosine scoring "
       "subtracts)")
-        .Min(1);
-    v("seed", seed, "Seed of the segment draws, the augmentation draws and the back-end utterances");
+        .Range(1, 1e8);
+    v("seed", seed, "Seed of the segment draws, the augmentation draws and the back-end utterances")
+        .Range(0, 2147483647);
     v("model", model, "Embedding model (WeSpeaker's names)")
         .Choices({"ResNet34", "ECAPA_TDNN_c512", "ECAPA_TDNN_GLOB_c512", "ECAPA_TDNN_c1024", "ECAPA_TDNN_GLOB_c1024"});
     v("embedding_size", embedding_size, "Embedding dimension (WeSpeaker: 256 for ResNet34, 192 for ECAPA-TDNN)")
-        .Min(1);
+        .Range(1, 8192);
     v("channels", channels,
       "Width of the model: ResNet's m_channels, ECAPA-TDNN's C; None: the model's own (32; 512 or 1024)")
-        .Min(8);
+        .Range(8, 4096);
     v("head", head,
       "Training head: arc_margin (AAM-softmax, ArcFace), add_margin (AM-softmax, CosFace) or softmax")
         .Choices({"arc_margin", "add_margin", "softmax"});
-    v("scale", scale, "Scale s of the margin heads' cosines").Positive();
+    v("scale", scale, "Scale s of the margin heads' cosines").Positive().Max(10000);
     v("easy_margin", easy_margin, "arc_margin: apply the margin only where the cosine is positive");
-    v("initial_margin", initial_margin, "Margin before recipe.increase_start_epoch").Min(0);
-    v("final_margin", final_margin, "Margin from recipe.fix_start_epoch on (radians for arc_margin)").Min(0);
-    v("increase_start_epoch", increase_start_epoch, "First epoch of the margin increase").Min(1);
-    v("fix_start_epoch", fix_start_epoch, "First epoch with the final margin").Min(1);
+    v("initial_margin", initial_margin, "Margin before recipe.increase_start_epoch").Min(0).Below(kMaxMargin);
+    v("final_margin", final_margin, "Margin from recipe.fix_start_epoch on (radians for arc_margin)")
+        .Min(0).Below(kMaxMargin);
+    v("increase_start_epoch", increase_start_epoch, "First epoch of the margin increase").Range(1, 1e6);
+    v("fix_start_epoch", fix_start_epoch, "First epoch with the final margin").Range(1, 1e6);
     v("increase_type", increase_type, "Margin increase: exp or linear").Choices({"exp", "linear"});
     v("final_learning_rate", final_learning_rate,
       "Learning rate reached after network.max_epochs (exponential decay from network.initial_learning_rate)")
-        .Positive();
-    v("warm_up_epochs", warm_up_epochs, "Epochs of linear warm-up from 0 at the start").Min(0);
+        .Positive().Max(100);
+    v("warm_up_epochs", warm_up_epochs, "Epochs of linear warm-up from 0 at the start").Range(0, 1e6);
     v("nesterov", nesterov, "Nesterov momentum (network.optimizer = 'sgd')");
     v("channels_last", channels_last,
       "ResNet34 on a GPU: channels-last (NHWC) activations for the 2-D convolutions, cuDNN's faster layout");
-    v("num_frames", num_frames, "Fbank frames of a training segment (200: 2.015 s)").Min(2);
-    v("min_num_frames", min_num_frames, "Training utterances shorter than this many 10 ms frames are dropped").Min(0);
-    v("max_num_frames", max_num_frames, "Longer utterances are cut to a random window of this many frames").Min(1);
+    v("num_frames", num_frames, "Fbank frames of a training segment (200: 2.015 s)").Range(2, 1e6);
+    v("min_num_frames", min_num_frames, "Training utterances shorter than this many 10 ms frames are dropped")
+        .Range(0, 1e7);
+    v("max_num_frames", max_num_frames, "Longer utterances are cut to a random window of this many frames")
+        .Range(1, 1e7);
     v("speed_perturb", speed_perturb, "Speed perturbation 0.9 / 1.1 as new speakers (3x the training speakers)");
     v("aug_prob", aug_prob,
       "Probability that a segment is reverberated (RIRS_NOISES) or mixed with MUSAN noise, music or babble")
         .Range(0, 1);
     v("spec_augment", spec_augment, "SpecAugment time and frequency masks on the training fbank");
     v("num_mel_bins", num_mel_bins, "Fbank mel bins (the models' input dimension; ResNet34 needs a multiple of 8)")
-        .Min(8);
-    v("frame_length", frame_length, "Fbank frame length, ms (WeSpeaker's fbank_args.frame_length)").Min(1);
+        .Range(8, 256);
+    v("frame_length", frame_length, "Fbank frame length, ms (WeSpeaker's fbank_args.frame_length)").Range(1, 1000);
     v("frame_shift", frame_shift,
       "Fbank frame shift, ms: the frames of num_frames, min_num_frames and max_num_frames are this long")
-        .Min(1);
-    v("dither", dither, "Dither of the training fbank (sample units; extraction uses none)").Min(0);
-    v("num_average", num_average, "Stage 6 averages the last this many epochs' checkpoints").Min(1);
+        .Range(1, 1000);
+    v("dither", dither, "Dither of the training fbank (sample units; extraction uses none)").Range(0, 32768);
+    v("num_average", num_average, "Stage 6 averages the last this many epochs' checkpoints").Range(1, 1e6);
     v("selected_epoch", selected_epoch,
       "Checkpoint of stage 5 used by stage 8 instead of the averaged model (None: the average of stage 7, or of "
       "stage 6 when recipe.lm_epochs = 0)")
-        .Min(1);
+        .Range(1, 1e6);
     v("lm_epochs", lm_epochs,
       "Epochs of large-margin fine-tuning (stage 7) from the averaged model of stage 6; 0: none, stage 8 uses "
       "the averaged model of stage 6")
-        .Min(0);
-    v("lm_num_frames", lm_num_frames, "Fbank frames of a fine-tuning segment (600: 6 s)").Min(2);
-    v("lm_margin", lm_margin, "Fixed margin of the fine-tuning (radians for arc_margin)").Min(0);
+        .Range(0, 1e6);
+    v("lm_num_frames", lm_num_frames, "Fbank frames of a fine-tuning segment (600: 6 s)").Range(2, 1e6);
+    v("lm_margin", lm_margin, "Fixed margin of the fine-tuning (radians for arc_margin)").Min(0).Below(kMaxMargin);
     v("lm_speed_perturb", lm_speed_perturb,
       "Speed perturbation as new speakers during fine-tuning (the head's rows are mapped when the class count "
       "changes)");
     v("lm_initial_learning_rate", lm_initial_learning_rate, "Fine-tuning learning rate after its warm-up")
-        .Positive();
-    v("lm_final_learning_rate", lm_final_learning_rate, "Fine-tuning learning rate at its last step").Positive();
-    v("lm_warm_up_epochs", lm_warm_up_epochs, "Fine-tuning epochs of linear warm-up from 0").Min(0);
-    v("lm_minibatch_size", lm_minibatch_size, "Fine-tuning segments per step over all ranks").Min(1);
-    v("lm_num_average", lm_num_average, "Stage 7 averages the last this many fine-tuning checkpoints").Min(1);
+        .Positive().Max(100);
+    v("lm_final_learning_rate", lm_final_learning_rate, "Fine-tuning learning rate at its last step")
+        .Positive()
+        .Max(100);
+    v("lm_warm_up_epochs", lm_warm_up_epochs, "Fine-tuning epochs of linear warm-up from 0").Range(0, 1e6);
+    v("lm_minibatch_size", lm_minibatch_size, "Fine-tuning segments per step over all ranks").Range(1, 1048576);
+    v("lm_num_average", lm_num_average, "Stage 7 averages the last this many fine-tuning checkpoints").Range(1, 1e6);
     v("lm_resume_epoch", lm_resume_epoch,
       "Fine-tuning's network.resume_epoch: 0 starts from the averaged model, N > 0 resumes from fine-tuning "
       "epoch N")
-        .Min(0);
+        .Range(0, 1e6);
   }
 
   void Validate(settings::Validator& v) const {
@@ -189,13 +195,6 @@ struct RecipeSettings {
     v.Require(min_num_frames <= max_num_frames, {"min_num_frames", "max_num_frames"},
               fmt::format("recipe.max_num_frames ({}) must be >= recipe.min_num_frames ({})", max_num_frames,
                           min_num_frames));
-    for (const auto& [name, margin] : {std::pair{"initial_margin", initial_margin},
-                                       std::pair{"final_margin", final_margin}, std::pair{"lm_margin", lm_margin}}) {
-      v.Require(margin < kMaxMargin, {name},
-                fmt::format("recipe.{} ({}) must be below pi/2 = 1.5708 (radians for arc_margin; WeSpeaker uses "
-                            "0.2, and 0.5 for fine-tuning)",
-                            name, margin));
-    }
     v.Require(lm_warm_up_epochs <= lm_epochs, {"lm_warm_up_epochs", "lm_epochs"},
               fmt::format("recipe.lm_warm_up_epochs ({}) must be <= recipe.lm_epochs ({})", lm_warm_up_epochs,
                           lm_epochs));

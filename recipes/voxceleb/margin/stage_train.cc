@@ -82,6 +82,7 @@ struct Phase {
   stdfs::path init_model;  // empty: random initialisation
   int epochs_per_evaluation = 1;
   bool early_stopping = true;
+  std::string memory_advice;  // the settings to lower when a minibatch does not fit
 };
 
 void TrainPhase(recipe::RunContext& context, const Phase& phase) {
@@ -170,6 +171,7 @@ void TrainPhase(recipe::RunContext& context, const Phase& phase) {
   options.device_transform = segments::MakeSegmentTransform(data);
   options.dataloader_workers = s.common().computing.network_dataloader_workers;
   options.device = context.device();
+  options.memory_advice = phase.memory_advice;
   options.precision = network.precision;
   train::ApplyMathModes(s.common().computing.allow_tf32);
   options.checkpoint_folder = phase.folder;
@@ -290,6 +292,7 @@ void RunTraining(recipe::RunContext& context) {
   phase.resume_epoch = network.resume_epoch;
   phase.minibatch_size = network.minibatch_size;
   phase.num_frames = r.num_frames;
+  phase.memory_advice = "lower network.minibatch_size or recipe.num_frames";
   phase.speed_perturb = r.speed_perturb;
   phase.lr.initial_lr = network.initial_learning_rate;
   phase.lr.final_lr = r.final_learning_rate;
@@ -332,6 +335,7 @@ void RunFineTuning(recipe::RunContext& context) {
   phase.epoch_offset = std::max(0, train::ReadCheckpointMeta(phase.init_model).epoch);
   phase.minibatch_size = r.lm_minibatch_size;
   phase.num_frames = r.lm_num_frames;
+  phase.memory_advice = "lower recipe.lm_minibatch_size or recipe.lm_num_frames";
   phase.speed_perturb = r.lm_speed_perturb;
   phase.lr.initial_lr = r.lm_initial_learning_rate;
   phase.lr.final_lr = r.lm_final_learning_rate;

@@ -50,8 +50,8 @@ struct RecipeSettings {
     v("start_stage", start_stage,
       "First stage to run (0 prepare, 1 features, 2 augmentation, 5 training, "
       "7 embeddings, 9 scoring)")
-        .Min(0);
-    v("end_stage", end_stage, "Last stage to run").Min(0);
+        .Range(0, 1000);
+    v("end_stage", end_stage, "Last stage to run").Range(0, 1000);
     v("preparation_datasets", preparation_datasets, "Datasets prepared by stage 0 (voxceleb1, voxceleb2); None: all");
     v("feature_extraction_datasets", feature_extraction_datasets, "Datasets whose features stage 1 computes");
     v("augmentation_datasets", augmentation_datasets,
@@ -60,21 +60,22 @@ struct RecipeSettings {
         .Range(1, 5);
     v("selected_epoch", selected_epoch,
       "Network epoch used by stage 7; None: the last of the contiguous epoch.1..N checkpoints")
-        .Min(1);
+        .Range(1, 1e6);
     v("training_datasets", training_datasets, "Datasets whose utterances train the network (stage 5)");
-    v("min_speech_frames", min_speech_frames, "Training utterances with fewer speech frames are dropped").Min(0);
+    v("min_speech_frames", min_speech_frames, "Training utterances with fewer speech frames are dropped").Range(0, 1e9);
     v("min_utterances_per_speaker", min_utterances_per_speaker,
       "Training speakers with fewer utterances (after the frame filter) are dropped")
-        .Min(1);
+        .Range(1, 1e6);
     v("plda_datasets", plda_datasets, "Datasets whose embeddings train the back-end and PLDA (stages 7 and 9)");
     v("plda_speakers_during_training", plda_speakers_during_training,
       "Random speakers of the PLDA data used for the EER evaluations during training")
-        .Min(1);
+        .Range(1, 1e7);
     v("trial_dataset", trial_dataset, "Dataset holding the trial utterances and trial lists");
     v("trial_lists", trial_lists, "Trial lists scored by stage 9: display name -> file in the trial dataset");
     v("training_trial_lists", training_trial_lists,
       "Display names (keys of trial_lists) scored after each train call to drive early stopping");
-    v("seed", seed, "Seed of the random PLDA speaker subset used during training and of stage 2's draws");
+    v("seed", seed, "Seed of the random PLDA speaker subset used during training and of stage 2's draws")
+        .Range(0, 2147483647);
   }
 
   void Validate(settings::Validator& v) const {

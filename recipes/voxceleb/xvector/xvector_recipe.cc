@@ -45,4 +45,10 @@ std::unique_ptr<recipe::RecipeSettings> XvectorRecipe::NewSettings() const {
   return std::make_unique<XvectorSettings>();
 }
 
+std::vector<recipe::GlobalBatch> XvectorSettings::GlobalBatches() const {
+  if (!recipe_.StageSelected(5)) return {};
+  return {{"network.minibatch_size", common_.network.minibatch_size, 2,
+           common_.network.ArchitectureName() + " normalises its embedding layer with BatchNorm"}};
+}
+
 }  // namespace asv::recipes::voxceleb_xvector

@@ -19,6 +19,9 @@ class XvectorSettings : public recipe::RecipeSettings {
   const voxceleb_xvector::RecipeSettings& recipe() const noexcept { return recipe_; }
   int start_stage() const override { return recipe_.start_stage; }
   int end_stage() const override { return recipe_.end_stage; }
+  /// network.minibatch_size when stage 5 trains; every x-vector network's embedding layer has
+  /// BatchNorm (2 per rank).
+  std::vector<recipe::GlobalBatch> GlobalBatches() const override;
 
  private:
   voxceleb_xvector::RecipeSettings recipe_;

@@ -6,6 +6,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/recipe/run_context.h"
+#include "asvcpp/train/torch_errors.h"
 #include "recipes/voxceleb/xvector/stage_augment.h"
 #include "recipes/voxceleb/xvector/stage_embeddings.h"
 #include "recipes/voxceleb/xvector/stage_features.h"
@@ -48,7 +49,14 @@ void XvectorStages::RunStage(const recipe::StageInfo& stage, recipe::RunContext&
   if (it == StageFunctions().end()) {
     throw StageError(fmt::format("voxceleb/xvector has no stage {} ('{}')", stage.number, stage.name));
   }
-  it->second(context);
+  try {
+    it->second(context);
+  } catch (...) {
+    train::RethrowAsAsvError(fmt::format("stage {} ({})", stage.number, stage.name), context.device(),
+                             "lower network.minibatch_size or network.max_clip_size (training), "
+                             "network.max_batch_size_in_frames (validation and extraction), or the network "
+                             "(network.frame_layer_size, network.stat_size)");
+  }
 }
 
 std::vector<std::string> XvectorStages::MissingInputs(const recipe::StageInfo& stage, recipe::RunContext& context,

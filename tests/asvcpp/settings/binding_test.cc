@@ -162,28 +162,32 @@ TEST(SettingsBinding, AllProblemsAreCollected) {
 
 TEST(SettingsBinding, RangeChecks) {
   EXPECT_EQ(Check("network.minibatch_size = 0", Value::Int(0)),
-            "run_configs:3:26: error: network.minibatch_size must be >= 1, got 0");
+            "run_configs:3:26: error: network.minibatch_size must be in [1, 1048576], got 0");
   EXPECT_EQ(Check("network.initial_learning_rate = 0", Value::Int(0)),
-            "run_configs:3:33: error: network.initial_learning_rate must be > 0, got 0");
+            "run_configs:3:33: error: network.initial_learning_rate must be in (0, 100], got 0");
   EXPECT_EQ(Check("network.max_test_cut_portion = 1.5", Value::Float(1.5)),
             "run_configs:3:32: error: network.max_test_cut_portion must be in [0, 1], got 1.5");
   EXPECT_EQ(Check("recipe.start_stage = -1", Value::Int(-1)),
-            "run_configs:3:22: error: recipe.start_stage must be >= 0, got -1");
+            "run_configs:3:22: error: recipe.start_stage must be in [0, 1000], got -1");
   EXPECT_EQ(Check("recipe.selected_epoch = 0", Value::Int(0)),
-            "run_configs:3:25: error: recipe.selected_epoch must be >= 1, got 0");
+            "run_configs:3:25: error: recipe.selected_epoch must be in [1, 1000000], got 0");
   Value gpus = At(Value::Tuple({At(Value::Int(0), kRun, 3, 21), At(Value::Int(-1), kRun, 3, 24)}), kRun, 3, 20);
   EXPECT_EQ(Check("computing.gpu_ids = (0, -1)", gpus),
-            "run_configs:3:24: error: computing.gpu_ids[1] must be >= 0, got -1");
+            "run_configs:3:24: error: computing.gpu_ids[1] must be in [0, 1023], got -1");
   EXPECT_EQ(Check("network.resume_epoch = -23", Value::Int(-23)), "");
   EXPECT_EQ(Check("backend.other_p_targets = [0.01, 0.001]", Value::List({Value::Float(0.01), Value::Float(0.001)})),
             "");
-  EXPECT_EQ(Check("backend.other_p_targets = [0.01, 1.5]", Value::List({Value::Float(0.01), Value::Float(1.5)})),
-            "run_configs:3:27: error: backend.other_p_targets must lie in (0, 1), got 1.5");
+  Value priors =
+      At(Value::List({At(Value::Float(0.01), kRun, 3, 28), At(Value::Float(1.5), kRun, 3, 34)}), kRun, 3, 27);
+  EXPECT_EQ(Check("backend.other_p_targets = [0.01, 1.5]", priors),
+            "run_configs:3:34: error: backend.other_p_targets[1] must be in (0, 1), got 1.5");
+  EXPECT_EQ(Check("backend.p_target = 1", Value::Int(1)),
+            "run_configs:3:20: error: backend.p_target must be in (0, 1), got 1");
   EXPECT_NE(Check("backend.other_p_targets = ['a']", Value::List({Value::String("a")})).find("must be"),
             std::string::npos);
   EXPECT_EQ(Check("backend.calibration_speakers = 0.25", Value::Float(0.25)), "");
   EXPECT_EQ(Check("backend.calibration_speakers = 1", Value::Int(1)),
-            "run_configs:3:32: error: backend.calibration_speakers must lie in (0, 1), got 1");
+            "run_configs:3:32: error: backend.calibration_speakers must be in (0, 1), got 1");
   EXPECT_EQ(Check("features.vad_mismatch_tolerance = 2", Value::Int(2)), "");
 }
 

@@ -125,7 +125,7 @@ TEST(SettingsDump, HelpListsTypeDefaultConstraintsAndReasons) {
   EXPECT_NE(help.find("[network]\n"), std::string::npos);
   EXPECT_NE(help.find("  network.frame_layer_size: int = 512\n"
                       "      Channels of the TDNN frame layers\n"
-                      "      Allowed: >= 1\n"),
+                      "      Allowed: in [1, 16384]\n"),
             std::string::npos);
   EXPECT_NE(help.find("  network.activation: str = 'lrelu'\n"
                       "      Activation function\n"
