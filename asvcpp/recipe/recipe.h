@@ -8,9 +8,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "asvcpp/recipe/memory_check.h"
 #include "asvcpp/settings/settings.h"
 #include "asvcpp/settings/settings_tree.h"
 
@@ -105,6 +107,13 @@ class StageRunner {
   virtual std::vector<std::string> MissingInputs(const StageInfo& /*stage*/, RunContext& /*context*/,
                                                  const std::vector<int>& /*earlier*/) const {
     return {};
+  }
+  /// The memory of one training step of `stage` on every rank (the model and the activations of
+  /// one example; asvcpp/recipe/memory_check.h), for `asvrun --dry-run`; nullopt for a stage
+  /// that does not train. Builds the network on the CPU and runs two small steps. The default
+  /// trains nothing.
+  virtual std::optional<MemoryNeed> TrainingMemory(const StageInfo& /*stage*/, RunContext& /*context*/) const {
+    return std::nullopt;
   }
 };
 

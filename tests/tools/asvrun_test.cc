@@ -270,6 +270,17 @@ TEST(AsvrunTest, DryRunChecksTheInputsOfEveryStage) {
   r = Asvrun(dir, {"voxceleb/xvector", "all", "--dry-run"});
   EXPECT_EQ(r.status, 0) << r.out << r.err;  // stages 1-9 read what the stages before them write
   EXPECT_EQ(r.out.find("missing input"), std::string::npos) << r.out;
+  // The training step's memory is estimated (the head is not known before stage 0 lists the speakers).
+  EXPECT_NE(r.out.find("    memory: stage 5 (train): about "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("64 clips of 400 frames per rank"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("the head is not counted in full"), std::string::npos) << r.out;
+  // A minibatch no machine holds is refused before anything runs, with the largest that fits.
+  r = Asvrun(dir, {"voxceleb/xvector", "all", "--dry-run", "--set", "network.minibatch_size=1048576"});
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("1 training step would not fit in memory:\n  stage 5 (train): about "), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("so lower network.minibatch_size to at most "), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(dir / "out/experiments.db"));
 
   // From stage 7 on, the network, the features and a trial list must exist already.
   r = Asvrun(dir, {"voxceleb/xvector", "all", "--dry-run", "--set", "recipe.start_stage=7"});

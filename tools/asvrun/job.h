@@ -61,8 +61,8 @@ struct ProcessPlan {
 /// --nproc-per-node CPU processes. `cuda_visible_devices`: the launcher's variable (nullopt:
 /// unset). Throws ConfigError for a GPU that does not exist, --nproc-per-node that contradicts
 /// computing.gpu_ids, a bad --nnodes/--node-rank, several CPU processes without Gloo, or a
-/// network.minibatch_size that is not a multiple of the world size (each rank trains on an equal
-/// share of every minibatch).
+/// global batch that the world size does not divide (recipe::CheckGlobalBatches: each rank trains
+/// on an equal share of every minibatch).
 ProcessPlan PlanProcesses(const recipe::RecipeSettings& settings, const DistOptions& options,
                           const dist::RuntimeInfo& runtime, const std::optional<std::string>& cuda_visible_devices);
 

@@ -10,6 +10,7 @@
 #include "asvcpp/dist/runtime_info.h"
 #include "asvcpp/dist/world.h"
 #include "asvcpp/recipe/config_loader.h"
+#include "asvcpp/recipe/memory_check.h"
 #include "asvcpp/recipe/run_context.h"
 #include "asvcpp/settings/dump.h"
 #include "asvcpp/train/onednn_cache.h"
@@ -21,6 +22,21 @@
 
 namespace asv::tools {
 namespace stdfs = std::filesystem;
+
+namespace {
+
+// The memory one rank of `plan` may use: its GPU's (the first of computing.gpu_ids; they are
+// alike on the servers asvrun plans for), or the CPU's shared by the local ranks.
+recipe::DeviceMemory RankMemory(const ProcessPlan& plan, const dist::RuntimeInfo& runtime) {
+  if (plan.cuda && !plan.gpu_ids.empty()) {
+    for (const auto& gpu : runtime.gpus) {
+      if (gpu.index == plan.gpu_ids.front()) return recipe::GpuMemory(gpu.index, gpu.total_memory_bytes);
+    }
+  }
+  return recipe::AvailableCpuMemory(plan.nproc_per_node);
+}
+
+}  // namespace
 
 int RunConfigs(const RunOptions& options) {
   // GPU ids are physical ids as nvidia-smi numbers them (PCI bus order), also for CUDA.
@@ -38,6 +54,7 @@ int RunConfigs(const RunOptions& options) {
 
   if (options.dry_run) {
     int missing = 0;
+    std::vector<std::string> too_large;  // training steps that do not fit in memory
     for (auto& config : loaded) {
       auto& s = *config.settings;
       fmt::print("config {}\n", Lineage(config));
@@ -47,8 +64,9 @@ int RunConfigs(const RunOptions& options) {
                  options.db.empty() ? db::Database::DefaultPath(out).string() : options.db);
       fmt::print("  settings hash: {}\n", settings::SettingsHash(s.tree()));
       const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-      const auto plan = PlanProcesses(s, options.dist, dist::GetRuntimeInfo(),
-                                      visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
+      const auto runtime = dist::GetRuntimeInfo();
+      const auto plan =
+          PlanProcesses(s, options.dist, runtime, visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
       fmt::print("  processes:     {}{}\n", plan.Describe(),
                  options.dist.nnodes > 1 ? fmt::format(" per node, {} nodes", options.dist.nnodes) : "");
       const auto stages = recipe.SelectStages(s.start_stage(), s.end_stage());
@@ -64,8 +82,19 @@ int RunConfigs(const RunOptions& options) {
           fmt::print("    missing input: {}\n", problem);
           ++missing;
         }
+        if (const auto need = runner.TrainingMemory(stage, context)) {
+          const auto verdict = recipe::CheckMemory(*need, plan.world_size, RankMemory(plan, runtime));
+          fmt::print("    memory: {}\n", verdict.line);
+          if (!verdict.fits) too_large.push_back(verdict.line);
+        }
         earlier.push_back(stage.number);
       }
+    }
+    if (!too_large.empty()) {
+      fmt::print(stderr, "asvrun: {} training step{} would not fit in memory:\n", too_large.size(),
+                 too_large.size() == 1 ? "" : "s");
+      for (const auto& line : too_large) fmt::print(stderr, "  {}\n", line);
+      return kExitConfigError;
     }
     if (missing > 0) {
       fmt::print(stderr, "asvrun: {} missing input{}: the run would stop at the stage that reads {}\n", missing,

@@ -8,8 +8,10 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/data/data_dir.h"
 #include "asvcpp/data/pcm_store.h"
+#include "asvcpp/data/table.h"
 #include "asvcpp/recipe/run_context.h"
 #include "asvcpp/train/checkpoint.h"
+#include "asvcpp/train/step_memory.h"
 #include "asvcpp/train/torch_errors.h"
 #include "recipes/voxceleb/margin/margin_recipe.h"
 #include "recipes/voxceleb/margin/stage_embeddings.h"
@@ -148,6 +150,40 @@ std::vector<std::string> MarginStages::MissingInputs(const recipe::StageInfo& st
     }
   }
   return missing;
+}
+
+std::optional<recipe::MemoryNeed> MarginStages::TrainingMemory(const recipe::StageInfo& stage,
+                                                               recipe::RunContext& context) const {
+  const auto& s = SettingsOf(context);
+  const auto& r = s.recipe();
+  const bool fine_tuning = stage.name == "finetune";
+  if (stage.name != "train" && !(fine_tuning && r.lm_epochs > 0)) return std::nullopt;
+  recipe::MemoryNeed need;
+  need.stage = fmt::format("stage {} ({})", stage.number, stage.name);
+  need.batch_key = fine_tuning ? "recipe.lm_minibatch_size" : "network.minibatch_size";
+  need.global_batch = fine_tuning ? r.lm_minibatch_size : s.common().network.minibatch_size;
+  const int frames = fine_tuning ? r.lm_num_frames : r.num_frames;
+  need.examples = fmt::format("segments of {} frames", frames);
+  // The head has a row per class: the training speakers (x3 with speed perturbation), known once
+  // stage 0 has listed them.
+  const stdfs::path spk2utt = data::ListFolder(context.feature_and_list_folder(), r.training_dataset) / data::kSpk2Utt;
+  std::int64_t classes = 2;
+  std::error_code ec;
+  if (stdfs::is_regular_file(spk2utt, ec)) {
+    classes = static_cast<std::int64_t>(data::ReadSpk2Utt(spk2utt).size());
+    if (fine_tuning ? r.lm_speed_perturb : r.speed_perturb) classes *= 3;
+  } else {
+    need.note = fmt::format("the head is not counted: {} does not exist yet", spk2utt.string());
+  }
+  auto net = MakeNetwork(s, r.num_mel_bins, std::max<std::int64_t>(classes, 2), "cpu");
+  const int optimizer_slots = s.common().network.optimizer == train::OptimizerKind::kAdamW ? 2 : 1;
+  const auto memory = train::MeasureStepMemory(*net, r.num_mel_bins, frames, optimizer_slots);
+  need.parameters = memory.parameters;
+  need.model_bytes = memory.model_bytes;
+  std::vector<recipe::MemoryLine> lines;
+  for (const auto& l : memory.step) lines.push_back({l.fixed, l.per_example});
+  need.step = recipe::UpperEnvelope(std::move(lines));
+  return need;
 }
 
 }  // namespace asv::recipes::voxceleb_margin

@@ -21,6 +21,8 @@ class MarginStages : public recipe::StageRunner {
   /// The files each stage reads that neither exist nor come from an earlier stage of the run.
   std::vector<std::string> MissingInputs(const recipe::StageInfo& stage, recipe::RunContext& context,
                                          const std::vector<int>& earlier) const override;
+  std::optional<recipe::MemoryNeed> TrainingMemory(const recipe::StageInfo& stage,
+                                                   recipe::RunContext& context) const override;
 };
 
 }  // namespace asv::recipes::voxceleb_margin

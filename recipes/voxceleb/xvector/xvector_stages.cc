@@ -1,11 +1,18 @@
 #include "recipes/voxceleb/xvector/xvector_stages.h"
 
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "asvcpp/base/error.h"
+#include "asvcpp/data/data_dir.h"
+#include "asvcpp/data/table.h"
+#include "asvcpp/features/feature_options.h"
+#include "asvcpp/features/kaldi_options.h"
+#include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/recipe/run_context.h"
+#include "asvcpp/train/step_memory.h"
 #include "asvcpp/train/torch_errors.h"
 #include "recipes/voxceleb/xvector/stage_augment.h"
 #include "recipes/voxceleb/xvector/stage_embeddings.h"
@@ -62,6 +69,55 @@ void XvectorStages::RunStage(const recipe::StageInfo& stage, recipe::RunContext&
 std::vector<std::string> XvectorStages::MissingInputs(const recipe::StageInfo& stage, recipe::RunContext& context,
                                                       const std::vector<int>& earlier) const {
   return MissingStageInputs(stage, context, earlier);
+}
+
+std::optional<recipe::MemoryNeed> XvectorStages::TrainingMemory(const recipe::StageInfo& stage,
+                                                                recipe::RunContext& context) const {
+  if (stage.name != "train") return std::nullopt;
+  const auto& s = SettingsOf(context);
+  const auto& network = s.common().network;
+  recipe::MemoryNeed need;
+  need.stage = fmt::format("stage {} ({})", stage.number, stage.name);
+  need.batch_key = "network.minibatch_size";
+  need.global_batch = network.minibatch_size;
+  need.examples = fmt::format("clips of {} frames", network.max_clip_size);
+  // MFCCs of paths.kaldi_mfcc_conf_file, with the deltas of features.deltas.
+  std::int64_t feat_dim = 0;
+  try {
+    feat_dim = features::ReadKaldiConfig<features::MfccOptions>(s.common().paths.kaldi_mfcc_conf_file).num_ceps;
+  } catch (const std::exception& e) {
+    need.note = e.what();
+    need.estimated = false;
+    return need;
+  }
+  const auto deltas = s.common().features.deltas;
+  feat_dim *= deltas == features::Deltas::kBase ? 1 : deltas == features::Deltas::kDelta ? 2 : 3;
+  // The head has a row per training speaker (at most those of recipe.training_datasets' lists).
+  std::set<std::string> speakers;
+  std::vector<std::string> missing;
+  for (const auto& dataset : s.recipe().training_datasets) {
+    const std::filesystem::path spk2utt = data::ListFolder(context.feature_and_list_folder(), dataset) / data::kSpk2Utt;
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(spk2utt, ec)) {
+      missing.push_back(spk2utt.string());
+      continue;
+    }
+    for (const auto& entry : data::ReadSpk2Utt(spk2utt)) speakers.insert(entry.first);
+  }
+  if (!missing.empty()) {
+    need.note = fmt::format("the head is not counted in full: {} do{} not exist yet", fmt::join(missing, ", "),
+                            missing.size() == 1 ? "es" : "");
+  }
+  const auto classes = std::max<std::int64_t>(2, static_cast<std::int64_t>(speakers.size()));
+  auto net = nnet::MakeXvectorNet(network, feat_dim, classes);
+  const int optimizer_slots = network.optimizer == train::OptimizerKind::kAdamW ? 2 : 1;
+  const auto memory = train::MeasureStepMemory(*net, feat_dim, network.max_clip_size, optimizer_slots);
+  need.parameters = memory.parameters;
+  need.model_bytes = memory.model_bytes;
+  std::vector<recipe::MemoryLine> lines;
+  for (const auto& l : memory.step) lines.push_back({l.fixed, l.per_example});
+  need.step = recipe::UpperEnvelope(std::move(lines));
+  return need;
 }
 
 }  // namespace asv::recipes::voxceleb_xvector

@@ -20,6 +20,8 @@ class XvectorStages : public recipe::StageRunner {
   /// MissingStageInputs (stage_inputs.h).
   std::vector<std::string> MissingInputs(const recipe::StageInfo& stage, recipe::RunContext& context,
                                          const std::vector<int>& earlier) const override;
+  std::optional<recipe::MemoryNeed> TrainingMemory(const recipe::StageInfo& stage,
+                                                   recipe::RunContext& context) const override;
 };
 
 }  // namespace asv::recipes::voxceleb_xvector
