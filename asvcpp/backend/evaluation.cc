@@ -519,6 +519,11 @@ ListResult ScoreTrialList(const Backend& backend, const PreparedEmbeddings& prep
   result.llr = eval::ComputeLlrMetrics(target_scores, nontarget_scores, points);
   const eval::SortedScores sorted(std::move(target_scores), std::move(nontarget_scores));
   result.metrics.eer = sorted.Eer();
+  result.metrics.tie_aware_eer = sorted.TieAwareEer();
+  if (eval::TiesDecideEer(result.metrics.eer, result.metrics.tie_aware_eer)) {
+    ASV_LOG(Warning, "{} ({}): {}", name, file.string(),
+            eval::DescribeTiedEer(result.metrics.eer, result.metrics.tie_aware_eer));
+  }
   for (const auto& point : points) result.min_dcfs.push_back(sorted.MinDcf(point));
   result.metrics.min_dcf = result.min_dcfs.front();
   result.metrics.counts = counts;

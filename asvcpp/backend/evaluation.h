@@ -181,7 +181,8 @@ struct ListResult {
   std::string name;                ///< display name (key of recipe.trial_lists)
   std::filesystem::path file;      ///< the trial list file
   std::vector<double> scores;      ///< trial order
-  eval::Metrics metrics;           ///< EER and minDCF at backend.p_target
+  /// EER (ASVtorch's and tie-aware) and minDCF at backend.p_target
+  eval::Metrics metrics;
   /// minDCF at every operating point (c_miss = c_fa = 1): backend.p_target, then 0.01 unless the
   /// same.
   std::vector<eval::MinDcfResult> min_dcfs;
@@ -190,7 +191,8 @@ struct ListResult {
   std::vector<eval::DetPoint> det;  ///< DET points for plots (eval::DetPoints, about 2000)
 };
 
-/// Scores one trial list and computes its metrics.
+/// Scores one trial list and computes its metrics; warns when tied scores decide its EER
+/// (eval::TiesDecideEer, both EERs in the message).
 ListResult ScoreTrialList(const Backend& backend, const PreparedEmbeddings& prepared, const std::string& name,
                           const std::filesystem::path& file, const settings::BackendSettings& settings);
 

@@ -76,7 +76,8 @@ void WriteSpeakerCohort(recipe::RunContext& context, const std::filesystem::path
 /// degenerate); every existing list of `trial_lists`
 /// (files in the list folder of `trial_dataset`) scored, with scores_<file> (the final scores:
 /// LLRs when calibrated) and det_<stem>.run<run id>.tsv (eval::DetFileName: one per run) under
-/// <system>/scores, EER/minDCF/Cllr lines in
+/// <system>/scores, a warning for a list whose EER the tied scores decide
+/// (eval::TiesDecideEer), EER/minDCF/Cllr lines in
 /// <system>/results/results.txt, and a results row per list (the epoch of embeddings/info.json
 /// when present). Throws DataError for missing embeddings, a PLDA utterance without speaker,
 /// when no list exists, and what backend::Backend throws.
