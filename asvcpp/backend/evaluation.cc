@@ -427,7 +427,41 @@ Backend::Backend(const Embeddings& plda, const std::vector<std::string>& speaker
             "Cllr on them {:.4f} bits",
             EnumToName(settings.calibration), trials.targets.size(), trials.nontargets.size(), held_out_.size(),
             weights, calibration_->bias, calibration_cllr_);
+    calibration_use_.check =
+        eval::CheckCalibration(*calibration_, calibration_cllr_, static_cast<std::int64_t>(trials.targets.size()),
+                               static_cast<std::int64_t>(trials.nontargets.size()));
+    calibration_use_.n_target_trials = static_cast<std::int64_t>(trials.targets.size());
+    calibration_use_.n_nontarget_trials = static_cast<std::int64_t>(trials.nontargets.size());
+    calibration_applied_ = !calibration_use_.check.degenerate || settings.keep_degenerate_calibration;
+    calibration_use_.applied = calibration_applied_;
+    if (calibration_use_.check.degenerate) {
+      ASV_LOG(Warning,
+              "calibration ({}) is degenerate: score weight {:.4g} on {} calibration trials ({} target, {} "
+              "non-target) of {} held-out speakers; {}; {}",
+              EnumToName(settings.calibration), calibration_use_.check.score_weight,
+              trials.targets.size() + trials.nontargets.size(), trials.targets.size(), trials.nontargets.size(),
+              held_out_.size(), calibration_use_.check.reason,
+              calibration_applied_ ? "applied anyway (backend.keep_degenerate_calibration = True)"
+                                   : "NOT applied: the scores stay uncalibrated (backend.keep_degenerate_calibration "
+                                     "= True applies it)");
+    }
   }
+}
+
+const char* CalibrationStatusName(CalibrationStatus status) {
+  switch (status) {
+    case CalibrationStatus::kNone: return "none";
+    case CalibrationStatus::kApplied: return "applied";
+    case CalibrationStatus::kDegenerateSkipped: return "degenerate, not applied";
+    case CalibrationStatus::kDegenerateApplied: return "degenerate, applied";
+  }
+  return "?";
+}
+
+CalibrationStatus Backend::calibration_status() const {
+  if (!calibration_) return CalibrationStatus::kNone;
+  if (!calibration_use_.check.degenerate) return CalibrationStatus::kApplied;
+  return calibration_applied_ ? CalibrationStatus::kDegenerateApplied : CalibrationStatus::kDegenerateSkipped;
 }
 
 PreparedEmbeddings Backend::Prepare(const Embeddings& raw) const {
@@ -453,8 +487,9 @@ std::vector<double> Backend::ScoreIndexed(const PreparedEmbeddings& prepared,
 std::vector<double> Backend::Score(const PreparedEmbeddings& prepared, const eval::TrialList& trials) const {
   const auto index = backend::IndexTrials(trials, prepared.ids);
   auto scores = ScoreIndexed(prepared, index);
-  if (calibration_)
-    scores = calibration_->ApplyAll(CalibrationFeatures(scores, prepared, index, settings_.calibration));
+  if (const auto* in_use = calibration()) {
+    scores = in_use->ApplyAll(CalibrationFeatures(scores, prepared, index, settings_.calibration));
+  }
   return scores;
 }
 
@@ -484,6 +519,11 @@ ListResult ScoreTrialList(const Backend& backend, const PreparedEmbeddings& prep
   result.llr = eval::ComputeLlrMetrics(target_scores, nontarget_scores, points);
   const eval::SortedScores sorted(std::move(target_scores), std::move(nontarget_scores));
   result.metrics.eer = sorted.Eer();
+  result.metrics.tie_aware_eer = sorted.TieAwareEer();
+  if (eval::TiesDecideEer(result.metrics.eer, result.metrics.tie_aware_eer)) {
+    ASV_LOG(Warning, "{} ({}): {}", name, file.string(),
+            eval::DescribeTiedEer(result.metrics.eer, result.metrics.tie_aware_eer));
+  }
   for (const auto& point : points) result.min_dcfs.push_back(sorted.MinDcf(point));
   result.metrics.min_dcf = result.min_dcfs.front();
   result.metrics.counts = counts;

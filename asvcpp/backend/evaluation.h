@@ -91,6 +91,17 @@ struct CalibrationTrials {
 CalibrationTrials DrawCalibrationTrials(const std::vector<std::string>& speakers, std::int64_t count,
                                         std::uint64_t seed);
 
+/// What became of the calibration (backend.calibration) of a Backend.
+enum class CalibrationStatus {
+  kNone,               ///< backend.calibration = 'none': nothing trained.
+  kApplied,            ///< Trained, not degenerate (eval::CheckCalibration), applied.
+  kDegenerateSkipped,  ///< Trained, degenerate, not applied: the scores are uncalibrated.
+  kDegenerateApplied,  ///< Trained, degenerate, applied (backend.keep_degenerate_calibration).
+};
+
+/// "none", "applied", "degenerate, not applied" or "degenerate, applied".
+const char* CalibrationStatusName(CalibrationStatus status);
+
 /// The trained back-end.
 class Backend {
  public:
@@ -109,7 +120,10 @@ class Backend {
   ///  * the calibration: backend.calibration_trials trials drawn among the held-out rows
   ///    (DrawCalibrationTrials, seed 0), scored as the trial lists are (processing, scorer,
   ///    normalisation), and a eval::LinearCalibration trained at prior 0.5 on their features
-  ///    (the score; for 'quality' also eval::QualityFeatures of both sides).
+  ///    (the score; for 'quality' also eval::QualityFeatures of both sides), then checked with
+  ///    eval::CheckCalibration on the Cllr of its calibrated training trials: a degenerate one
+  ///    (the score's weight <= 0, or no information) is named in a warning (weight, trials, Cllr,
+  ///    what was done) and not applied unless backend.keep_degenerate_calibration.
   /// Throws DataError when the data cannot support the model (too few speakers or vectors for
   /// the dimension, too few speakers to hold out, durations missing for 'quality'; the message
   /// says which).
@@ -121,7 +135,8 @@ class Backend {
   PreparedEmbeddings Prepare(const Embeddings& raw) const;
 
   /// Scores `trials` between rows of `prepared` in trial order, normalised with backend.score_norm
-  /// and calibrated (log-likelihood ratios) with backend.calibration. Throws DataError naming
+  /// and calibrated (log-likelihood ratios) with calibration(), the calibration in use (none when
+  /// backend.calibration = 'none' or a degenerate one was not applied). Throws DataError naming
   /// trials.path:line for an utterance without an embedding, and DataError when quality-aware
   /// calibration meets embeddings without durations.
   std::vector<double> Score(const PreparedEmbeddings& prepared, const eval::TrialList& trials) const;
@@ -129,8 +144,18 @@ class Backend {
   const backend::Scorer& scorer() const { return scorer_; }
   /// Cohort rows after processing ([m, D']; empty without backend.score_norm).
   const asv::Matrix& cohort() const { return cohort_; }
-  /// The trained calibration (nullptr with backend.calibration = 'none').
-  const eval::LinearCalibration* calibration() const { return calibration_ ? &*calibration_ : nullptr; }
+  /// The calibration the scores are calibrated with: nullptr with backend.calibration = 'none' and
+  /// when a degenerate one was not applied (calibration_status()).
+  const eval::LinearCalibration* calibration() const {
+    return calibration_ && calibration_applied_ ? &*calibration_ : nullptr;
+  }
+  /// The trained calibration, applied or not (nullptr with backend.calibration = 'none').
+  const eval::LinearCalibration* trained_calibration() const { return calibration_ ? &*calibration_ : nullptr; }
+  /// Whether a calibration was trained, found degenerate and applied.
+  CalibrationStatus calibration_status() const;
+  /// What was checked and done, with the training trial counts, as the calibration file stores it
+  /// (eval::SaveCalibration); meaningless with backend.calibration = 'none'.
+  const eval::CalibrationUse& calibration_use() const { return calibration_use_; }
   /// The held-out speakers of the calibration, sorted (empty without calibration).
   const std::vector<std::string>& held_out_speakers() const { return held_out_; }
   /// Cllr (bits) of the calibrated calibration-training trials (0 without calibration).
@@ -145,6 +170,8 @@ class Backend {
   asv::Matrix cohort_;
   std::int64_t top_n_ = 0;
   std::optional<eval::LinearCalibration> calibration_;
+  bool calibration_applied_ = false;
+  eval::CalibrationUse calibration_use_;
   std::vector<std::string> held_out_;
   double calibration_cllr_ = 0;
 };
@@ -154,7 +181,8 @@ struct ListResult {
   std::string name;                ///< display name (key of recipe.trial_lists)
   std::filesystem::path file;      ///< the trial list file
   std::vector<double> scores;      ///< trial order
-  eval::Metrics metrics;           ///< EER and minDCF at backend.p_target
+  /// EER (ASVtorch's and tie-aware) and minDCF at backend.p_target
+  eval::Metrics metrics;
   /// minDCF at every operating point (c_miss = c_fa = 1): backend.p_target, then 0.01 unless the
   /// same.
   std::vector<eval::MinDcfResult> min_dcfs;
@@ -163,7 +191,8 @@ struct ListResult {
   std::vector<eval::DetPoint> det;  ///< DET points for plots (eval::DetPoints, about 2000)
 };
 
-/// Scores one trial list and computes its metrics.
+/// Scores one trial list and computes its metrics; warns when tied scores decide its EER
+/// (eval::TiesDecideEer, both EERs in the message).
 ListResult ScoreTrialList(const Backend& backend, const PreparedEmbeddings& prepared, const std::string& name,
                           const std::filesystem::path& file, const settings::BackendSettings& settings);
 

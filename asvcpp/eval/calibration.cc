@@ -276,7 +276,43 @@ std::vector<std::string> QualityFeatureNames() {
   return {"score", "log_min_duration", "log_max_duration", "min_magnitude", "max_magnitude"};
 }
 
-void SaveCalibration(const LinearCalibration& calibration, const std::filesystem::path& path) {
+CalibrationCheck CheckCalibration(const LinearCalibration& calibration, double training_cllr, std::int64_t n_target,
+                                  std::int64_t n_nontarget, double min_information_bits) {
+  if (calibration.weights.empty()) throw std::invalid_argument("CheckCalibration: the calibration has no weight");
+  if (!(min_information_bits >= 0.0 && min_information_bits < 1.0)) {
+    throw std::invalid_argument(
+        fmt::format("CheckCalibration: min_information_bits must lie in [0, 1), got {}", min_information_bits));
+  }
+  if (n_target <= 0 || n_nontarget <= 0) {
+    throw std::invalid_argument(
+        fmt::format("CheckCalibration: {} target and {} non-target trials", n_target, n_nontarget));
+  }
+  if (std::isnan(training_cllr)) throw DataError("CheckCalibration: the training Cllr is NaN");
+  CalibrationCheck check;
+  check.score_weight = calibration.weights[0];
+  check.training_cllr = training_cllr;
+  const double k = static_cast<double>(calibration.dim() + 1);
+  const double n_eff = 4.0 / (1.0 / static_cast<double>(n_target) + 1.0 / static_cast<double>(n_nontarget));
+  const double chance = (k + 4.0 * std::sqrt(2.0 * k)) / (2.0 * std::log(2.0) * n_eff);
+  check.margin = std::max(min_information_bits, chance);
+  const double min_information = check.margin;
+  if (check.score_weight < 0.0) {
+    check.reason = fmt::format("the score's weight {:.4g} is negative: the calibrated LLRs would rank the trials in "
+                               "reverse",
+                               check.score_weight);
+  } else if (check.score_weight == 0.0) {
+    check.reason = "the score's weight is 0: the calibrated LLRs would ignore the score";
+  } else if (!(training_cllr < 1.0 - min_information)) {
+    check.reason = fmt::format("Cllr of the calibrated training trials is {:.4f} bits, not below 1 - {:.4g}: the "
+                               "LLRs would carry (almost) no information (llr = 0 always has Cllr 1)",
+                               training_cllr, min_information);
+  }
+  check.degenerate = !check.reason.empty();
+  return check;
+}
+
+void SaveCalibration(const LinearCalibration& calibration, const std::filesystem::path& path,
+                     const CalibrationUse* use) {
   nlohmann::json doc;
   doc["kind"] = "linear_calibration";
   doc["feature_names"] = calibration.feature_names;
@@ -285,6 +321,15 @@ void SaveCalibration(const LinearCalibration& calibration, const std::filesystem
   doc["prior"] = calibration.prior;
   doc["iterations"] = calibration.iterations;
   doc["objective"] = calibration.objective;
+  if (use != nullptr) {
+    doc["applied"] = use->applied;
+    doc["degenerate"] = use->check.degenerate;
+    doc["degenerate_reason"] = use->check.reason;
+    doc["training_cllr"] = use->check.training_cllr;
+    doc["cllr_margin"] = use->check.margin;
+    doc["n_target_trials"] = use->n_target_trials;
+    doc["n_nontarget_trials"] = use->n_nontarget_trials;
+  }
   fs::WriteFileAtomic(path, doc.dump(1) + "\n");
 }
 

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -87,11 +88,65 @@ std::vector<double> QualityFeatures(double score, const TrialSideQuality& enroll
 /// Names of QualityFeatures' values, in order.
 std::vector<std::string> QualityFeatureNames();
 
-/// Writes `calibration` as JSON to `path` (temporary file, then rename). Throws DataError naming
-/// the path when it cannot be written.
-void SaveCalibration(const LinearCalibration& calibration, const std::filesystem::path& path);
-/// Reads what SaveCalibration wrote. Throws DataError naming the path when it is missing,
-/// malformed or inconsistent (weights and names of different lengths, non-finite values).
+/// The verdict of CheckCalibration on a trained calibration.
+struct CalibrationCheck {
+  bool degenerate = false;  ///< The calibrated LLRs would invert, ignore or carry no information of the score.
+  std::string reason;       ///< Why it is degenerate, one sentence; empty when it is not.
+  double score_weight = 0;  ///< weights[0], the weight of the score feature.
+  double training_cllr = 0; ///< Cllr (bits) of the calibrated training trials that was checked.
+  double margin = 0;        ///< Bits below 1 that training_cllr had to reach (see CheckCalibration).
+};
+
+/// Default of CheckCalibration's `min_information_bits`: 0.01 bit.
+inline constexpr double kMinCalibrationInformationBits = 0.01;
+
+/// Whether `calibration` (trained on `n_target` target and `n_nontarget` non-target trials whose
+/// feature 0 is the verification score, as both the linear and the quality-aware features have
+/// it) is degenerate, i.e. applying it would make the scores worse than leaving them alone. It is
+/// degenerate when
+///  * the score's weight weights[0] <= 0: llr = w . x + b then does not increase with the score,
+///    so it ranks the trials in reverse (w < 0: the calibrated scores' EER is about 1 - EER of the
+///    raw ones) or ignores the score (w = 0); a higher verification score means "more likely the
+///    same speaker", and a calibration must keep that order (a monotone rising map; N. Brümmer
+///    and J. du Preez, "Application-independent evaluation of speaker detection", Computer Speech
+///    and Language 20, 2006); or
+///  * `training_cllr`, the Cllr in bits of the calibrated training trials (llr_metrics.h), is not
+///    below 1 - margin: Cllr = 1 bit is the cost of the non-informative system that always says
+///    llr = 0 (Brümmer and du Preez 2006), which logistic regression with a bias reaches on any
+///    trials, so a trained Cllr within the margin of it means that the features, the score among
+///    them, told the training (almost) nothing about the trials.
+/// margin = max(`min_information_bits`, (k + 4 sqrt(2 k)) / (2 ln 2 N_eff)) with k = dim() + 1
+/// fitted parameters and N_eff = 4 / (1 / n_target + 1 / n_nontarget) (N_eff = N for N balanced
+/// trials): on trials that carry no information, twice the fit's log-likelihood gain,
+/// 2 ln 2 N_eff (1 - Cllr), is about chi-square with k degrees of freedom (Wilks' theorem), so
+/// the second term is its mean plus 4 standard deviations: chance fits on few trials stay above
+/// 1 - margin (about 0.84 bit for 12 target and 264 non-target trials; the first term rules with
+/// the default 30,000 trials). A usable system's calibration trials have a Cllr far below 0.9 bit.
+/// Throws std::invalid_argument when `calibration` has no weight, `min_information_bits` is
+/// outside [0, 1) or a trial count is not positive, DataError when `training_cllr` is NaN.
+CalibrationCheck CheckCalibration(const LinearCalibration& calibration, double training_cllr, std::int64_t n_target,
+                                  std::int64_t n_nontarget,
+                                  double min_information_bits = kMinCalibrationInformationBits);
+
+/// What was done with a trained calibration, stored with it by SaveCalibration.
+struct CalibrationUse {
+  bool applied = true;           ///< Whether the scores were calibrated with it.
+  CalibrationCheck check;        ///< CheckCalibration's verdict.
+  std::int64_t n_target_trials = 0;     ///< Target trials it was trained on.
+  std::int64_t n_nontarget_trials = 0;  ///< Non-target trials it was trained on.
+};
+
+/// Writes `calibration` as JSON to `path` (temporary file, then rename): "kind",
+/// "feature_names", "weights", "bias", "prior", "iterations", "objective" and, with `use`,
+/// "applied" (bool), "degenerate" (bool), "degenerate_reason" (string, "" when not degenerate),
+/// "training_cllr" and "cllr_margin" (bits, CalibrationCheck), "n_target_trials" and
+/// "n_nontarget_trials". Throws DataError naming the
+/// path when it cannot be written.
+void SaveCalibration(const LinearCalibration& calibration, const std::filesystem::path& path,
+                     const CalibrationUse* use = nullptr);
+/// Reads what SaveCalibration wrote (the fields of `use` are not read back). Throws DataError
+/// naming the path when it is missing, malformed or inconsistent (weights and names of different
+/// lengths, non-finite values).
 LinearCalibration LoadCalibration(const std::filesystem::path& path);
 
 }  // namespace asv::eval

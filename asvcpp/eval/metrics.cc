@@ -360,21 +360,71 @@ EerResult SortedScores::Eer() const {
     const Point p = At(k);
     return Frr(p) - Far(p);
   };
-  std::int64_t lo = 1, hi = size();  // FRR - FAR = -1 at k = 0
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    if (diff(mid) >= 0.0) {
-      hi = mid;
-    } else {
-      lo = mid + 1;
-    }
-  }
+  const std::int64_t lo = FirstCrossing();
   EerResult result;
   result.index = std::fabs(diff(lo - 1)) <= std::fabs(diff(lo)) ? lo - 1 : lo;
   const Point p = At(result.index);
   result.eer = (Frr(p) + Far(p)) / 2.0;
   result.threshold = Threshold(result.index);
   return result;
+}
+
+std::int64_t SortedScores::FirstCrossing() const {
+  std::int64_t lo = 1, hi = size();  // FRR - FAR = -1 at k = 0, 1 at k = n
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    const Point p = At(mid);
+    if (Frr(p) - Far(p) >= 0.0) {
+      hi = mid;
+    } else {
+      lo = mid + 1;
+    }
+  }
+  return lo;
+}
+
+TieAwareEerResult SortedScores::TieAwareEer() const {
+  // The merged curve's points are the points of the sorted sequence that end a tie group. The
+  // first with FRR - FAR >= 0 ends the group of the k-th lowest score v (k = FirstCrossing(): the
+  // points before k have FRR - FAR < 0, and the group's own points run from "all scores < v" to
+  // "all scores <= v"); the point before it is "all scores < v", which is before k.
+  const double v = Threshold(FirstCrossing());
+  const auto pivots_below = static_cast<std::int64_t>(std::lower_bound(pivots_.begin(), pivots_.end(), v) -
+                                                      pivots_.begin());
+  const auto pivots_at_or_below = static_cast<std::int64_t>(std::upper_bound(pivots_.begin(), pivots_.end(), v) -
+                                                            pivots_.begin());
+  std::int64_t others_below = 0, others_equal = 0;
+  for (const double x : others_) {
+    others_below += x < v;
+    others_equal += x == v;
+  }
+  const Point before = pivots_are_targets_ ? Point{pivots_below, others_below} : Point{others_below, pivots_below};
+  const Point after = pivots_are_targets_ ? Point{pivots_at_or_below, others_below + others_equal}
+                                          : Point{others_below + others_equal, pivots_at_or_below};
+  const double frr_a = Frr(before), far_a = Far(before);
+  const double frr_b = Frr(after), far_b = Far(after);
+  const double gap_a = far_a - frr_a;  // > 0
+  const double gap_b = frr_b - far_b;  // >= 0
+  TieAwareEerResult result;
+  result.threshold = v == 0.0 ? 0.0 : v;
+  result.reject_fraction = std::clamp(gap_a / (gap_a + gap_b), 0.0, 1.0);
+  result.eer = frr_a + result.reject_fraction * (frr_b - frr_a);
+  result.tied_targets = after.t - before.t;
+  result.tied_nontargets = after.m - before.m;
+  return result;
+}
+
+bool TiesDecideEer(const EerResult& eer, const TieAwareEerResult& tie_aware) {
+  if (tie_aware.tied_targets == 0 || tie_aware.tied_nontargets == 0) return false;
+  const double difference = std::fabs(eer.eer - tie_aware.eer);
+  return difference > kTiedEerAbsoluteTolerance || difference > kTiedEerRelativeTolerance * tie_aware.eer;
+}
+
+std::string DescribeTiedEer(const EerResult& eer, const TieAwareEerResult& tie_aware) {
+  return fmt::format("tied scores decide the EER: {:.4f} % with targets before non-targets within a tie (ASVtorch), "
+                     "{:.4f} % tie-aware ({} target and {} non-target scores equal {:.6g})",
+                     eer.percent(), tie_aware.percent(), tie_aware.tied_targets, tie_aware.tied_nontargets,
+                     tie_aware.threshold);
 }
 
 MinDcfResult SortedScores::MinDcf(const DcfParams& params) const {
@@ -463,6 +513,11 @@ EerResult ComputeEer(const std::vector<double>& target_scores, const std::vector
   return SortedScores(target_scores, nontarget_scores).Eer();
 }
 
+TieAwareEerResult ComputeTieAwareEer(const std::vector<double>& target_scores,
+                                     const std::vector<double>& nontarget_scores) {
+  return SortedScores(target_scores, nontarget_scores).TieAwareEer();
+}
+
 MinDcfResult ComputeMinDcf(const std::vector<double>& target_scores,
                            const std::vector<double>& nontarget_scores, const DcfParams& params) {
   params.Validate();
@@ -512,6 +567,7 @@ Metrics ComputeMetrics(const std::vector<double>& scores, const std::vector<Tria
   SplitScores(scores, labels, &tar, &non, &metrics.counts);
   const SortedScores sorted(std::move(tar), std::move(non));
   metrics.eer = sorted.Eer();
+  metrics.tie_aware_eer = sorted.TieAwareEer();
   metrics.min_dcf = sorted.MinDcf(params);
   return metrics;
 }

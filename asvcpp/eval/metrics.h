@@ -15,6 +15,26 @@
 //      C_det(k) = c_miss * FRR[k] * p_target + c_fa * FAR[k] * (1 - p_target),
 //      minDCF = min_k C_det(k) / C_default,  C_default = min(c_miss * p_target, c_fa * (1 - p_target)),
 //    the FIRST minimum's threshold is reported.
+//  * Tie-aware EER (SortedScores::TieAwareEer), beside ASVtorch's: the EER of the DET curve with
+//    tied scores merged, linearly interpolated. Tied scores form one threshold group: with the
+//    distinct scores v_1 < ... < v_G, point j = 0..G rejects the scores <= v_j (j = 0: none),
+//      FRR_j = #{targets <= v_j} / N_tar,  FAR_j = #{non-targets > v_j} / N_non,
+//    and the curve is the straight segments between consecutive points. Segment j - 1 -> j is
+//    what threshold v_j gives when a fraction a in [0, 1] of the trials scoring exactly v_j is
+//    rejected at random: the expected (FRR, FAR) of random tie-breaking is the segment's point at
+//    a (T. Fawcett, "An introduction to ROC analysis", Pattern Recognition Letters 27, 2006,
+//    section 5: ROC points only between distinct scores, the diagonal across a tie the expected
+//    performance; F. Provost and T. Fawcett, "Robust classification for imprecise environments",
+//    Machine Learning 42, 2001: any point of a segment between two operating points is reached
+//    by choosing between them at random). The tie-aware EER is the FRR = FAR of the segment
+//    where FRR - FAR changes sign: with j the first point with FRR_j >= FAR_j,
+//      a = (FAR_{j-1} - FRR_{j-1}) / ((FAR_{j-1} - FRR_{j-1}) + (FRR_j - FAR_j)),
+//      EER_tie = FRR_{j-1} + a * (FRR_j - FRR_{j-1})   (= FAR_{j-1} + a * (FAR_j - FAR_{j-1})).
+//    It does not depend on the order of tied scores (ASVtorch's EER does: with all scores equal
+//    it is 100 %, the tie-aware one 50 %). Without ties it is the linear interpolation of
+//    ASVtorch's DET curve between the two points that bracket FRR = FAR. It lies on or above
+//    BOSARIS's ROC-convex-hull EER (rocch2eer.m), which also crosses over gaps between
+//    untied scores.
 // The floating-point operations are the same as NumPy's in ASVtorch, in the same order, so the
 // results are bit-identical to ASVtorch's on the same (float64) scores
 // (tests/asvcpp/eval/golden/metrics_golden.json, made by tools/golden/make_metric_golden.py).
@@ -31,6 +51,8 @@
 // straightforward transcription.
 // Cost: O(n + p log p) once (p = the smaller class's size), then O(log n log p) for the EER and
 // O(p log n) per minDCF, plus one O(n) pass for a threshold that is a score of the larger class.
+// The tie-aware EER reuses the EER's search and adds at most two O(n - p) passes over the larger
+// class (the crossing's score and the counts below and at it), no sort.
 // The DET curve and the sorted sequence are built on request (O(n log n)).
 #pragma once
 
@@ -62,6 +84,37 @@ struct EerResult {
   double percent() const { return 100.0 * eer; }
 };
 
+/// Tie-aware EER (see the file comment): tied scores as one threshold group, linearly
+/// interpolated.
+struct TieAwareEerResult {
+  double eer = 0.0;        ///< Fraction in [0, 1].
+  /// The score v_j of the tie group where FRR = FAR: the EER rejects the scores below it and the
+  /// fraction `reject_fraction` of the trials scoring exactly it.
+  double threshold = 0.0;
+  double reject_fraction = 0.0;      ///< a in [0, 1] (see the file comment).
+  std::int64_t tied_targets = 0;     ///< Target scores equal to `threshold` (>= 0).
+  std::int64_t tied_nontargets = 0;  ///< Non-target scores equal to `threshold` (>= 0).
+  double percent() const { return 100.0 * eer; }
+};
+
+/// Tolerance of TiesDecideEer: 0.1 percentage point, as a fraction.
+inline constexpr double kTiedEerAbsoluteTolerance = 0.001;
+/// Tolerance of TiesDecideEer relative to the tie-aware EER: 10 %.
+inline constexpr double kTiedEerRelativeTolerance = 0.1;
+
+/// Whether tied scores decide ASVtorch's EER `eer` of the same scores as `tie_aware`: the tie
+/// group at the tie-aware EER's crossing holds target and non-target scores (only then does the
+/// order within a tie move the DET points around the crossing) and the two EERs differ by more
+/// than kTiedEerAbsoluteTolerance or by more than kTiedEerRelativeTolerance of the tie-aware one.
+/// Without such a tie they may still differ, by up to about one DET step (1 / min(N_tar, N_non)),
+/// from interpolating (the tie-aware one) or not (ASVtorch's). Does not throw.
+bool TiesDecideEer(const EerResult& eer, const TieAwareEerResult& tie_aware);
+
+/// The warning for TiesDecideEer: "tied scores decide the EER: 50.0000 % with targets before
+/// non-targets within a tie (ASVtorch), 37.5000 % tie-aware (2 target and 2 non-target scores
+/// equal 0.5)". Does not throw.
+std::string DescribeTiedEer(const EerResult& eer, const TieAwareEerResult& tie_aware);
+
 /// Normalised minimum detection cost.
 struct MinDcfResult {
   double min_dcf = 0.0;    ///< min C_det / C_default (>= 0; 1 means "no better than a fixed decision").
@@ -79,7 +132,8 @@ struct DetCurve {
 
 /// EER, one minDCF and the trial counts: what a recipe reports for one trial list.
 struct Metrics {
-  EerResult eer;
+  EerResult eer;                ///< ASVtorch's (pessimistic within ties).
+  TieAwareEerResult tie_aware_eer;  ///< Tie-aware, beside it.
   MinDcfResult min_dcf;
   LabelCounts counts;  ///< Trials per class; n_other counts trials left out of the metrics.
 };
@@ -101,6 +155,9 @@ class SortedScores {
   /// EER, its DET point and threshold as defined in the file comment (first minimiser of
   /// |FRR - FAR|, no interpolation). O(log n log p) plus the threshold. Does not throw.
   EerResult Eer() const;
+  /// Tie-aware EER (see the file comment): the crossing's tie group and its rejected fraction.
+  /// The same O(log n log p) search as Eer(), plus at most two O(n - p) passes. Does not throw.
+  TieAwareEerResult TieAwareEer() const;
   /// minDCF (Kaldi's normalisation, see the file comment) at `params`, its DET point and threshold.
   /// O(p log n) plus the threshold. Throws std::invalid_argument when `params` is out of range.
   MinDcfResult MinDcf(const DcfParams& params = {}) const;
@@ -120,6 +177,8 @@ class SortedScores {
     std::int64_t m;  // non-target scores among the k lowest
   };
   Point At(std::int64_t k) const;
+  // The first DET point k in [1, n] with FRR[k] - FAR[k] >= 0 (binary search).
+  std::int64_t FirstCrossing() const;
   double Frr(const Point& p) const;
   double Far(const Point& p) const;
 
@@ -148,7 +207,13 @@ void SplitScores(const std::vector<double>& scores, const std::vector<TrialLabel
                  std::vector<double>* target_scores, std::vector<double>* nontarget_scores,
                  LabelCounts* counts = nullptr);
 
-/// EER and minDCF for scored trials in one sort (ASVtorch compute_eer + compute_min_dcf).
+/// Tie-aware EER of target vs. non-target scores (SortedScores::TieAwareEer). Throws as
+/// SortedScores.
+TieAwareEerResult ComputeTieAwareEer(const std::vector<double>& target_scores,
+                                     const std::vector<double>& nontarget_scores);
+
+/// EER (ASVtorch's and tie-aware) and minDCF for scored trials in one sort (ASVtorch compute_eer +
+/// compute_min_dcf).
 /// `scores` and `labels` are [n] in trial order. Throws std::invalid_argument on a length
 /// mismatch, DataError when a class is empty or a score is NaN.
 Metrics ComputeMetrics(const std::vector<double>& scores, const std::vector<TrialLabel>& labels,

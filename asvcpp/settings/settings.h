@@ -376,6 +376,7 @@ struct BackendSettings {
   backend::Calibration calibration = backend::Calibration::kNone;
   std::int64_t calibration_trials = 30000;
   double calibration_speakers = 0.1;
+  bool keep_degenerate_calibration = false;
   double p_target = 0.05;
   std::vector<double> other_p_targets = {0.01};
 
@@ -427,6 +428,11 @@ struct BackendSettings {
       "Fraction of the back-end speakers (at least 2) held out of the processing, PLDA and cohort to draw the "
       "calibration trials from, when calibration is not 'none'")
         .Open(0, 1);
+    v("keep_degenerate_calibration", keep_degenerate_calibration,
+      "Apply a trained calibration even when it is degenerate (eval::CheckCalibration: the score's weight "
+      "<= 0, or the Cllr of its calibrated training trials not below 1 - max(0.01 bit, what a chance fit "
+      "on that many trials gains)); by default such a calibration is reported, saved with "
+      "\"applied\": false and not applied: the scores stay uncalibrated");
     v("p_target", p_target,
       "Target prior of the reported minDCF (c_miss = c_fa = 1; ASVtorch: 0.05)")
         .Open(0, 1);

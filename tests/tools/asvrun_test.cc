@@ -576,6 +576,11 @@ TEST(AsvrunTest, EvalComputesEerAndMinDcfOfAScoreFile) {
   const auto j = nlohmann::json::parse(r.out);
   // ASVtorch's definition: sorted scores -2 -1 0 0.5 1 2 3 4; at k = 4 FRR = 1/4, FAR = 1/4.
   EXPECT_DOUBLE_EQ(j["eer_percent"].get<double>(), 25.0);
+  // No ties: the tie-aware EER crosses exactly at that point (rejecting <= 0.5: FRR = FAR = 1/4).
+  EXPECT_DOUBLE_EQ(j["tie_aware_eer_percent"].get<double>(), 25.0);
+  EXPECT_DOUBLE_EQ(j["tie_aware_eer_threshold"].get<double>(), 0.5);
+  EXPECT_EQ(j["ties_decide_eer"], false);
+  EXPECT_EQ(r.err.find("tied scores"), std::string::npos) << r.err;
   EXPECT_EQ(j["targets"], 4);
   EXPECT_EQ(j["nontargets"], 4);
   ASSERT_EQ(j["min_dcf"].size(), 2u);
@@ -607,6 +612,22 @@ TEST(AsvrunTest, EvalComputesEerAndMinDcfOfAScoreFile) {
   EXPECT_EQ(det.substr(det.find('\n') + 1, row.size()), row) << det;
   EXPECT_EQ(det.substr(det.size() - 5), "\t0.5\n") << det;
   EXPECT_EQ(std::count(det.begin(), det.end(), '\n'), 2) << det;
+  // Every score equal: ASVtorch's EER (targets first within the tie) is 100 %, the tie-aware 50 %,
+  // with a warning and both in the text output.
+  dir.Write("tied", "1\n1\n1\n1\n1\n1\n1\n1\n");
+  const auto tied = Asvrun(dir, {"eval", "--scores", "tied", "--trials", "trials", "--json"});
+  ASSERT_EQ(tied.status, 0) << tied.err;
+  const auto jt = nlohmann::json::parse(tied.out);
+  EXPECT_DOUBLE_EQ(jt["eer_percent"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(jt["tie_aware_eer_percent"].get<double>(), 50.0);
+  EXPECT_EQ(jt["ties_decide_eer"], true);
+  EXPECT_NE(tied.err.find("tied scores decide the EER: 100.0000 %"), std::string::npos) << tied.err;
+  const auto tied_text = Asvrun(dir, {"eval", "--scores", "tied", "--trials", "trials"});
+  ASSERT_EQ(tied_text.status, 0) << tied_text.err;
+  EXPECT_NE(tied_text.out.find("EER = 100.0000 %  (threshold 1)  tie-aware EER = 50.0000 %  "
+                               "(tied scores decide the EER)"),
+            std::string::npos)
+      << tied_text.out;
   const auto mismatch = Asvrun(dir, {"eval", "--scores", "trials", "--trials", "trials"});
   EXPECT_NE(mismatch.status, 0);
   const auto missing = Asvrun(dir, {"eval", "--scores", "nope", "--trials", "trials"});

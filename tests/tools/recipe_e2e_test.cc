@@ -195,7 +195,7 @@ TEST(RecipeE2eTest, ScoreNormalisationAndCalibration) {
            {"recipe.plda_datasets = ['voxceleb2_cat']", "recipe.plda_datasets = ['voxceleb2_cat_combined']"},
            {"backend.scoring = 'cosine'",
             "backend.scoring = 'plda'\nbackend.plda_dim = 6\nbackend.score_norm = True\nbackend.calibration = "
-            "'linear'"}}) {
+            "'linear'\nbackend.keep_degenerate_calibration = True"}}) {
     const auto at = configs.find(from);
     ASSERT_NE(at, std::string::npos) << from;
     configs.replace(at, from.size(), to);
@@ -220,6 +220,12 @@ TEST(RecipeE2eTest, ScoreNormalisationAndCalibration) {
   EXPECT_NE(run.err.find("calibration (linear): 12 target and 16 non-target trials of 2 held-out speakers"),
             std::string::npos)
       << run.err;
+  // The tiny system's two held-out speakers may give trials without information (a degenerate
+  // calibration); this config applies it anyway, and the last run below checks the default.
+  const bool degenerate = run.err.find("calibration (linear) is degenerate") != std::string::npos;
+  if (degenerate) {
+    EXPECT_NE(run.err.find("applied anyway"), std::string::npos) << run.err;
+  }
   const auto linear = eval::LoadCalibration(system / "backend/calibration.json");
   EXPECT_EQ(linear.feature_names, (std::vector<std::string>{"score"}));
   EXPECT_GT(linear.weights[0], 0.0);
@@ -276,10 +282,24 @@ TEST(RecipeE2eTest, ScoreNormalisationAndCalibration) {
 
   // A cohort that no longer matches the back-end embeddings is rebuilt, not used.
   dir.Write("out/tiny_system/embeddings/cohort.source", "sha256:0\n");
-  const auto rebuilt = testing::RunCommand({ASV_ASVRUN, "voxceleb/xvector", "tiny", "--run-configs",
-                                            "configs/run_configs", "--set", "recipe.start_stage=9"},
-                                           dir.path());
+  // With the default backend.keep_degenerate_calibration = False: the same linear calibration (same
+  // back-end embeddings and held-out speakers), left out when degenerate, and recorded so.
+  const auto rebuilt = testing::RunCommand(
+      {ASV_ASVRUN, "voxceleb/xvector", "tiny", "--run-configs", "configs/run_configs", "--set",
+       "recipe.start_stage=9", "--set", "backend.keep_degenerate_calibration=False"},
+      dir.path());
   ASSERT_EQ(rebuilt.status, 0) << rebuilt.err;
+  EXPECT_EQ(rebuilt.err.find("calibration (linear) is degenerate") != std::string::npos, degenerate) << rebuilt.err;
+  const std::string saved = testing::Slurp(system / "backend/calibration.json");
+  EXPECT_NE(saved.find(degenerate ? "\"applied\": false" : "\"applied\": true"), std::string::npos) << saved;
+  const std::string results_text = testing::Slurp(system / "results/results.txt");
+  EXPECT_EQ(results_text.rfind("calibration: degenerate, not applied (", 0) == 0, degenerate) << results_text;
+  runs = database.ListRuns();
+  ASSERT_EQ(runs.size(), 3u);
+  std::set<std::string> last_kinds;
+  for (const auto& artifact : database.Artifacts(runs[0].id)) last_kinds.insert(artifact.record.kind);
+  EXPECT_EQ(last_kinds.count(degenerate ? "calibration_not_applied" : "calibration"), 1u);
+  EXPECT_EQ(last_kinds.count(degenerate ? "calibration" : "calibration_not_applied"), 0u);
   EXPECT_NE(rebuilt.err.find("cohort: 5 speaker means of the back-end embeddings, stored in"), std::string::npos)
       << rebuilt.err;
   // cohort.source names the archive by the text of its checksum file.

@@ -513,6 +513,9 @@ int Eval(const EvalOptions& options) {
   const eval::LlrMetrics llr = eval::ComputeLlrMetrics(target_scores, nontarget_scores, points);
   const eval::SortedScores sorted(std::move(target_scores), std::move(nontarget_scores));
   const auto eer = sorted.Eer();
+  const auto tie_aware = sorted.TieAwareEer();
+  const bool ties_decide = eval::TiesDecideEer(eer, tie_aware);
+  if (ties_decide) ASV_LOG(Warning, "{}: {}", options.scores, eval::DescribeTiedEer(eer, tie_aware));
   std::vector<eval::MinDcfResult> dcfs;
   for (const auto& params : points) dcfs.push_back(sorted.MinDcf(params));
   if (!options.det.empty()) eval::WriteDetPoints(options.det, eval::DetPoints(sorted, options.det_points));
@@ -520,6 +523,9 @@ int Eval(const EvalOptions& options) {
     nlohmann::ordered_json out;
     out["eer_percent"] = eer.percent();
     out["eer_threshold"] = eer.threshold;
+    out["tie_aware_eer_percent"] = tie_aware.percent();
+    out["tie_aware_eer_threshold"] = tie_aware.threshold;
+    out["ties_decide_eer"] = ties_decide;
     out["min_dcf"] = nlohmann::ordered_json::array();
     for (const auto& d : dcfs) {
       out["min_dcf"].push_back({{"p_target", d.params.p_target}, {"c_miss", d.params.c_miss},
@@ -540,7 +546,8 @@ int Eval(const EvalOptions& options) {
     return kExitOk;
   }
   fmt::print("trials: {}\n", counts.Describe());
-  fmt::print("EER = {:.4f} %  (threshold {:.6g})\n", eer.percent(), eer.threshold);
+  fmt::print("EER = {:.4f} %  (threshold {:.6g})  tie-aware EER = {:.4f} %{}\n", eer.percent(), eer.threshold,
+             tie_aware.percent(), ties_decide ? "  (tied scores decide the EER)" : "");
   for (const auto& d : dcfs) {
     fmt::print("minDCF(p_target={:g}, c_miss={:g}, c_fa={:g}) = {:.4f}  (threshold {:.6g})\n", d.params.p_target,
                d.params.c_miss, d.params.c_fa, d.min_dcf, d.threshold);

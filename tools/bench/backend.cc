@@ -16,6 +16,7 @@
 //            score_matrices (MakeScorer: the D^3 linear algebra, once per model) and score_trials
 //            (ScoreAllVsAll with a ready scorer)
 //   metrics  split by label, SortedScores, EER and minDCF (p_target 0.05, c_miss = c_fa = 1)
+//   tie_aware_eer  SortedScores::TieAwareEer of the same scores (the SortedScores built once)
 // Threads: --threads sets LibTorch's intra-op threads and, when the BLAS is OpenBLAS, its threads
 // too (OpenBLAS keeps its own pool otherwise), so "1 thread" means one core in every library.
 // --write DIR writes the inputs (raw little-endian float32/int64, row-major) and asvcpp's scores
@@ -190,6 +191,22 @@ int Main(int argc, char** argv) {
     n_target = sorted.n_target();
   });
 
+  // The tie-aware EER on top of the metrics above (same scores, SortedScores built once).
+  asv::eval::TieAwareEerResult tie_aware;
+  std::optional<asv::eval::SortedScores> ranked;
+  {
+    std::vector<double> target, nontarget;
+    for (std::int64_t i = 0; i < enroll; ++i) {
+      for (std::int64_t j = 0; j < test; ++j) {
+        const bool same =
+            data.enroll_speakers[static_cast<std::size_t>(i)] == data.test_speakers[static_cast<std::size_t>(j)];
+        (same ? target : nontarget).push_back(scores.row(i)[j]);
+      }
+    }
+    ranked.emplace(std::move(target), std::move(nontarget));
+  }
+  const auto tie_aware_eer = asv::bench::Measure(warmup, repeats, [&] { tie_aware = ranked->TieAwareEer(); });
+
   if (!write_dir.empty()) {
     const fs::path dir(write_dir);
     fs::create_directories(dir);
@@ -221,7 +238,9 @@ int Main(int argc, char** argv) {
                           {"score", score.ToJson()},
                           {"score_matrices", score_matrices.ToJson()},
                           {"score_trials", score_trials.ToJson()},
-                          {"metrics", metrics.ToJson()}};
+                          {"metrics", metrics.ToJson()},
+                          {"tie_aware_eer_percent", tie_aware.percent()},
+                          {"tie_aware_eer", tie_aware_eer.ToJson()}};
   asv::bench::WriteJson(report, json_path);
   return asv::kExitOk;
 }

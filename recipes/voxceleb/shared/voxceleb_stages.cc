@@ -186,10 +186,16 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
     cohort = SpeakerCohort(context, plda, speakers);
   }
   const backend::Backend backend(plda, speakers, backend_settings, cohort ? &*cohort : nullptr);
-  if (const auto* calibration = backend.calibration()) {
+  std::string summary;
+  if (const auto* calibration = backend.trained_calibration()) {
     const stdfs::path file = context.system_folder() / "backend" / "calibration.json";
-    eval::SaveCalibration(*calibration, file);
-    context.RecordArtifact(file, "calibration");
+    eval::SaveCalibration(*calibration, file, &backend.calibration_use());
+    // The artifact kind says whether the scores are calibrated with it.
+    context.RecordArtifact(file, backend.calibration() != nullptr ? "calibration" : "calibration_not_applied");
+    if (backend.calibration_use().check.degenerate) {
+      summary += fmt::format("calibration: {} ({})\n", backend::CalibrationStatusName(backend.calibration_status()),
+                             backend.calibration_use().check.reason);
+    }
   }
   const auto prepared = backend.Prepare(trial);
 
@@ -197,7 +203,6 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
   for (const auto& entry : trial_lists) names.push_back(entry.first);
   const auto lists = backend::TrialListFiles(
       names, trial_lists, data::ListFolder(context.feature_and_list_folder(), trial_dataset), false);
-  std::string summary;
   // Trial lists with rate and ETA; the amount counts trials ("... trials/s").
   base::ProgressOptions progress_options;
   progress_options.unit = "lists";

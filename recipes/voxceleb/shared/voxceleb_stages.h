@@ -70,10 +70,14 @@ void WriteSpeakerCohort(recipe::RunContext& context, const std::filesystem::path
 /// the `backend.*` settings (backend::Backend: processing trained on the "plda" embeddings, PLDA
 /// or cosine scoring, optional s-norm / AS-norm against the stored speaker-mean cohort
 /// (SpeakerCohort) or random back-end embeddings, optional calibration into log-likelihood
-/// ratios, saved as <system>/backend/calibration.json); every existing list of `trial_lists`
+/// ratios, saved as <system>/backend/calibration.json with whether it was applied and
+/// eval::CheckCalibration's verdict, recorded as artifact kind "calibration" when applied and
+/// "calibration_not_applied" when degenerate and left out, with a line in results.txt when
+/// degenerate); every existing list of `trial_lists`
 /// (files in the list folder of `trial_dataset`) scored, with scores_<file> (the final scores:
 /// LLRs when calibrated) and det_<stem>.run<run id>.tsv (eval::DetFileName: one per run) under
-/// <system>/scores, EER/minDCF/Cllr lines in
+/// <system>/scores, a warning for a list whose EER the tied scores decide
+/// (eval::TiesDecideEer), EER/minDCF/Cllr lines in
 /// <system>/results/results.txt, and a results row per list (the epoch of embeddings/info.json
 /// when present). Throws DataError for missing embeddings, a PLDA utterance without speaker,
 /// when no list exists, and what backend::Backend throws.

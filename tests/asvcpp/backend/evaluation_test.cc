@@ -308,5 +308,95 @@ TEST(EvaluationTest, CalibrationHoldsOutSpeakersAndGivesWellCalibratedLlrs) {
   EXPECT_THROW(Backend(tiny.embeddings, tiny.speakers, s), DataError);
 }
 
+// Back-end embeddings of 60 speakers, 2 each (cosine scoring, no processing), whose held-out
+// calibration speakers give `kind` trials: "inverted" (the two embeddings of a held-out speaker
+// point in opposite directions, so target trials score -1 and non-target ones about 0) or
+// "flat" (every embedding is noise, so no trial says anything about its label).
+Synthetic DegenerateBackEnd(const std::string& kind, const settings::BackendSettings& s) {
+  Synthetic back = MakeSynthetic(60, 2, 8, kind == "flat" ? 1000.0 : 0.3, 21);
+  if (kind == "inverted") {
+    // Which speakers are held out depends only on the speaker list (seed 0).
+    const Backend probe(back.embeddings, back.speakers, s);
+    const std::set<std::string> held(probe.held_out_speakers().begin(), probe.held_out_speakers().end());
+    for (std::int64_t row = 1; row < back.embeddings.vectors.rows(); row += 2) {
+      if (!held.count(back.speakers[static_cast<std::size_t>(row)])) continue;
+      for (int d = 0; d < 8; ++d) back.embeddings.vectors(row, d) = -back.embeddings.vectors(row - 1, d);
+    }
+  }
+  return back;
+}
+
+TEST(EvaluationTest, DegenerateCalibrationIsReportedAndNotAppliedUnlessAsked) {
+  TempDir dir;
+  const Synthetic test = MakeSynthetic(10, 4, 8, 0.9, 5, "t");
+  const auto trials = eval::ReadTrialList(WriteTrials(dir.path / "trials.txt", test));
+  // Cosine scores of the trial list (every pair i < j of the test rows, in order).
+  std::vector<double> cosines;
+  const auto n = test.embeddings.vectors.rows();
+  for (std::int64_t i = 0; i < n; ++i) {
+    for (std::int64_t j = i + 1; j < n; ++j) {
+      cosines.push_back(Cosine(test.embeddings.vectors.row(i), test.embeddings.vectors.row(j), 8));
+    }
+  }
+  ASSERT_EQ(cosines.size(), trials.size());
+
+  for (const std::string kind : {"inverted", "flat"}) {
+    SCOPED_TRACE(kind);
+    auto s = CosineSettings();
+    s.calibration = Calibration::kLinear;
+    s.calibration_speakers = 0.2;
+    s.calibration_trials = 2000;
+    const Synthetic back = DegenerateBackEnd(kind, s);
+
+    // Default: trained, found degenerate, not applied: the scores are the raw cosine scores.
+    const Backend kept(back.embeddings, back.speakers, s);
+    EXPECT_EQ(kept.calibration_status(), CalibrationStatus::kDegenerateSkipped);
+    EXPECT_EQ(kept.calibration(), nullptr);
+    ASSERT_NE(kept.trained_calibration(), nullptr);
+    EXPECT_TRUE(kept.calibration_use().check.degenerate);
+    EXPECT_FALSE(kept.calibration_use().applied);
+    EXPECT_EQ(kept.calibration_use().n_target_trials, 12);  // 12 held-out speakers, one pair each
+    EXPECT_EQ(kept.calibration_use().n_nontarget_trials, 264);
+    const double w = kept.trained_calibration()->weights[0];
+    if (kind == "inverted") {
+      EXPECT_LT(w, 0.0);
+      EXPECT_NE(kept.calibration_use().check.reason.find("negative"), std::string::npos);
+    } else {
+      EXPECT_GT(kept.calibration_cllr(), 1.0 - kept.calibration_use().check.margin);
+      EXPECT_NE(kept.calibration_use().check.reason.find("no information"), std::string::npos);
+    }
+    const auto raw = kept.Score(kept.Prepare(test.embeddings), trials);
+    for (std::size_t t = 0; t < trials.size(); ++t) EXPECT_NEAR(raw[t], cosines[t], 1e-6) << t;
+
+    // backend.keep_degenerate_calibration: the same calibration, applied.
+    s.keep_degenerate_calibration = true;
+    const Backend applied(back.embeddings, back.speakers, s);
+    EXPECT_EQ(applied.calibration_status(), CalibrationStatus::kDegenerateApplied);
+    ASSERT_NE(applied.calibration(), nullptr);
+    EXPECT_TRUE(applied.calibration_use().applied);
+    EXPECT_EQ(applied.calibration()->weights[0], w);
+    const double b = applied.calibration()->bias;
+    const auto llrs = applied.Score(applied.Prepare(test.embeddings), trials);
+    double largest_change = 0;
+    for (std::size_t t = 0; t < trials.size(); ++t) {
+      EXPECT_NEAR(llrs[t], w * raw[t] + b, 1e-6) << t;
+      largest_change = std::max(largest_change, std::fabs(llrs[t] - raw[t]));
+    }
+    EXPECT_GT(largest_change, 1e-3);
+  }
+
+  // A healthy calibration is applied whatever the setting.
+  auto s = CosineSettings();
+  s.calibration = Calibration::kLinear;
+  s.calibration_speakers = 0.2;
+  const Synthetic good = MakeSynthetic(60, 4, 8, 0.9, 4);
+  const Backend healthy(good.embeddings, good.speakers, s);
+  EXPECT_EQ(healthy.calibration_status(), CalibrationStatus::kApplied);
+  EXPECT_NE(healthy.calibration(), nullptr);
+  EXPECT_FALSE(healthy.calibration_use().check.degenerate);
+  const auto none = CosineSettings();
+  EXPECT_EQ(Backend(good.embeddings, good.speakers, none).calibration_status(), CalibrationStatus::kNone);
+}
+
 }  // namespace
 }  // namespace asv::backend

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <string>
 #include <vector>
 
 #include "asvcpp/base/error.h"
@@ -167,6 +169,22 @@ TEST(CalibrationTest, SavedCalibrationReadsBackAndBadFilesAreDataErrors) {
   EXPECT_EQ(back.weights, c.weights);
   EXPECT_EQ(back.bias, c.bias);
   EXPECT_EQ(back.iterations, c.iterations);
+  // With what was done: the extra fields are written and do not disturb reading it back.
+  CalibrationUse use;
+  use.applied = false;
+  use.check.degenerate = true;
+  use.check.reason = "why";
+  use.check.training_cllr = 0.995;
+  use.n_target_trials = 3;
+  use.n_nontarget_trials = 4;
+  SaveCalibration(c, dir / "with_use.json", &use);
+  std::ifstream in(dir / "with_use.json");
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("\"applied\": false"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"degenerate\": true"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"degenerate_reason\": \"why\""), std::string::npos) << text;
+  EXPECT_NE(text.find("\"n_nontarget_trials\": 4"), std::string::npos) << text;
+  EXPECT_EQ(LoadCalibration(dir / "with_use.json").weights, c.weights);
   std::ofstream(dir / "bad.json") << R"({"kind": "linear_calibration", "feature_names": ["a", "b"], "weights": [1],)"
                                   << R"( "bias": 0, "prior": 0.5, "iterations": 1, "objective": 0})";
   try {
@@ -180,6 +198,65 @@ TEST(CalibrationTest, SavedCalibrationReadsBackAndBadFilesAreDataErrors) {
   EXPECT_THROW(LoadCalibration(dir / "truncated.json"), DataError);
   EXPECT_THROW(LoadCalibration(dir / "missing.json"), DataError);
   stdfs::remove_all(dir);
+}
+
+TEST(CalibrationTest, CheckFlagsInvertedAndNonInformativeCalibrations) {
+  // Informative scores: positive weight, Cllr far below 1.
+  std::vector<double> tar, non;
+  GaussianScores(1000, 1.0, -1.0, 1.0, &tar, &non);
+  const LinearCalibration good = TrainLinearCalibration(tar, non, {"score"});
+  const CalibrationCheck ok = CheckCalibration(good, Cllr(good.ApplyAll(tar), good.ApplyAll(non)), 1000, 1000);
+  EXPECT_FALSE(ok.degenerate) << ok.reason;
+  EXPECT_TRUE(ok.reason.empty());
+  EXPECT_GT(ok.score_weight, 0.0);
+
+  // The classes swapped: the score's weight is negative whatever the Cllr.
+  const LinearCalibration inverted = TrainLinearCalibration(non, tar, {"score"});
+  const CalibrationCheck inv = CheckCalibration(inverted, Cllr(inverted.ApplyAll(non), inverted.ApplyAll(tar)), 1000, 1000);
+  EXPECT_TRUE(inv.degenerate);
+  EXPECT_LT(inv.score_weight, 0.0);
+  EXPECT_LT(inv.training_cllr, 0.9);  // informative, but in reverse
+  EXPECT_NE(inv.reason.find("negative"), std::string::npos) << inv.reason;
+
+  // Both classes from one distribution, few and many trials: degenerate whatever the fit's sign.
+  for (const std::size_t n : {20, 1000, 20000}) {
+    for (const std::uint64_t seed : {11, 12, 13}) {
+      std::vector<double> tar0, non0;
+      GaussianScores(n, 0.0, 0.0, 1.0, &tar0, &non0, seed);
+      const LinearCalibration flat = TrainLinearCalibration(tar0, non0, {"score"});
+      const double flat_cllr = Cllr(flat.ApplyAll(tar0), flat.ApplyAll(non0));
+      const auto count = static_cast<std::int64_t>(n);
+      EXPECT_TRUE(CheckCalibration(flat, flat_cllr, count, count).degenerate) << n << " " << flat_cllr;
+    }
+  }
+  // Weakly informative scores on few trials (d' = 1.5, 30 trials a class) are not.
+  std::vector<double> tar1, non1;
+  GaussianScores(30, 0.75, -0.75, 1.0, &tar1, &non1, 5);
+  const LinearCalibration weak = TrainLinearCalibration(tar1, non1, {"score"});
+  EXPECT_FALSE(CheckCalibration(weak, Cllr(weak.ApplyAll(tar1), weak.ApplyAll(non1)), 30, 30).degenerate);
+
+  // The rule on hand-made values: weight 0 ignores the score; the Cllr bound is strict; the
+  // margin is the larger of 0.01 bit and the chance term (k = 2: 10 / (2 ln 2 N_eff)).
+  LinearCalibration c;
+  c.feature_names = {"score"};
+  c.weights = {0.0};
+  EXPECT_NE(CheckCalibration(c, 0.5, 1000, 1000).reason.find("ignore"), std::string::npos);
+  c.weights = {2.0};
+  EXPECT_FALSE(CheckCalibration(c, 0.98, 100000, 100000).degenerate);
+  EXPECT_TRUE(CheckCalibration(c, 0.99, 100000, 100000).degenerate);
+  EXPECT_DOUBLE_EQ(CheckCalibration(c, 0.5, 100000, 100000).margin, 0.01);
+  EXPECT_FALSE(CheckCalibration(c, 0.99, 100000, 100000, 0.005).degenerate);
+  EXPECT_TRUE(CheckCalibration(c, 1.2, 100000, 100000).degenerate);
+  // 12 target and 264 non-target trials: N_eff = 4 / (1/12 + 1/264) = 45.9, margin 0.157 bit.
+  const CalibrationCheck few = CheckCalibration(c, 0.85, 12, 264);
+  EXPECT_NEAR(few.margin, 10.0 / (2.0 * std::log(2.0) * 4.0 / (1.0 / 12 + 1.0 / 264)), 1e-12);
+  EXPECT_TRUE(few.degenerate);
+  EXPECT_FALSE(CheckCalibration(c, 0.80, 12, 264).degenerate);
+  EXPECT_THROW(CheckCalibration(c, 0.5, 10, 10, 1.0), std::invalid_argument);
+  EXPECT_THROW(CheckCalibration(c, 0.5, 0, 10), std::invalid_argument);
+  EXPECT_THROW(CheckCalibration(c, std::nan(""), 10, 10), DataError);
+  c.weights.clear();
+  EXPECT_THROW(CheckCalibration(c, 0.5, 10, 10), std::invalid_argument);
 }
 
 TEST(CalibrationTest, BadInputIsAnError) {

@@ -8,6 +8,7 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -113,6 +114,142 @@ TEST(Metrics, TiesAreNotMergedAndTargetsSortFirst) {
   EXPECT_EQ(c.frr, (std::vector<double>{0, 0.5, 1, 1, 1}));
   EXPECT_EQ(c.far, (std::vector<double>{1, 1, 1, 0.5, 0}));
   EXPECT_EQ(c.thresholds, (std::vector<double>{7 - 0.001, 7, 7, 7, 7}));
+}
+
+// Straightforward transcription of the tie-aware EER of metrics.h: distinct scores, point j
+// rejects the scores <= v_j, the first point with FRR >= FAR and the segment before it.
+TieAwareEerResult ReferenceTieAwareEer(const std::vector<double>& tar, const std::vector<double>& non) {
+  std::vector<double> values(tar);
+  values.insert(values.end(), non.begin(), non.end());
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
+  const auto nt = static_cast<double>(tar.size()), nn = static_cast<double>(non.size());
+  double frr_a = 0, far_a = 1;
+  for (const double v : values) {
+    const auto at_or_below = [v](const std::vector<double>& x) {
+      return static_cast<double>(std::count_if(x.begin(), x.end(), [v](double y) { return y <= v; }));
+    };
+    const double frr_b = at_or_below(tar) / nt, far_b = (nn - at_or_below(non)) / nn;
+    if (frr_b - far_b >= 0) {
+      TieAwareEerResult r;
+      r.threshold = v;
+      r.reject_fraction = (far_a - frr_a) / ((far_a - frr_a) + (frr_b - far_b));
+      r.eer = frr_a + r.reject_fraction * (frr_b - frr_a);
+      r.tied_targets = std::count(tar.begin(), tar.end(), v);
+      r.tied_nontargets = std::count(non.begin(), non.end(), v);
+      return r;
+    }
+    frr_a = frr_b;
+    far_a = far_b;
+  }
+  ADD_FAILURE() << "no crossing";
+  return {};
+}
+
+TEST(Metrics, TieAwareEerWithAllScoresEqualIsHalf) {
+  // ASVtorch: targets first within the tie, EER 100 %; tie-aware: the one segment from
+  // (FRR 0, FAR 1) to (1, 0) crosses at 50 %, rejecting half of the tied trials.
+  for (const auto& [nt, nn] : {std::pair<int, int>{2, 2}, {3, 5}, {7, 1}}) {
+    const SortedScores s(std::vector<double>(nt, 7.0), std::vector<double>(nn, 7.0));
+    const TieAwareEerResult tie = s.TieAwareEer();
+    EXPECT_EQ(s.Eer().eer, 1.0);
+    EXPECT_DOUBLE_EQ(tie.eer, 0.5);
+    EXPECT_DOUBLE_EQ(tie.reject_fraction, 0.5);
+    EXPECT_EQ(tie.threshold, 7.0);
+    EXPECT_EQ(tie.tied_targets, nt);
+    EXPECT_EQ(tie.tied_nontargets, nn);
+    EXPECT_TRUE(TiesDecideEer(s.Eer(), tie));
+    EXPECT_NE(DescribeTiedEer(s.Eer(), tie).find("100.0000 % with targets before non-targets"), std::string::npos);
+    EXPECT_NE(DescribeTiedEer(s.Eer(), tie).find("50.0000 % tie-aware"), std::string::npos);
+  }
+}
+
+TEST(Metrics, TieAwareEerOfAHandComputedPartialTie) {
+  // Targets 0.2 0.5 0.5 0.9, non-targets 0.1 0.3 0.5 0.5. ASVtorch's sequence
+  // n t n t t n n t: at k = 4 FRR = 2/4 = FAR, EER 50 %. Merged: rejecting <= 0.3 gives
+  // (FRR 1/4, FAR 2/4), rejecting <= 0.5 gives (3/4, 0); the segment crosses at
+  // a = (1/2 - 1/4) / ((1/2 - 1/4) + (3/4 - 0)) = 1/4: EER = 1/4 + 1/4 * 2/4 = 3/8.
+  const std::vector<double> tar = {0.2, 0.5, 0.5, 0.9}, non = {0.1, 0.3, 0.5, 0.5};
+  for (const bool swapped_pivots : {false, true}) {
+    // More targets than non-targets makes the non-targets the sorted class: the same answer.
+    std::vector<double> t = tar, n = non;
+    if (swapped_pivots) t.push_back(0.95);
+    const SortedScores s(t, n);
+    const TieAwareEerResult tie = s.TieAwareEer();
+    SCOPED_TRACE(swapped_pivots);
+    if (!swapped_pivots) {
+      EXPECT_EQ(s.Eer().eer, 0.5);
+      EXPECT_DOUBLE_EQ(tie.eer, 3.0 / 8.0);
+      EXPECT_DOUBLE_EQ(tie.reject_fraction, 0.25);
+      EXPECT_TRUE(TiesDecideEer(s.Eer(), tie));
+    } else {
+      // 5 targets: (FRR 1/5, FAR 2/4) -> (3/5, 0); a = 0.3 / (0.3 + 0.6) = 1/3, EER = 1/5 + 2/15.
+      EXPECT_DOUBLE_EQ(tie.eer, 1.0 / 3.0);
+      EXPECT_DOUBLE_EQ(tie.reject_fraction, 1.0 / 3.0);
+    }
+    EXPECT_EQ(tie.threshold, 0.5);
+    EXPECT_EQ(tie.tied_targets, 2);
+    EXPECT_EQ(tie.tied_nontargets, 2);
+  }
+}
+
+TEST(Metrics, TieAwareEerWithoutTiesInterpolatesTheDetCurve) {
+  // Targets 2 4 6, non-targets 1 3 5 7, no ties: FRR - FAR is -1/6 at k = 3 (reject 1 2 3:
+  // FRR 1/3, FAR 2/4) and 1/6 at k = 4 (FRR 2/3, FAR 2/4); in doubles |1/6| at k = 4 is the
+  // smaller (2/3 rounds down), so ASVtorch (NumPy, the same operations) takes k = 4: EER 7/12.
+  // The tie-aware one is the linear interpolation between k = 3 and k = 4: FRR = FAR = 1/2 at
+  // a = 1/2. The 8.3 points between them are the curve's step, not ties: TiesDecideEer says no.
+  const SortedScores s({2, 4, 6}, {1, 3, 5, 7});
+  const TieAwareEerResult tie = s.TieAwareEer();
+  EXPECT_EQ(s.Eer().index, 4);
+  EXPECT_DOUBLE_EQ(s.Eer().eer, 7.0 / 12.0);
+  EXPECT_DOUBLE_EQ(tie.eer, 0.5);
+  EXPECT_DOUBLE_EQ(tie.reject_fraction, 0.5);
+  EXPECT_EQ(tie.threshold, 4.0);
+  EXPECT_EQ(tie.tied_targets, 1);
+  EXPECT_EQ(tie.tied_nontargets, 0);
+  EXPECT_FALSE(TiesDecideEer(s.Eer(), tie));
+  // A crossing exactly at a DET point: targets 1 3 5 7, non-targets 0 2 4 6: rejecting <= 3
+  // gives FRR 2/4 = FAR 2/4, the EER of both.
+  const SortedScores exact({1, 3, 5, 7}, {0, 2, 4, 6});
+  EXPECT_DOUBLE_EQ(exact.TieAwareEer().eer, 0.5);
+  EXPECT_DOUBLE_EQ(exact.Eer().eer, 0.5);
+  EXPECT_DOUBLE_EQ(exact.TieAwareEer().reject_fraction, 1.0);
+  // Perfect separation: EER 0 at the gap.
+  EXPECT_DOUBLE_EQ(SortedScores({5, 6}, {1, 2, 3}).TieAwareEer().eer, 0.0);
+  // Ties within one class only do not decide the EER.
+  const SortedScores one_class({3, 3, 3, 8}, {1, 2, 4, 4});
+  EXPECT_FALSE(TiesDecideEer(one_class.Eer(), one_class.TieAwareEer()));
+}
+
+TEST(Metrics, TieAwareEerMatchesTheReferenceOnRandomScores) {
+  std::mt19937_64 rng(777);
+  const double inf = std::numeric_limits<double>::infinity();
+  for (int round = 0; round < 60; ++round) {
+    const int nt = 1 + static_cast<int>(rng() % (round % 2 ? 300 : 40));
+    const int nn = 1 + static_cast<int>(rng() % 200);
+    const int kind = round % 3;  // 0: few distinct values, 1: half steps, 2: doubles
+    std::normal_distribution<double> g(0, 2);
+    auto draw = [&](double mean) {
+      const double v = mean + g(rng);
+      if (kind == 0) return std::round(v / 3);
+      if (kind == 1) return std::floor(v * 2) / 2;
+      return rng() % 50 == 0 ? (v < 0 ? -inf : inf) : v;
+    };
+    std::vector<double> tar(nt), non(nn);
+    for (double& v : tar) v = draw(1.0);
+    for (double& v : non) v = draw(-0.5);
+    const TieAwareEerResult ref = ReferenceTieAwareEer(tar, non);
+    const TieAwareEerResult got = ComputeTieAwareEer(tar, non);
+    ASSERT_NEAR(got.eer, ref.eer, 1e-12) << round;
+    ASSERT_NEAR(got.reject_fraction, ref.reject_fraction, 1e-12) << round;
+    ASSERT_EQ(got.threshold, ref.threshold) << round;
+    ASSERT_EQ(got.tied_targets, ref.tied_targets) << round;
+    ASSERT_EQ(got.tied_nontargets, ref.tied_nontargets) << round;
+    // FRR = FAR on the segment: the EER also equals the FAR side of the interpolation.
+    EXPECT_GE(got.eer, 0.0);
+    EXPECT_LE(got.eer, 1.0);
+  }
 }
 
 TEST(Metrics, MatchesReferenceOnRandomScoresWithTies) {
