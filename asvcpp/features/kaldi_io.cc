@@ -14,6 +14,7 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/temp_files.h"
+#include "asvcpp/base/text.h"
 
 static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "Kaldi binary I/O assumes a little-endian host");
 
@@ -446,9 +447,11 @@ std::vector<std::pair<std::string, std::string>> ReadScpFile(const std::string& 
   while (pos < text.size()) {
     std::size_t end = text.find('\n', pos);
     if (end == std::string::npos) end = text.size();
+    ++line_number;
+    text::CheckLineLength(std::string_view(text).substr(pos, end - pos), path == "-" ? "standard input" : path,
+                          line_number);
     std::string line = text.substr(pos, end - pos);
     pos = end + 1;
-    ++line_number;
     if (!line.empty() && line.back() == '\r') line.pop_back();
     std::size_t key_end = 0;
     while (key_end < line.size() && !IsSpace(static_cast<unsigned char>(line[key_end]))) ++key_end;

@@ -87,7 +87,7 @@ Matrix ReadKaldiMatrix(const std::string& rxfilename);
 std::vector<float> ReadKaldiVector(const std::string& rxfilename);
 
 /// The (key, rxfilename) lines of an scp file, in file order. Throws DataError "path:line"
-/// for an empty line or a line without both fields.
+/// for an empty line, a line without both fields, or a line over 1 MiB (text::CheckLineLength).
 std::vector<std::pair<std::string, std::string>> ReadScpFile(const std::string& path);
 
 /// Reads a table in order: every entry of an archive, or every line of a script file

@@ -36,7 +36,7 @@ void RunScoring(recipe::RunContext& context) {
 }
 
 // The function of each stage of MarginRecipe::stages(), by the stage's name.
-const std::map<std::string, StageFunction>& StageFunctions() {
+const std::map<std::string, StageFunction>& MarginStageFunctions() {
   static const std::map<std::string, StageFunction> functions = {
       {"prepare", RunPrepare},   {"pcm", RunPcmStage},
       {"train", RunTraining},    {"average", RunAveraging},
@@ -57,23 +57,24 @@ bool Contains(const std::vector<std::string>& names, const std::string& name) {
 }  // namespace
 
 bool MarginStages::HasStage(const recipe::StageInfo& stage) const {
-  return StageFunctions().count(stage.name) > 0;
+  return MarginStageFunctions().count(stage.name) > 0;
 }
 
 void MarginStages::RunStage(const recipe::StageInfo& stage, recipe::RunContext& context) const {
   if (dynamic_cast<const MarginSettings*>(&context.settings()) == nullptr) {
     throw StageError("voxceleb/margin: the run context does not hold this recipe's settings");
   }
-  const auto it = StageFunctions().find(stage.name);
-  if (it == StageFunctions().end()) {
+  const auto it = MarginStageFunctions().find(stage.name);
+  if (it == MarginStageFunctions().end()) {
     throw StageError(fmt::format("voxceleb/margin has no stage {} ('{}')", stage.number, stage.name));
   }
   try {
     it->second(context);
   } catch (...) {
     train::RethrowAsAsvError(fmt::format("stage {} ({})", stage.number, stage.name), context.device(),
-                             "lower network.minibatch_size (stage 5), recipe.lm_minibatch_size (stage 7), recipe.num_frames "
-                             "or recipe.lm_num_frames, or the model (recipe.channels, recipe.embedding_size)");
+                             "lower network.minibatch_size (stage 5), recipe.lm_minibatch_size (stage 7), "
+                             "recipe.num_frames or recipe.lm_num_frames, or the model (recipe.channels, "
+                             "recipe.embedding_size)");
   }
 }
 

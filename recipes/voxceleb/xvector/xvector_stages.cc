@@ -30,7 +30,7 @@ using StageFunction = void (*)(recipe::RunContext&);
 
 // The function of each stage of XvectorRecipe::stages(), by the stage's name (its number and
 // description live only in that table).
-const std::map<std::string, StageFunction>& StageFunctions() {
+const std::map<std::string, StageFunction>& XvectorStageFunctions() {
   static const std::map<std::string, StageFunction> functions = {
       {"prepare", RunPrepareStage},
       {"features", RunFeatureStage},
@@ -45,15 +45,15 @@ const std::map<std::string, StageFunction>& StageFunctions() {
 }  // namespace
 
 bool XvectorStages::HasStage(const recipe::StageInfo& stage) const {
-  return StageFunctions().count(stage.name) > 0;
+  return XvectorStageFunctions().count(stage.name) > 0;
 }
 
 void XvectorStages::RunStage(const recipe::StageInfo& stage, recipe::RunContext& context) const {
   if (dynamic_cast<const XvectorSettings*>(&context.settings()) == nullptr) {
     throw StageError("voxceleb/xvector: the run context does not hold this recipe's settings");
   }
-  const auto it = StageFunctions().find(stage.name);
-  if (it == StageFunctions().end()) {
+  const auto it = XvectorStageFunctions().find(stage.name);
+  if (it == XvectorStageFunctions().end()) {
     throw StageError(fmt::format("voxceleb/xvector has no stage {} ('{}')", stage.number, stage.name));
   }
   try {

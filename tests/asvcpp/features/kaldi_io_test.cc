@@ -221,6 +221,10 @@ TEST(FeaturesKaldiIo, ErrorsNameFileOffsetAndKey) {
   EXPECT_NE(ErrorOf([&] { TableReader r("ark:" + (dir / "none.ark").string()); }).find("none.ark"), std::string::npos);
   fs::WriteFileAtomic(scp2, "utt1 a.ark:1\nlonely\n");
   EXPECT_NE(ErrorOf([&] { ReadScpFile(scp2); }).find("b.scp:2"), std::string::npos);
+  // A line over 1 MiB (a binary file named as a script) is refused with its number.
+  fs::WriteFileAtomic(scp2, "utt1 a.ark:1\nutt2 " + std::string(2 << 20, 'x') + "\n");
+  EXPECT_NE(ErrorOf([&] { ReadScpFile(scp2); }).find("b.scp:2: line of 2097157 bytes, longer than 1 MiB"),
+            std::string::npos);
   // Garbage that is not an archive.
   const std::string junk = (dir / "junk.ark").string();
   fs::WriteFileAtomic(junk, "key \0Bjunkjunk"s);
