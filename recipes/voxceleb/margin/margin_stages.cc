@@ -11,8 +11,6 @@
 #include "asvcpp/data/table.h"
 #include "asvcpp/recipe/run_context.h"
 #include "asvcpp/train/checkpoint.h"
-#include "asvcpp/train/step_memory.h"
-#include "asvcpp/train/torch_errors.h"
 #include "recipes/voxceleb/margin/margin_recipe.h"
 #include "recipes/voxceleb/margin/stage_embeddings.h"
 #include "recipes/voxceleb/margin/stage_pcm.h"
@@ -23,7 +21,6 @@ namespace asv::recipes::voxceleb_margin {
 namespace {
 
 namespace stdfs = std::filesystem;
-using StageFunction = void (*)(recipe::RunContext&);
 
 void RunPrepare(recipe::RunContext& context) {
   const auto& r = SettingsOf(context).recipe();
@@ -36,8 +33,8 @@ void RunScoring(recipe::RunContext& context) {
 }
 
 // The function of each stage of MarginRecipe::stages(), by the stage's name.
-const std::map<std::string, StageFunction>& MarginStageFunctions() {
-  static const std::map<std::string, StageFunction> functions = {
+const voxceleb::StageTable& MarginStageFunctions() {
+  static const voxceleb::StageTable functions = {
       {"prepare", RunPrepare},   {"pcm", RunPcmStage},
       {"train", RunTraining},    {"average", RunAveraging},
       {"finetune", RunFineTuning}, {"embeddings", RunEmbeddingExtraction},
@@ -64,18 +61,10 @@ void MarginStages::RunStage(const recipe::StageInfo& stage, recipe::RunContext& 
   if (dynamic_cast<const MarginSettings*>(&context.settings()) == nullptr) {
     throw StageError("voxceleb/margin: the run context does not hold this recipe's settings");
   }
-  const auto it = MarginStageFunctions().find(stage.name);
-  if (it == MarginStageFunctions().end()) {
-    throw StageError(fmt::format("voxceleb/margin has no stage {} ('{}')", stage.number, stage.name));
-  }
-  try {
-    it->second(context);
-  } catch (...) {
-    train::RethrowAsAsvError(fmt::format("stage {} ({})", stage.number, stage.name), context.device(),
-                             "lower network.minibatch_size (stage 5), recipe.lm_minibatch_size (stage 7), "
-                             "recipe.num_frames or recipe.lm_num_frames, or the model (recipe.channels, "
-                             "recipe.embedding_size)");
-  }
+  voxceleb::RunStageOf("voxceleb/margin", MarginStageFunctions(), stage, context,
+                       "lower network.minibatch_size (stage 5), recipe.lm_minibatch_size (stage 7), "
+                       "recipe.num_frames or recipe.lm_num_frames, or the model (recipe.channels, "
+                       "recipe.embedding_size)");
 }
 
 std::vector<std::string> MarginStages::MissingInputs(const recipe::StageInfo& stage, recipe::RunContext& context,
@@ -159,32 +148,24 @@ std::optional<recipe::MemoryNeed> MarginStages::TrainingMemory(const recipe::Sta
   const auto& r = s.recipe();
   const bool fine_tuning = stage.name == "finetune";
   if (stage.name != "train" && !(fine_tuning && r.lm_epochs > 0)) return std::nullopt;
-  recipe::MemoryNeed need;
-  need.stage = fmt::format("stage {} ({})", stage.number, stage.name);
-  need.batch_key = fine_tuning ? "recipe.lm_minibatch_size" : "network.minibatch_size";
-  need.global_batch = fine_tuning ? r.lm_minibatch_size : s.common().network.minibatch_size;
+  const std::string batch_key = fine_tuning ? "recipe.lm_minibatch_size" : "network.minibatch_size";
+  const int batch = fine_tuning ? r.lm_minibatch_size : s.common().network.minibatch_size;
   const int frames = fine_tuning ? r.lm_num_frames : r.num_frames;
-  need.examples = fmt::format("segments of {} frames", frames);
   // The head has a row per class: the training speakers (x3 with speed perturbation), known once
   // stage 0 has listed them.
   const stdfs::path spk2utt = data::ListFolder(context.feature_and_list_folder(), r.training_dataset) / data::kSpk2Utt;
   std::int64_t classes = 2;
+  std::string note;
   std::error_code ec;
   if (stdfs::is_regular_file(spk2utt, ec)) {
-    classes = static_cast<std::int64_t>(data::ReadSpk2Utt(spk2utt).size());
+    classes = std::max<std::int64_t>(2, static_cast<std::int64_t>(data::ReadSpk2Utt(spk2utt).size()));
     if (fine_tuning ? r.lm_speed_perturb : r.speed_perturb) classes *= 3;
   } else {
-    need.note = fmt::format("the head is not counted: {} does not exist yet", spk2utt.string());
+    note = fmt::format("the head is not counted: {} does not exist yet", spk2utt.string());
   }
-  auto net = MakeNetwork(s, r.num_mel_bins, std::max<std::int64_t>(classes, 2), "cpu");
-  const int optimizer_slots = s.common().network.optimizer == train::OptimizerKind::kAdamW ? 2 : 1;
-  const auto memory = train::MeasureStepMemory(*net, r.num_mel_bins, frames, optimizer_slots);
-  need.parameters = memory.parameters;
-  need.model_bytes = memory.model_bytes;
-  std::vector<recipe::MemoryLine> lines;
-  for (const auto& l : memory.step) lines.push_back({l.fixed, l.per_example});
-  need.step = recipe::UpperEnvelope(std::move(lines));
-  return need;
+  auto net = MakeNetwork(s, r.num_mel_bins, classes, "cpu");
+  return voxceleb::MeasureTrainingStep(stage, *net, r.num_mel_bins, frames, s.common().network.optimizer, batch_key,
+                                       batch, fmt::format("segments of {} frames", frames), note);
 }
 
 }  // namespace asv::recipes::voxceleb_margin

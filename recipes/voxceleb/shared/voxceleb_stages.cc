@@ -21,6 +21,8 @@
 #include "asvcpp/recipe/recipe.h"
 #include "asvcpp/recipe/run_context.h"
 #include "asvcpp/train/checkpoint.h"
+#include "asvcpp/train/step_memory.h"
+#include "asvcpp/train/torch_errors.h"
 
 namespace asv::recipes::voxceleb {
 namespace {
@@ -326,6 +328,40 @@ double ScoreDuringTraining(recipe::RunContext& context, const backend::Embedding
     sum += result.metrics.eer.percent();
   }
   return lists.empty() ? 0.0 : sum / static_cast<double>(lists.size());
+}
+
+void RunStageOf(const std::string& recipe, const StageTable& table, const recipe::StageInfo& stage,
+                recipe::RunContext& context, const std::string& memory_advice) {
+  const auto it = table.find(stage.name);
+  if (it == table.end()) {
+    throw StageError(fmt::format("{} has no stage {} ('{}')", recipe, stage.number, stage.name));
+  }
+  try {
+    it->second(context);
+  } catch (...) {
+    train::RethrowAsAsvError(fmt::format("stage {} ({})", stage.number, stage.name), context.device(),
+                             memory_advice);
+  }
+}
+
+recipe::MemoryNeed MeasureTrainingStep(const recipe::StageInfo& stage, nnet::SpeakerNet& net, std::int64_t feat_dim,
+                                       std::int64_t frames, train::OptimizerKind optimizer,
+                                       const std::string& batch_key, std::int64_t global_batch,
+                                       const std::string& examples, const std::string& note) {
+  const int optimizer_slots = optimizer == train::OptimizerKind::kAdamW ? 2 : 1;
+  const auto memory = train::MeasureStepMemory(net, feat_dim, frames, optimizer_slots);
+  recipe::MemoryNeed need;
+  need.stage = fmt::format("stage {} ({})", stage.number, stage.name);
+  need.batch_key = batch_key;
+  need.global_batch = global_batch;
+  need.examples = examples;
+  need.note = note;
+  need.parameters = memory.parameters;
+  need.model_bytes = memory.model_bytes;
+  std::vector<recipe::MemoryLine> lines;
+  for (const auto& l : memory.step) lines.push_back({l.fixed, l.per_example});
+  need.step = recipe::UpperEnvelope(std::move(lines));
+  return need;
 }
 
 }  // namespace asv::recipes::voxceleb

@@ -11,6 +11,9 @@
 
 #include "asvcpp/backend/evaluation.h"
 #include "asvcpp/data/feature_source.h"
+#include "asvcpp/nnet/speaker_net.h"
+#include "asvcpp/recipe/memory_check.h"
+#include "asvcpp/recipe/recipe.h"
 #include "asvcpp/train/embedding_extractor.h"
 #include "asvcpp/settings/types.h"
 #include "asvcpp/train/trainer.h"
@@ -119,5 +122,26 @@ void RecordCheckpointsUsed(recipe::RunContext& context, const std::vector<std::f
 double ScoreDuringTraining(recipe::RunContext& context, const backend::Embeddings& reference,
                            const std::map<std::string, std::string>& speaker_of, const backend::Embeddings& trial,
                            const std::vector<std::pair<std::string, std::filesystem::path>>& lists, int epoch);
+
+/// A recipe's stage functions by stage name (recipe::StageInfo::name).
+using StageTable = std::map<std::string, void (*)(recipe::RunContext&)>;
+
+/// Runs the function of `stage` in `table`. Throws StageError "<recipe> has no stage N ('name')"
+/// for a stage the table lacks; what the function throws leaves through
+/// train::RethrowAsAsvError: an out-of-memory as a StageError naming the stage, the device and
+/// `memory_advice` (the settings to lower), other LibTorch errors without their C++ backtrace.
+void RunStageOf(const std::string& recipe, const StageTable& table, const recipe::StageInfo& stage,
+                recipe::RunContext& context, const std::string& memory_advice);
+
+/// What `asvrun --dry-run` reports for a training stage: the step of `net` (on the CPU) measured
+/// by train::MeasureStepMemory on examples of `frames` frames of `feat_dim` features, its lines
+/// reduced to recipe::UpperEnvelope, with the optimizer's state (network.optimizer: SGD 1 buffer
+/// per parameter, AdamW 2). `batch_key` and `global_batch` name the batch setting and its value,
+/// `examples` what an example is ("segments of 200 frames"), `note` what the estimate leaves out.
+/// Throws what LibTorch throws.
+recipe::MemoryNeed MeasureTrainingStep(const recipe::StageInfo& stage, nnet::SpeakerNet& net, std::int64_t feat_dim,
+                                       std::int64_t frames, train::OptimizerKind optimizer,
+                                       const std::string& batch_key, std::int64_t global_batch,
+                                       const std::string& examples, const std::string& note);
 
 }  // namespace asv::recipes::voxceleb

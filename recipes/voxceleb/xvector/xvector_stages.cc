@@ -12,8 +12,7 @@
 #include "asvcpp/features/kaldi_options.h"
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/recipe/run_context.h"
-#include "asvcpp/train/step_memory.h"
-#include "asvcpp/train/torch_errors.h"
+#include "recipes/voxceleb/shared/voxceleb_stages.h"
 #include "recipes/voxceleb/xvector/stage_augment.h"
 #include "recipes/voxceleb/xvector/stage_embeddings.h"
 #include "recipes/voxceleb/xvector/stage_features.h"
@@ -26,12 +25,11 @@
 namespace asv::recipes::voxceleb_xvector {
 namespace {
 
-using StageFunction = void (*)(recipe::RunContext&);
 
 // The function of each stage of XvectorRecipe::stages(), by the stage's name (its number and
 // description live only in that table).
-const std::map<std::string, StageFunction>& XvectorStageFunctions() {
-  static const std::map<std::string, StageFunction> functions = {
+const voxceleb::StageTable& XvectorStageFunctions() {
+  static const voxceleb::StageTable functions = {
       {"prepare", RunPrepareStage},
       {"features", RunFeatureStage},
       {"augmentation", RunAugmentationStage},
@@ -52,18 +50,10 @@ void XvectorStages::RunStage(const recipe::StageInfo& stage, recipe::RunContext&
   if (dynamic_cast<const XvectorSettings*>(&context.settings()) == nullptr) {
     throw StageError("voxceleb/xvector: the run context does not hold this recipe's settings");
   }
-  const auto it = XvectorStageFunctions().find(stage.name);
-  if (it == XvectorStageFunctions().end()) {
-    throw StageError(fmt::format("voxceleb/xvector has no stage {} ('{}')", stage.number, stage.name));
-  }
-  try {
-    it->second(context);
-  } catch (...) {
-    train::RethrowAsAsvError(fmt::format("stage {} ({})", stage.number, stage.name), context.device(),
-                             "lower network.minibatch_size or network.max_clip_size (training), "
-                             "network.max_batch_size_in_frames (validation and extraction), or the network "
-                             "(network.frame_layer_size, network.stat_size)");
-  }
+  voxceleb::RunStageOf("voxceleb/xvector", XvectorStageFunctions(), stage, context,
+                       "lower network.minibatch_size or network.max_clip_size (training), "
+                       "network.max_batch_size_in_frames (validation and extraction), or the network "
+                       "(network.frame_layer_size, network.stat_size)");
 }
 
 std::vector<std::string> XvectorStages::MissingInputs(const recipe::StageInfo& stage, recipe::RunContext& context,
@@ -76,16 +66,14 @@ std::optional<recipe::MemoryNeed> XvectorStages::TrainingMemory(const recipe::St
   if (stage.name != "train") return std::nullopt;
   const auto& s = SettingsOf(context);
   const auto& network = s.common().network;
-  recipe::MemoryNeed need;
-  need.stage = fmt::format("stage {} ({})", stage.number, stage.name);
-  need.batch_key = "network.minibatch_size";
-  need.global_batch = network.minibatch_size;
-  need.examples = fmt::format("clips of {} frames", network.max_clip_size);
+  const std::string examples = fmt::format("clips of {} frames", network.max_clip_size);
   // MFCCs of paths.kaldi_mfcc_conf_file, with the deltas of features.deltas.
   std::int64_t feat_dim = 0;
   try {
     feat_dim = features::ReadKaldiConfig<features::MfccOptions>(s.common().paths.kaldi_mfcc_conf_file).num_ceps;
   } catch (const std::exception& e) {
+    recipe::MemoryNeed need;
+    need.stage = fmt::format("stage {} ({})", stage.number, stage.name);
     need.note = e.what();
     need.estimated = false;
     return need;
@@ -104,20 +92,15 @@ std::optional<recipe::MemoryNeed> XvectorStages::TrainingMemory(const recipe::St
     }
     for (const auto& entry : data::ReadSpk2Utt(spk2utt)) speakers.insert(entry.first);
   }
+  std::string note;
   if (!missing.empty()) {
-    need.note = fmt::format("the head is not counted in full: {} do{} not exist yet", fmt::join(missing, ", "),
-                            missing.size() == 1 ? "es" : "");
+    note = fmt::format("the head is not counted in full: {} do{} not exist yet", fmt::join(missing, ", "),
+                       missing.size() == 1 ? "es" : "");
   }
   const auto classes = std::max<std::int64_t>(2, static_cast<std::int64_t>(speakers.size()));
   auto net = nnet::MakeXvectorNet(network, feat_dim, classes);
-  const int optimizer_slots = network.optimizer == train::OptimizerKind::kAdamW ? 2 : 1;
-  const auto memory = train::MeasureStepMemory(*net, feat_dim, network.max_clip_size, optimizer_slots);
-  need.parameters = memory.parameters;
-  need.model_bytes = memory.model_bytes;
-  std::vector<recipe::MemoryLine> lines;
-  for (const auto& l : memory.step) lines.push_back({l.fixed, l.per_example});
-  need.step = recipe::UpperEnvelope(std::move(lines));
-  return need;
+  return voxceleb::MeasureTrainingStep(stage, *net, feat_dim, network.max_clip_size, network.optimizer,
+                                       "network.minibatch_size", network.minibatch_size, examples, note);
 }
 
 }  // namespace asv::recipes::voxceleb_xvector
