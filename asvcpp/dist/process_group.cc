@@ -149,6 +149,9 @@ std::shared_ptr<ProcessGroup> ProcessGroup::Create(const ProcessGroupOptions& op
   m.prefix = generation == 1 ? std::string(kKeyPrefix) : fmt::format("{}.{}", kKeyPrefix, generation);
   const auto connect_timeout = std::chrono::duration_cast<Milliseconds>(options.connect_timeout);
 
+  // Before the wait, so that a rank that cannot reach its store says where it waits.
+  ASV_LOG(Info, "rank {} of {}: {} the rendezvous store at {} (waiting up to {} s for the other ranks)", w.rank,
+          w.world_size, c.hosts_store ? "starting" : "joining", c.address, options.connect_timeout.count());
   try {
     c.tcp = OpenTcpStore(w.master_addr, w.master_port, c.hosts_store, connect_timeout);
   } catch (const std::exception& e) {
