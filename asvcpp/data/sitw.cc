@@ -11,9 +11,9 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
-#include "asvcpp/base/text.h"
 #include "asvcpp/data/data_dir.h"
 #include "asvcpp/data/table.h"
+#include "asvcpp/data/table_text.h"
 #include "asvcpp/data/trial_list.h"
 
 namespace asv::data {
@@ -21,32 +21,15 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
-// The whitespace-separated fields of every non-blank line of `path`, with its line number.
+// The fields of every non-blank line of `path`, with its line number (at least one line).
 std::vector<std::pair<int, std::vector<std::string>>> ReadFields(const stdfs::path& path) {
   std::error_code ec;
   if (!stdfs::is_regular_file(path, ec)) throw DataError(fmt::format("{}: no such list", path.string()));
-  const std::string text = fs::ReadFile(path);
   std::vector<std::pair<int, std::vector<std::string>>> lines;
-  std::size_t pos = 0;
-  int number = 0;
-  while (pos < text.size()) {
-    std::size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    const std::string_view line(text.data() + pos, end - pos);
-    pos = end + 1;
-    ++number;
-    text::CheckLineLength(line, path.string(), number);
-    std::vector<std::string> fields;
-    std::size_t i = 0;
-    while (i < line.size()) {
-      while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r')) ++i;
-      std::size_t j = i;
-      while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != '\r') ++j;
-      if (j > i) fields.emplace_back(line.substr(i, j - i));
-      i = j;
-    }
-    if (!fields.empty()) lines.emplace_back(number, std::move(fields));
-  }
+  table_text::ForEachFieldLine(path, [&](int line, const std::vector<std::string_view>& fields) {
+    lines.emplace_back(line, std::vector<std::string>(fields.begin(), fields.end()));
+    return true;
+  });
   if (lines.empty()) throw DataError(fmt::format("{}: empty list", path.string()));
   return lines;
 }
@@ -95,7 +78,6 @@ PreparedDataset PrepareSitwPart(const stdfs::path& corpus, const std::string& pa
     const stdfs::path key_path = root / "keys" / key_name;
     TrialList list;
     list.source = key_path;
-    std::size_t targets = 0;
     for (const auto& [line, fields] : ReadFields(key_path)) {
       if (fields.size() != 3) {
         throw DataError(fmt::format("{}:{}: expected '<model> audio/<file> tgt|imp', got {} field{}", key_path.string(),
@@ -112,13 +94,9 @@ PreparedDataset PrepareSitwPart(const stdfs::path& corpus, const std::string& pa
       }
       const std::string test = AudioFile(fields[1], key_path, line);
       files.insert(test);
-      targets += fields[2] == "tgt" ? 1 : 0;
       list.trials.push_back({enrolled->second, test, fields[2] == "tgt" ? "target" : "nontarget", line});
     }
-    if (targets == 0 || targets == list.trials.size()) {
-      throw DataError(fmt::format("{}: {} trials, all {}: a trial list needs both target and non-target trials",
-                                  key_path.string(), list.trials.size(), targets == 0 ? "imp" : "tgt"));
-    }
+    RequireBothClasses(list);
     result.trials += list.trials.size();
     lists.emplace_back(out_name, std::move(list));
   }

@@ -1,5 +1,5 @@
 // The line format of asvcpp/data's Kaldi-style text tables and trial lists, shared by their
-// readers and writers (table.cc, trial_list.cc, voxceleb.cc): one record per line, fields
+// readers and writers (table.cc, trial_list.cc, voxceleb.cc, sitw.cc): one record per line, fields
 // separated by spaces or tabs.
 #pragma once
 
@@ -12,6 +12,8 @@
 #include <fmt/format.h>
 
 #include "asvcpp/base/error.h"
+#include "asvcpp/base/fs.h"
+#include "asvcpp/base/text.h"
 #include "asvcpp/data/table.h"
 
 namespace asv::data::table_text {
@@ -33,6 +35,27 @@ inline std::vector<std::string_view> SplitFields(std::string_view line) {
     if (i > begin) fields.push_back(line.substr(begin, i - begin));
   }
   return fields;
+}
+
+/// Calls fn(line, fields) for every non-blank line of `path` (line counted from 1; fields as
+/// SplitFields gives them, after trimming), until fn returns false. Throws DataError naming the
+/// path when it cannot be read (fs::ReadFile) and "path:line" for a line over 1 MiB
+/// (text::CheckLineLength).
+template <typename F>
+void ForEachFieldLine(const std::filesystem::path& path, F&& fn) {
+  const std::string contents = fs::ReadFile(path);
+  std::size_t start = 0;
+  int line_no = 0;
+  while (start < contents.size()) {
+    std::size_t end = contents.find('\n', start);
+    if (end == std::string::npos) end = contents.size();
+    ++line_no;
+    text::CheckLineLength(std::string_view(contents).substr(start, end - start), path.string(), line_no);
+    const std::string_view line = text::Trim(std::string_view(contents).substr(start, end - start));
+    start = end + 1;
+    if (line.empty()) continue;
+    if (!fn(line_no, SplitFields(line))) return;
+  }
 }
 
 /// The DataError for a bad line: "<path>:<line>: <message>" (line counted from 1).

@@ -16,24 +16,6 @@ namespace {
 
 using table_text::LineError;
 
-// Calls fn(line_no, tokens) for every non-blank line.
-template <typename F>
-void ForEachTrialLine(const std::filesystem::path& path, F&& fn) {
-  const std::string contents = fs::ReadFile(path);
-  std::size_t start = 0;
-  int line_no = 0;
-  while (start < contents.size()) {
-    std::size_t end = contents.find('\n', start);
-    if (end == std::string::npos) end = contents.size();
-    ++line_no;
-    text::CheckLineLength(std::string_view(contents).substr(start, end - start), path.string(), line_no);
-    const std::string_view line = text::Trim(std::string_view(contents).substr(start, end - start));
-    start = end + 1;
-    if (line.empty()) continue;
-    if (!fn(line_no, table_text::SplitFields(line))) return;
-  }
-}
-
 void CheckSessions(const std::filesystem::path& path, int line, std::string_view id) {
   for (const std::string& part : SplitSessions(id)) {
     if (part.empty()) throw LineError(path, line, fmt::format("'{}' has an empty '&' part", id));
@@ -60,7 +42,7 @@ void CheckLabelsAndSize(const TrialList& list) {
 TrialList ReadTrialList(const std::filesystem::path& path) {
   TrialList list;
   list.source = path;
-  ForEachTrialLine(path, [&](int line, const std::vector<std::string_view>& tokens) {
+  table_text::ForEachFieldLine(path, [&](int line, const std::vector<std::string_view>& tokens) {
     if (tokens.size() < 3) {
       throw LineError(path, line, fmt::format("expected '<left> <right> <label>', found {} field{}",
                                               tokens.size(), tokens.size() == 1 ? "" : "s"));
@@ -100,7 +82,7 @@ std::string VoxCelebPathToId(std::string_view relative_path) {
 
 TrialListFormat DetectTrialListFormat(const std::filesystem::path& path) {
   TrialListFormat format = TrialListFormat::kIds;
-  ForEachTrialLine(path, [&](int, const std::vector<std::string_view>& tokens) {
+  table_text::ForEachFieldLine(path, [&](int, const std::vector<std::string_view>& tokens) {
     if (tokens.size() >= 3 && tokens[1].find('/') != std::string_view::npos &&
         tokens[2].find('/') != std::string_view::npos) {
       format = TrialListFormat::kVoxCelebOfficial;
@@ -113,7 +95,7 @@ TrialListFormat DetectTrialListFormat(const std::filesystem::path& path) {
 TrialList ReadVoxCelebTrialList(const std::filesystem::path& path) {
   TrialList list;
   list.source = path;
-  ForEachTrialLine(path, [&](int line, const std::vector<std::string_view>& tokens) {
+  table_text::ForEachFieldLine(path, [&](int line, const std::vector<std::string_view>& tokens) {
     if (tokens.size() < 3) {
       throw LineError(path, line, fmt::format("expected '<label> <path1> <path2>', found {} field{}",
                                               tokens.size(), tokens.size() == 1 ? "" : "s"));
@@ -210,6 +192,19 @@ void CheckTrialUtterances(const TrialList& list, std::string_view dataset,
   }
   if (unknown.size() > kShown) message += fmt::format("\n... and {} more", unknown.size() - kShown);
   throw DataError(message);
+}
+
+void RequireBothClasses(const TrialList& list) {
+  std::vector<std::string> labels;
+  labels.reserve(list.trials.size());
+  for (const auto& trial : list.trials) labels.push_back(trial.label);
+  eval::LabelCounts counts;
+  eval::ClassifyLabels(labels, eval::LabelVocabulary::Default(), &counts);
+  if (counts.n_target == 0 || counts.n_nontarget == 0) {
+    throw DataError(fmt::format("{}: {} trials: a trial list needs both target and non-target trials (EER and "
+                                "minDCF are undefined otherwise)",
+                                list.source.string(), counts.Describe()));
+  }
 }
 
 }  // namespace asv::data

@@ -45,6 +45,11 @@ enum class TrialListFormat { kIds, kVoxCelebOfficial };
 /// count; eval::RequireKnownLabels).
 TrialList ReadTrialList(const std::filesystem::path& path);
 
+/// Throws DataError naming list.source and the label counts unless `list` holds at least one
+/// target and one non-target trial (eval::LabelVocabulary::Default()): EER and minDCF are
+/// undefined otherwise.
+void RequireBothClasses(const TrialList& list);
+
 /// Writes "left right label" lines in list order, atomically (fs::WriteFileAtomic).
 void WriteTrialList(const std::filesystem::path& path, const TrialList& list);
 

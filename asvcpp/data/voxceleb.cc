@@ -20,20 +20,6 @@
 namespace asv::data {
 namespace {
 
-// A trial list must hold target and non-target trials: EER and minDCF are undefined otherwise.
-void RequireBothClasses(const TrialList& list) {
-  std::vector<std::string> labels;
-  labels.reserve(list.trials.size());
-  for (const auto& trial : list.trials) labels.push_back(trial.label);
-  eval::LabelCounts counts;
-  eval::ClassifyLabels(labels, eval::LabelVocabulary::Default(), &counts);
-  if (counts.n_target == 0 || counts.n_nontarget == 0) {
-    throw DataError(fmt::format("{}: {} trials: a trial list needs both target and non-target trials (EER and "
-                                "minDCF are undefined otherwise)",
-                                list.source.string(), counts.Describe()));
-  }
-}
-
 namespace stdfs = std::filesystem;
 
 // Concatenation lists written per file-system sync (bounds the memory of a batch: VoxCeleb2's

@@ -70,7 +70,8 @@ TEST(SitwTest, BadInputIsNamedWithFileAndLine) {
   Write(root / "keys/core-core.lst", "m1 audio/c.flac maybe\n");
   EXPECT_TRUE(Contains(ErrorOf(prepare), core + ":1: label 'maybe' is neither 'tgt' nor 'imp'"));
   Write(root / "keys/core-core.lst", "m1 audio/c.flac tgt\nm2 audio/c.flac tgt\n");
-  EXPECT_TRUE(Contains(ErrorOf(prepare), core + ": 2 trials, all tgt: a trial list needs both"));
+  EXPECT_TRUE(Contains(ErrorOf(prepare), core + ": 2 target, 0 non-target trials: a trial list needs both target "
+                                              "and non-target trials"));
   Write(root / "keys/core-core.lst", "\n\n");
   EXPECT_TRUE(Contains(ErrorOf(prepare), core + ": empty list"));
   Write(root / "keys/core-core.lst", "m1 audio/c.flac tgt\nm1 audio/e.flac imp\n");
