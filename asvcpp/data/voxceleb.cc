@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <map>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -226,23 +228,109 @@ void WritePerFileLists(const stdfs::path& folder, const Corpus& corpus, const st
       corpus.speakers);
 }
 
-}  // namespace
-
-PreparedDataset PrepareVoxCeleb1(const stdfs::path& corpus, const stdfs::path& dataset_root,
-                                 const VoxCelebOptions& options) {
-  const stdfs::path wav_root = Absolute(corpus) / "wav";
+// Walks `<corpus>/wav/<spk>/<video>/*.wav`, the layout of VoxCeleb1. Throws DataError naming the
+// wav folder when it is missing or holds no .wav file.
+Corpus WalkVoxCeleb1(const stdfs::path& corpus_folder) {
+  const stdfs::path wav_root = Absolute(corpus_folder) / "wav";
   std::error_code ec;
   if (!stdfs::is_directory(wav_root, ec)) {
     throw DataError(fmt::format("{}: VoxCeleb1 audio folder does not exist (expected "
                                 "<voxceleb1>/wav/<speaker>/<video>/<file>.wav)",
                                 wav_root.string()));
   }
-  Corpus files;
-  Walk(wav_root, ".wav", files);
-  if (files.files.empty()) {
+  Corpus corpus;
+  Walk(wav_root, ".wav", corpus);
+  if (corpus.files.empty()) {
     throw DataError(fmt::format("{}: no .wav files found under <speaker>/<video>/ folders",
                                 wav_root.string()));
   }
+  return corpus;
+}
+
+// Writes the list folder of dataset `name` under `dataset_root` (absolute) with one utterance per
+// "<speaker>-<video>" with files (videos of several walked roots, or of names that join to the
+// same id, are one utterance): its files in walk order in the concatenation list
+// `cat/<id>.txt`, wav.scp value "cat:<list>", its speaker that of its last video. Lists in cat/
+// that are no utterance's are deleted.
+PreparedDataset WriteCatDataset(const Corpus& corpus, const stdfs::path& dataset_root, std::string name) {
+  std::vector<std::uint32_t> videos;  // Videos with files, by id; of one id in walk order.
+  const auto video_id = [&](std::uint32_t v) {
+    return fmt::format("{}-{}", corpus.speakers[corpus.videos[v].speaker], corpus.videos[v].name);
+  };
+  std::vector<std::string> video_ids(corpus.videos.size());
+  for (std::size_t v = 0; v < corpus.videos.size(); ++v) {
+    if (corpus.videos[v].files_end == corpus.videos[v].files_begin) continue;
+    videos.push_back(static_cast<std::uint32_t>(v));
+    video_ids[v] = video_id(static_cast<std::uint32_t>(v));
+  }
+  std::stable_sort(videos.begin(), videos.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return video_ids[a] < video_ids[b]; });
+  struct Utterance {
+    std::size_t begin, end;  ///< Range of `videos`.
+  };
+  std::vector<Utterance> utterances;
+  for (std::size_t k = 0; k < videos.size(); ++k) {
+    if (k == 0 || video_ids[videos[k]] != video_ids[videos[k - 1]]) utterances.push_back({k, k});
+    utterances.back().end = k + 1;
+  }
+
+  PreparedDataset cat;
+  cat.name = std::move(name);
+  cat.list_folder = ListFolder(dataset_root, cat.name);
+  const stdfs::path cat_folder = cat.list_folder / "cat";
+  const auto id_of = [&](std::size_t u) -> const std::string& { return video_ids[videos[utterances[u].begin]]; };
+  const auto list_of = [&](std::size_t u) { return cat_folder / (id_of(u) + ".txt"); };
+  // The lists are written in batches with one file-system sync per batch (fs::WriteFilesAtomic):
+  // an fsync per list took ~4 ms, 10 minutes for VoxCeleb2's 150,480 videos.
+  std::vector<std::pair<stdfs::path, std::string>> batch;
+  std::vector<stdfs::path> parts;
+  for (std::size_t u = 0; u < utterances.size(); ++u) {
+    parts.clear();
+    for (std::size_t k = utterances[u].begin; k < utterances[u].end; ++k) {
+      const Corpus::Video& v = corpus.videos[videos[k]];
+      for (std::size_t f = v.files_begin; f < v.files_end; ++f) parts.emplace_back(corpus.Path(f));
+    }
+    batch.emplace_back(list_of(u), audio::ConcatListText(parts));
+    if (batch.size() == kCatListsPerSync) {
+      fs::WriteFilesAtomic(batch);
+      batch.clear();
+    }
+  }
+  if (!batch.empty()) fs::WriteFilesAtomic(batch);
+  batch.clear();
+  batch.shrink_to_fit();
+  // Lists left over from an earlier run: names that are no utterance id plus ".txt".
+  const auto is_list = [&](const std::string& file_name) {
+    constexpr std::string_view kTxt = ".txt";
+    if (file_name.size() <= kTxt.size() || file_name.compare(file_name.size() - kTxt.size(), kTxt.size(), kTxt) != 0) {
+      return false;
+    }
+    const std::string_view id = std::string_view(file_name).substr(0, file_name.size() - kTxt.size());
+    const auto it =
+        std::lower_bound(utterances.begin(), utterances.end(), id,
+                         [&](const Utterance& u, std::string_view x) { return video_ids[videos[u.begin]] < x; });
+    return it != utterances.end() && video_ids[videos[it->begin]] == id;
+  };
+  for (const stdfs::path& old : SortedEntries(cat_folder, EntryType::kFile, ".txt")) {
+    std::error_code ec;
+    if (!is_list(old.filename().string())) stdfs::remove(old, ec);
+  }
+  WriteLists(
+      cat.list_folder, utterances.size(), id_of,
+      [&](std::size_t u) { return std::string(audio::kConcatPrefix) + list_of(u).string(); },
+      [&](std::size_t u) { return corpus.videos[videos[utterances[u].end - 1]].speaker; }, corpus.speakers);
+  cat.utterances = utterances.size();
+  cat.speakers = SpeakerCount(corpus);
+  ASV_LOG(Info, "{}: {} videos of {} speakers -> {}", cat.name, cat.utterances, cat.speakers,
+          cat.list_folder.string());
+  return cat;
+}
+
+}  // namespace
+
+PreparedDataset PrepareVoxCeleb1(const stdfs::path& corpus, const stdfs::path& dataset_root,
+                                 const VoxCelebOptions& options) {
+  const Corpus files = WalkVoxCeleb1(corpus);
   const std::vector<std::uint32_t> order = IdOrder(files);
   CheckUniqueIds(files, order);
 
@@ -264,6 +352,7 @@ PreparedDataset PrepareVoxCeleb1(const stdfs::path& corpus, const stdfs::path& d
   }
   for (const std::string& name : list_files) {
     const stdfs::path source = Absolute(corpus) / std::string(name);
+    std::error_code ec;
     if (!stdfs::is_regular_file(source, ec)) continue;
     const stdfs::path target = result.list_folder / name;
     const TrialList list = DetectTrialListFormat(source) == TrialListFormat::kVoxCelebOfficial
@@ -292,6 +381,10 @@ PreparedDataset PrepareVoxCeleb1(const stdfs::path& corpus, const stdfs::path& d
           result.utterances, result.speakers, result.trial_lists.size(), result.trials,
           result.list_folder.string());
   return result;
+}
+
+PreparedDataset PrepareVoxCeleb1Cat(const stdfs::path& corpus, const stdfs::path& dataset_root) {
+  return WriteCatDataset(WalkVoxCeleb1(corpus), Absolute(dataset_root), "voxceleb1_cat");
 }
 
 std::vector<PreparedDataset> PrepareVoxCeleb2(const stdfs::path& corpus_folder, const stdfs::path& dataset_root) {
@@ -324,82 +417,11 @@ std::vector<PreparedDataset> PrepareVoxCeleb2(const stdfs::path& corpus_folder, 
   WritePerFileLists(single.list_folder, corpus, order);
   single.utterances = order.size();
   single.speakers = SpeakerCount(corpus);
-
-  // voxceleb2_cat: one utterance per "<speaker>-<video>" with files (videos of dev and test, or
-  // of names that join to the same id, are one utterance), its files in walk order, its speaker
-  // that of its last video.
-  std::vector<std::uint32_t> videos;  // Videos with files, by id; of one id in walk order.
-  const auto video_id = [&](std::uint32_t v) {
-    return fmt::format("{}-{}", corpus.speakers[corpus.videos[v].speaker], corpus.videos[v].name);
-  };
-  std::vector<std::string> video_ids(corpus.videos.size());
-  for (std::size_t v = 0; v < corpus.videos.size(); ++v) {
-    if (corpus.videos[v].files_end == corpus.videos[v].files_begin) continue;
-    videos.push_back(static_cast<std::uint32_t>(v));
-    video_ids[v] = video_id(static_cast<std::uint32_t>(v));
-  }
-  std::stable_sort(videos.begin(), videos.end(),
-                   [&](std::uint32_t a, std::uint32_t b) { return video_ids[a] < video_ids[b]; });
-  struct Utterance {
-    std::size_t begin, end;  ///< Range of `videos`.
-  };
-  std::vector<Utterance> utterances;
-  for (std::size_t k = 0; k < videos.size(); ++k) {
-    if (k == 0 || video_ids[videos[k]] != video_ids[videos[k - 1]]) utterances.push_back({k, k});
-    utterances.back().end = k + 1;
-  }
-
-  PreparedDataset cat;
-  cat.name = "voxceleb2_cat";
-  cat.list_folder = ListFolder(abs_root, cat.name);
-  const stdfs::path cat_folder = cat.list_folder / "cat";
-  const auto list_of = [&](std::size_t u) { return cat_folder / (video_ids[videos[utterances[u].begin]] + ".txt"); };
-  // The lists are written in batches with one file-system sync per batch (fs::WriteFilesAtomic):
-  // an fsync per list took ~4 ms, 10 minutes for VoxCeleb2's 150,480 videos.
-  std::vector<std::pair<stdfs::path, std::string>> batch;
-  std::vector<stdfs::path> parts;
-  for (std::size_t u = 0; u < utterances.size(); ++u) {
-    parts.clear();
-    for (std::size_t k = utterances[u].begin; k < utterances[u].end; ++k) {
-      const Corpus::Video& v = corpus.videos[videos[k]];
-      for (std::size_t f = v.files_begin; f < v.files_end; ++f) parts.emplace_back(corpus.Path(f));
-    }
-    batch.emplace_back(list_of(u), audio::ConcatListText(parts));
-    if (batch.size() == kCatListsPerSync) {
-      fs::WriteFilesAtomic(batch);
-      batch.clear();
-    }
-  }
-  if (!batch.empty()) fs::WriteFilesAtomic(batch);
-  batch.clear();
-  batch.shrink_to_fit();
-  // Lists left over from an earlier run: names that are no utterance id plus ".txt".
-  const auto is_list = [&](const std::string& file_name) {
-    constexpr std::string_view kTxt = ".txt";
-    if (file_name.size() <= kTxt.size() || file_name.compare(file_name.size() - kTxt.size(), kTxt.size(), kTxt) != 0) {
-      return false;
-    }
-    const std::string_view id = std::string_view(file_name).substr(0, file_name.size() - kTxt.size());
-    const auto it = std::lower_bound(utterances.begin(), utterances.end(), id, [&](const Utterance& u, std::string_view x) {
-      return video_ids[videos[u.begin]] < x;
-    });
-    return it != utterances.end() && video_ids[videos[it->begin]] == id;
-  };
-  for (const stdfs::path& old : SortedEntries(cat_folder, EntryType::kFile, ".txt")) {
-    if (!is_list(old.filename().string())) stdfs::remove(old, ec);
-  }
-  WriteLists(
-      cat.list_folder, utterances.size(), [&](std::size_t u) -> const std::string& { return video_ids[videos[utterances[u].begin]]; },
-      [&](std::size_t u) { return std::string(audio::kConcatPrefix) + list_of(u).string(); },
-      [&](std::size_t u) { return corpus.videos[videos[utterances[u].end - 1]].speaker; }, corpus.speakers);
-  cat.utterances = utterances.size();
-  cat.speakers = single.speakers;
-
   ASV_LOG(Info, "voxceleb2: {} utterances of {} speakers -> {}", single.utterances,
           single.speakers, single.list_folder.string());
-  ASV_LOG(Info, "voxceleb2_cat: {} videos of {} speakers -> {}", cat.utterances, cat.speakers,
-          cat.list_folder.string());
-  return {single, cat};
+
+  // voxceleb2_cat: a video in both dev and test is one utterance.
+  return {single, WriteCatDataset(corpus, abs_root, "voxceleb2_cat")};
 }
 
 }  // namespace asv::data

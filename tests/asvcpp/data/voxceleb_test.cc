@@ -144,6 +144,118 @@ TEST(VoxCelebTest, PrepareVoxCeleb1Errors) {
                        "both map to utterance id 'id10001-vidB-00001'"));
 }
 
+// Writes `values` (int16 value range) as a 16 kHz WAV file and returns them.
+std::vector<float> MakeWavOf(const std::filesystem::path& path, std::vector<float> values) {
+  audio::WriteWav(path, values, 16000);
+  return values;
+}
+
+std::vector<float> Concatenated(const std::vector<std::vector<float>>& parts) {
+  std::vector<float> all;
+  for (const auto& part : parts) all.insert(all.end(), part.begin(), part.end());
+  return all;
+}
+
+TEST(VoxCelebTest, PrepareVoxCeleb1CatConcatenatesTheFilesOfEachVideo) {
+  TempDir dir("vox1_cat");
+  const auto corpus = dir / "vox1";
+  const auto wav = corpus / "wav";
+  // Created in reverse order so that directory listing order is unlikely to be sorted; every
+  // file has samples of its own, so that the decoded concatenation shows the order of its parts.
+  const auto b2_3 = MakeWavOf(wav / "id10002/vidB/00003.wav", {7, 8, 9, -7});
+  const auto b2_1 = MakeWavOf(wav / "id10002/vidB/00001.wav", {-300, 300});
+  const auto b1_1 = MakeWavOf(wav / "id10001/vidB/00001.wav", {42, 43, 44});
+  const auto a1_2 = MakeWavOf(wav / "id10001/-vidA/00002.wav", {10, 20});
+  const auto a1_10 = MakeWavOf(wav / "id10001/-vidA/00010.wav", {-32768, 32767, 0});
+  const auto a1_1 = MakeWavOf(wav / "id10001/-vidA/00001.wav", {1, 2, 3, 4, 5});
+  Write(wav / "id10001/-vidA/notes.txt", "not audio\n");
+  Write(wav / "README", "stray file at speaker level\n");
+  std::filesystem::create_directories(wav / "id10002/no_audio");  // a video without .wav files
+  Write(corpus / "veri_test.txt", "1 id10001/-vidA/00001.wav id10001/vidB/00001.wav\n");
+
+  const auto root = dir / "out" / "datasets";
+  const auto folder = ListFolder(root, "voxceleb1_cat");
+  const auto lists = folder / "cat";
+  Write(lists / "old-video.txt", "file '/x.wav'\n");  // a stale list from an earlier run
+  Write(lists / "keep.lst", "not a list\n");
+
+  const PreparedDataset ds = PrepareVoxCeleb1Cat(corpus, root);
+  EXPECT_EQ(ds.name, "voxceleb1_cat");
+  EXPECT_EQ(ds.list_folder, folder);
+  EXPECT_EQ(ds.utterances, 3u);
+  EXPECT_EQ(ds.speakers, 2u);
+  EXPECT_TRUE(ds.trial_lists.empty());
+  EXPECT_EQ(ds.trials, 0u);
+  EXPECT_FALSE(std::filesystem::exists(folder / "veri_test.txt"));
+
+  const std::string wav_scp = fs::ReadFile(folder / "wav.scp");
+  EXPECT_EQ(wav_scp, "id10001--vidA cat:" + (lists / "id10001--vidA.txt").string() + "\n" +
+                         "id10001-vidB cat:" + (lists / "id10001-vidB.txt").string() + "\n" +
+                         "id10002-vidB cat:" + (lists / "id10002-vidB.txt").string() + "\n");
+  EXPECT_EQ(fs::ReadFile(folder / "utt2spk"), "id10001--vidA id10001\nid10001-vidB id10001\nid10002-vidB id10002\n");
+  EXPECT_EQ(fs::ReadFile(folder / "spk2utt"), "id10001 id10001--vidA id10001-vidB\nid10002 id10002-vidB\n");
+  const DataDir data = DataDir::Load(folder);
+  EXPECT_EQ(data.wav_scp.size(), 3u);
+
+  // Each list names its video's .wav files in sorted order, with absolute paths.
+  const std::string a = (wav / "id10001/-vidA").string();
+  EXPECT_EQ(fs::ReadFile(lists / "id10001--vidA.txt"),
+            "file '" + a + "/00001.wav'\nfile '" + a + "/00002.wav'\nfile '" + a + "/00010.wav'\n");
+  EXPECT_EQ(audio::ReadConcatList(lists / "id10002-vidB.txt"),
+            (std::vector<std::filesystem::path>{wav / "id10002/vidB/00001.wav", wav / "id10002/vidB/00003.wav"}));
+  EXPECT_EQ(audio::ReadConcatList(lists / "id10001-vidB.txt"),
+            (std::vector<std::filesystem::path>{wav / "id10001/vidB/00001.wav"}));
+  EXPECT_FALSE(std::filesystem::exists(lists / "old-video.txt"));
+  EXPECT_TRUE(std::filesystem::exists(lists / "keep.lst"));  // only .txt files are lists
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(lists)) names.push_back(e.path().filename().string());
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"id10001--vidA.txt", "id10001-vidB.txt", "id10002-vidB.txt", "keep.lst"}));
+
+  // The cat: utterance decodes to exactly the samples of its files, one after another.
+  const audio::Audio a1 = audio::Decode(data.wav_scp.at("id10001--vidA"));
+  EXPECT_EQ(a1.samples, Concatenated({a1_1, a1_2, a1_10}));
+  EXPECT_EQ(a1.samples.size(), 10u);
+  EXPECT_EQ(a1.sample_rate, 16000);
+  EXPECT_FALSE(a1.resampled);
+  EXPECT_EQ(audio::Decode(data.wav_scp.at("id10002-vidB")).samples, Concatenated({b2_1, b2_3}));
+  EXPECT_EQ(audio::Decode(data.wav_scp.at("id10001-vidB")).samples, b1_1);
+
+  // Re-running on the same corpus rewrites the same files.
+  PrepareVoxCeleb1Cat(corpus, root);
+  EXPECT_EQ(fs::ReadFile(folder / "wav.scp"), wav_scp);
+  EXPECT_EQ(fs::ReadFile(lists / "id10001--vidA.txt"),
+            "file '" + a + "/00001.wav'\nfile '" + a + "/00002.wav'\nfile '" + a + "/00010.wav'\n");
+
+  // A video gone and a file added: its list is deleted, the other list gets the new file. Per-file
+  // ids that coincide (00001.wav, 00001.x.wav) are no error here: both files are parts.
+  std::filesystem::remove_all(wav / "id10001/vidB");
+  const auto b2_1x = MakeWavOf(wav / "id10002/vidB/00001.x.wav", {555});
+  const PreparedDataset again = PrepareVoxCeleb1Cat(corpus, root);
+  EXPECT_EQ(again.utterances, 2u);
+  EXPECT_EQ(again.speakers, 2u);
+  EXPECT_FALSE(std::filesystem::exists(lists / "id10001-vidB.txt"));
+  EXPECT_EQ(fs::ReadFile(folder / "wav.scp"), "id10001--vidA cat:" + (lists / "id10001--vidA.txt").string() + "\n" +
+                                                  "id10002-vidB cat:" + (lists / "id10002-vidB.txt").string() + "\n");
+  EXPECT_EQ(fs::ReadFile(folder / "spk2utt"), "id10001 id10001--vidA\nid10002 id10002-vidB\n");
+  EXPECT_EQ(audio::ReadConcatList(lists / "id10002-vidB.txt"),
+            (std::vector<std::filesystem::path>{wav / "id10002/vidB/00001.wav", wav / "id10002/vidB/00001.x.wav",
+                                                wav / "id10002/vidB/00003.wav"}));
+  EXPECT_EQ(audio::Decode("cat:" + (lists / "id10002-vidB.txt").string()).samples,
+            Concatenated({b2_1, b2_1x, b2_3}));
+}
+
+TEST(VoxCelebTest, PrepareVoxCeleb1CatErrors) {
+  TempDir dir("vox1_cat_errors");
+  EXPECT_TRUE(Contains(ErrorOf([&] { PrepareVoxCeleb1Cat(dir / "nothing", dir / "out"); }),
+                       "nothing/wav: VoxCeleb1 audio folder does not exist"));
+  std::filesystem::create_directories(dir / "empty" / "wav" / "id1" / "v");
+  Write(dir / "empty" / "wav" / "id1" / "v" / "a.flac", "x");
+  EXPECT_TRUE(Contains(ErrorOf([&] { PrepareVoxCeleb1Cat(dir / "empty", dir / "out"); }),
+                       "empty/wav: no .wav files found"));
+  EXPECT_FALSE(std::filesystem::exists(ListFolder(dir / "out", "voxceleb1_cat")));
+}
+
 TEST(VoxCelebTest, PrepareVoxCeleb2WritesPerFileAndPerVideoLists) {
   TempDir dir("vox2");
   const auto corpus = dir / "vox2";
@@ -258,9 +370,22 @@ void ExpectSameLists(const DataDir& reference, const std::filesystem::path& fold
   }
 }
 
+// The concatenation lists in `cat_folder` are exactly those of `reference`, byte for byte.
+void ExpectSameCatLists(const ReferenceLists& reference, const std::filesystem::path& cat_folder) {
+  std::size_t lists = 0;
+  for (const auto& e : std::filesystem::directory_iterator(cat_folder)) {
+    ++lists;
+    const auto it = reference.cat_lists.find(e.path().filename().string());
+    ASSERT_NE(it, reference.cat_lists.end()) << e.path();
+    EXPECT_EQ(fs::ReadFile(e.path()), it->second) << e.path();
+  }
+  EXPECT_EQ(lists, reference.cat_lists.size());
+}
+
 // Names where id order and walk order differ ("a-b" sorts before "a-vid" as an id, after "a" as
 // a speaker folder), ids of different speakers that join to one "<speaker>-<video>", a video in
-// both dev and test, file names with several dots, a speaker and a video without files.
+// both dev and test, file names with several dots, a speaker and a video without files; for
+// VoxCeleb1 and voxceleb1_cat too.
 TEST(VoxCelebTest, ListsAreByteForByteThoseOfTheSortedTables) {
   TempDir dir("vox_lists");
   const auto vox2 = dir / "vox2";
@@ -281,14 +406,7 @@ TEST(VoxCelebTest, ListsAreByteForByteThoseOfTheSortedTables) {
   EXPECT_EQ(ds[0].utterances, r.per_file.wav_scp.size());
   EXPECT_EQ(ds[0].speakers, MakeSpk2Utt(r.per_file.utt2spk).size());
   EXPECT_EQ(ds[1].utterances, r.cat.wav_scp.size());
-  std::size_t lists = 0;
-  for (const auto& e : std::filesystem::directory_iterator(ds[1].list_folder / "cat")) {
-    ++lists;
-    const auto it = r.cat_lists.find(e.path().filename().string());
-    ASSERT_NE(it, r.cat_lists.end()) << e.path();
-    EXPECT_EQ(fs::ReadFile(e.path()), it->second) << e.path();
-  }
-  EXPECT_EQ(lists, r.cat_lists.size());
+  ExpectSameCatLists(r, ds[1].list_folder / "cat");
   EXPECT_EQ(r.cat.utt2spk.at("a-b-vid"), "a-b");  // two videos, the speaker of the last one
 
   const auto vox1 = dir / "vox1";
@@ -299,6 +417,13 @@ TEST(VoxCelebTest, ListsAreByteForByteThoseOfTheSortedTables) {
   ExpectSameLists(Reference({vox1 / "wav"}, ".wav", {}).per_file, one.list_folder);
   EXPECT_EQ(one.utterances, 4u);
   EXPECT_EQ(one.speakers, 3u);
+  const PreparedDataset one_cat = PrepareVoxCeleb1Cat(vox1, root);
+  const ReferenceLists r1 = Reference({vox1 / "wav"}, ".wav", one_cat.list_folder / "cat");
+  ExpectSameLists(r1.cat, one_cat.list_folder);
+  EXPECT_EQ(one_cat.utterances, 3u);  // a/b-vid and a-b/vid are one utterance "a-b-vid"
+  EXPECT_EQ(one_cat.speakers, 3u);
+  EXPECT_EQ(r1.cat.utt2spk.at("a-b-vid"), "a-b");
+  ExpectSameCatLists(r1, one_cat.list_folder / "cat");
 }
 
 // The preparation's memory per file (VoxCeleb1+2 has 1.28 M files): a record per file of
