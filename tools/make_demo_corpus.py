@@ -20,13 +20,28 @@ Layout (what asvcpp's VoxCeleb preparation reads):
     <out>/RIRS_NOISES/simulated_rirs/{smallroom,mediumroom}/rir_list and RoomNNN/RoomNNN-NNNNN.wav
                                                       synthetic room impulse responses (direct path
                                                       and an exponentially decaying tail), OpenSLR 28's layout
-Training and test speakers are disjoint; the babble voices are neither.
+    <out>/sitw/{eval,dev}/audio/<file>.flac           Speakers in the Wild (SITW): 16 kHz mono FLAC, named like
+                                                      SITW's files (5 lowercase letters, "aahtm.flac")
+    <out>/sitw/{eval,dev}/lists/enroll-core.lst       "<model> audio/<file>.flac": one enrollment file per model
+                                                      (that speaker alone, 4-8 s)
+    <out>/sitw/{eval,dev}/keys/core-core.lst          "<model> audio/<file>.flac tgt|imp": every model against
+                                                      every single-speaker test file
+    <out>/sitw/{eval,dev}/keys/core-multi.lst         the same against the multi-speaker test files (the target
+                                                      voice and another SITW voice as turns, or overlapped by the
+                                                      other at a lower level; "tgt" when the model's speaker is
+                                                      one of them) and, as in SITW, the single-speaker ones
+Training and test speakers are disjoint; the babble voices are neither. The SITW speakers are
+held-out voices of their own: other (accent, variant, pitch, speed) combinations than the
+training and test speakers (pitch or speed clearly apart where they share an accent and variant)
+and none of the babble variants. Each SITW file is a session of its own (the channel of a video).
 
 Idempotent: the arguments are recorded in <out>/.demo_corpus.json (and <out>/.noise_corpora.json
-for musan/ and RIRS_NOISES/, made after the speech), written last. Re-running with
-the same arguments returns at once; an interrupted run (marker <out>/.demo_corpus.partial.json)
-is completed, keeping the files already written (each file is written under a temporary name and
-renamed, so a file that exists is complete); different arguments regenerate the corpus.
+for musan/ and RIRS_NOISES/, <out>/.sitw_corpus.json for sitw/, each made after the speech and
+regenerated on its own), written last. Re-running with the same arguments returns at once; an
+interrupted run (marker <out>/.demo_corpus.partial.json, <out>/.sitw_corpus.json.partial) is
+completed, keeping the files already written (each file is written under a temporary name and
+renamed, so a file that exists is complete); different arguments regenerate the parts they
+change (the SITW options only sitw/; --sitw-speakers 0 removes it).
 
 Needs Python 3 (standard library only) and the command-line tools of the Debian packages
 espeak-ng and ffmpeg. --jobs runs that many espeak-ng/ffmpeg pipelines at once (threads that only
@@ -56,6 +71,14 @@ MARKER = ".demo_corpus.json"
 NOISE_MARKER = ".noise_corpora.json"
 NOISE_GENERATOR_VERSION = 2
 PARTIAL_MARKER = ".demo_corpus.partial.json"
+SITW_MARKER = ".sitw_corpus.json"
+SITW_GENERATOR_VERSION = 1
+SITW_ENROLL_SECONDS = (4.0, 8.0)   # the enrollment files' length limits
+SITW_MULTI_SECONDS = (4.0, 16.0)   # the multi-speaker test files' length limits
+# A SITW voice sharing accent and variant with another voice differs from it by at least this
+# much in pitch or in speed (a session shifts pitch by up to 5 and speed by up to 6 %).
+SITW_PITCH_APART = 12
+SITW_SPEED_APART = 25
 
 ACCENTS = ["en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-gb-x-gbclan",
            "en-gb-x-gbcwmd", "en-us-nyc"]
@@ -130,9 +153,10 @@ def sentence(r):
             f"{r.choice(PREPOSITIONS)} {noun_phrase(r)} {r.choice(ADVERBS)}.")
 
 
-def utterance_text(r, words_per_minute):
-    """Sentences whose spoken length should land between MIN_SECONDS and MAX_SECONDS."""
-    target_seconds = r.uniform(MIN_SECONDS + 0.3, MAX_SECONDS - 1.5)
+def utterance_text(r, words_per_minute, low=MIN_SECONDS + 0.3, high=MAX_SECONDS - 1.5):
+    """Sentences whose spoken length should land between `low` and `high` seconds (by default
+    within MIN_SECONDS and MAX_SECONDS)."""
+    target_seconds = r.uniform(low, high)
     target_words = max(4, int(target_seconds * words_per_minute / 60.0))
     words = []
     while len(words) < target_words:
@@ -167,6 +191,19 @@ def make_speakers(args):
     return speakers
 
 
+def make_session(r, spk):
+    """A session (video) of speaker `spk`: its speech shifted a little, its own channel."""
+    return {
+        "speed": max(80, int(round(spk["speed"] * r.uniform(0.94, 1.06)))),
+        "pitch": min(99, max(0, spk["pitch"] + r.randrange(-5, 6))),
+        "gap": r.randrange(0, 4),
+        "volume": round(r.uniform(0.5, 1.2), 3),
+        "highpass": r.randrange(60, 300),
+        "lowpass": r.randrange(3400, 7801),
+        "noise": round(r.uniform(0.001, 0.01), 5),
+    }
+
+
 def video_id(r):
     first = r.choice(ALPHABET[:62])
     return first + "".join(r.choice(ALPHABET) for _ in range(10))
@@ -182,15 +219,7 @@ def make_jobs(args, out, speakers):
             while vid in videos:
                 vid = video_id(r)
             videos.add(vid)
-            session = {
-                "speed": max(80, int(round(spk["speed"] * r.uniform(0.94, 1.06)))),
-                "pitch": min(99, max(0, spk["pitch"] + r.randrange(-5, 6))),
-                "gap": r.randrange(0, 4),
-                "volume": round(r.uniform(0.5, 1.2), 3),
-                "highpass": r.randrange(60, 300),
-                "lowpass": r.randrange(3400, 7801),
-                "noise": round(r.uniform(0.001, 0.01), 5),
-            }
+            session = make_session(r, spk)
             for u in range(args.utts_per_video):
                 ur = rng_for(args.seed, "utt", spk["id"], vid, u)
                 name = f"{u + 1:05d}"
@@ -222,7 +251,7 @@ def wav_seconds(data):
 
 
 def speak(job):
-    """espeak-ng's WAV stream (22050 Hz) for one utterance and its final duration in seconds."""
+    """espeak-ng's WAV stream (22050 Hz) for one utterance and its duration in seconds."""
     spk, session = job["speaker"], job["session"]
     voice = f"{spk['accent']}+{spk['variant']}"
     espeak = ["espeak-ng", "-v", voice, "-s", str(session["speed"]), "-p", str(session["pitch"]),
@@ -230,17 +259,48 @@ def speak(job):
     speech = subprocess.run(espeak, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
     if speech.returncode != 0:
         raise RuntimeError(f"{' '.join(espeak)}: {speech.stderr.decode(errors='replace').strip()}")
-    return speech.stdout, min(MAX_SECONDS, max(MIN_SECONDS, wav_seconds(speech.stdout)))
+    return speech.stdout, wav_seconds(speech.stdout)
+
+
+def mix_graph(k, second):
+    """ffmpeg filters that make [m<k>], one recording of two voices, from input k (the job's
+    voice) and input k + 1 (`second`'s voice): "turns" puts them one after the other with a pause
+    (the second voice first when second["first"]), "overlap" adds the second voice `delay`
+    seconds in; the second voice at `gain`."""
+    own = f"[{k}:a]aresample={SAMPLE_RATE}"
+    other = f"[{k + 1}:a]aresample={SAMPLE_RATE},volume={second['gain']}"
+    if second["mode"] == "overlap":
+        return (f"{own}[a{k}];{other},adelay=delays={int(second['delay'] * 1000)}:all=1[b{k}];"
+                f"[a{k}][b{k}]amix=inputs=2:duration=longest:normalize=0[m{k}]")
+    first, then = (other, own) if second["first"] else (own, other)
+    return (f"{first},apad=pad_dur={second['pause']}[a{k}];{then}[b{k}];"
+            f"[a{k}][b{k}]concat=n=2:v=0:a=1[m{k}]")
+
+
+def mixed_seconds(own, other, second):
+    """The length of mix_graph's recording from the lengths of its two voices."""
+    if second["mode"] == "overlap":
+        return max(own, second["delay"] + other)
+    return own + second["pause"] + other
 
 
 def synthesize_video(video_jobs, scratch):
     """All utterances of one video: espeak-ng for each, then ONE ffmpeg run that applies the
     video's channel to every utterance and writes every output (ffmpeg's start-up cost dominates
-    for short files). Files that already exist are kept. Returns the durations in seconds."""
+    for short files). Each job brings its session, so a batch of files of different sessions
+    works the same. A job may name a second voice of the same recording ("second": speaker,
+    session and text like a job's, and how mix_graph joins the two) and length limits other
+    than MIN_SECONDS..MAX_SECONDS ("seconds": (low, high)); .m4a is AAC, .flac FLAC, anything
+    else 16-bit WAV. Files that already exist are kept. Returns the durations in seconds."""
     seconds, inputs, outputs, graph = [], [], [], []
     for job in video_jobs:
+        low, high = job.get("seconds", (MIN_SECONDS, MAX_SECONDS))
         wav, secs = speak(job)
-        seconds.append(secs)
+        second = job.get("second")
+        if second:
+            other_wav, other_secs = speak(second)
+            secs = mixed_seconds(secs, other_secs, second)
+        seconds.append(min(high, max(low, secs)))
         if os.path.exists(job["path"]):
             continue
         session, k = job["session"], len(inputs) // 2
@@ -248,17 +308,29 @@ def synthesize_video(video_jobs, scratch):
         with open(src, "wb") as f:
             f.write(wav)
         inputs += ["-i", src]
+        source = f"[{k}:a]"
+        if second:
+            other_src = os.path.join(scratch, f"in{k + 1}.wav")
+            with open(other_src, "wb") as f:
+                f.write(other_wav)
+            inputs += ["-i", other_src]
+            graph.append(mix_graph(k, second))
+            source = f"[m{k}]"
         graph.append(
-            f"[{k}:a]aresample={SAMPLE_RATE},highpass=f={session['highpass']},"
+            f"{source}aresample={SAMPLE_RATE},highpass=f={session['highpass']},"
             f"lowpass=f={session['lowpass']},volume={session['volume']},"
-            f"apad=whole_dur={MIN_SECONDS}[s{k}];"
+            f"apad=whole_dur={low}[s{k}];"
             f"anoisesrc=r={SAMPLE_RATE}:c=pink:a={session['noise']}:seed={job['noise_seed']}[n{k}];"
-            f"[s{k}][n{k}]amix=inputs=2:duration=first:normalize=0,atrim=end={MAX_SECONDS}[o{k}]")
+            f"[s{k}][n{k}]amix=inputs=2:duration=first:normalize=0,atrim=end={high}[o{k}]")
         path = job["path"]
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.tmp{os.getpid()}{os.path.splitext(path)[1]}"
-        codec = (["-c:a", "aac", "-b:a", "48k", "-f", "mp4"] if path.endswith(".m4a")
-                 else ["-c:a", "pcm_s16le", "-f", "wav"])
+        if path.endswith(".m4a"):
+            codec = ["-c:a", "aac", "-b:a", "48k", "-f", "mp4"]
+        elif path.endswith(".flac"):
+            codec = ["-c:a", "flac", "-sample_fmt", "s16", "-f", "flac"]
+        else:
+            codec = ["-c:a", "pcm_s16le", "-f", "wav"]
         outputs += (["-map", f"[o{k}]", "-ac", "1", "-ar", str(SAMPLE_RATE), "-fflags", "+bitexact",
                      "-flags:a", "+bitexact", "-map_metadata", "-1"] + codec + [tmp])
         job["tmp"] = tmp
@@ -276,6 +348,48 @@ def synthesize_video(video_jobs, scratch):
                            f"{result.stderr.decode(errors='replace').strip()}")
     for j in pending:
         os.replace(j.pop("tmp"), j["path"])
+    return seconds
+
+
+def synthesize_batches(batches, workers, scratch_root, noun):
+    """synthesize_video for every batch (a list of jobs) on `workers` threads, each batch in a
+    scratch folder of its own under `scratch_root`, logging progress in `noun` (e.g. "utterances")
+    about every 5 s. Returns the durations of each batch's jobs, or None after logging the first
+    error (the batches not started are cancelled)."""
+    total = sum(len(b) for b in batches)
+    seconds = [None] * len(batches)
+    progress = {"done": 0, "last": 0.0}
+    lock = threading.Lock()
+    start = time.time()
+    shutil.rmtree(scratch_root, ignore_errors=True)
+
+    def run(n, batch):
+        scratch = os.path.join(scratch_root, str(n))
+        os.makedirs(scratch, exist_ok=True)
+        durations = synthesize_video(batch, scratch)
+        shutil.rmtree(scratch, ignore_errors=True)
+        with lock:
+            seconds[n] = durations
+            progress["done"] += len(batch)
+            now = time.time()
+            if now - progress["last"] >= 5.0 or progress["done"] == total:
+                progress["last"] = now
+                elapsed = now - start
+                rate = progress["done"] / max(elapsed, 1e-9)
+                eta = (total - progress["done"]) / max(rate, 1e-9)
+                log(f"{progress['done']}/{total} {noun}, {rate:.1f}/s, "
+                    f"elapsed {elapsed:.0f} s, ETA {eta:.0f} s")
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(run, n, batch) for n, batch in enumerate(batches)]
+        for f in concurrent.futures.as_completed(futures):
+            error = f.exception()
+            if error is not None:
+                for other in futures:
+                    other.cancel()
+                log(f"error: {error}")
+                return None
+    shutil.rmtree(scratch_root, ignore_errors=True)
     return seconds
 
 
@@ -451,6 +565,251 @@ def make_noise_corpora(args, out):
     return 0
 
 # ----------------------------------------------------------------------------------------------
+# Speakers in the Wild (SITW): its own layout, held-out voices
+
+def sitw_counts(args):
+    """Test files per SITW speaker: (single-speaker "core" ones, multi-speaker ones)."""
+    return (2, 1) if args.small else (4, 2)
+
+
+def sitw_settings(args):
+    """What the SITW part depends on (its voices avoid the speech part's: those settings too)."""
+    core, multi = sitw_counts(args)
+    return {"version": SITW_GENERATOR_VERSION, "seed": args.seed, "speakers": args.speakers,
+            "test_speakers": args.test_speakers, "sitw_speakers": args.sitw_speakers,
+            "sitw_dev_speakers": args.sitw_dev_speakers, "core_tests": core, "multi_tests": multi}
+
+
+def make_sitw_speakers(args, taken):
+    """The SITW speakers, eval's then dev's, from a random stream of their own: voices of
+    VARIANTS (so none of the babble voices) whose (accent, variant, pitch, speed) is new. The
+    (accent, variant) pairs no speaker of `taken` (the training and test speakers) uses come
+    first; a voice sharing its pair with voices already made (VoxCeleb's or SITW's) is the
+    farthest of 20 random (pitch, speed) draws from them and keeps at least SITW_PITCH_APART in
+    pitch or SITW_SPEED_APART in speed from each. Only when no pair leaves room for that (far more
+    speakers than the demo has) is the farthest voice drawn taken, a different combination still."""
+    r = rng_for(args.seed, "sitw-speakers")
+    near = {}
+    for s in taken:
+        near.setdefault((s["accent"], s["variant"]), []).append((s["pitch"], s["speed"]))
+    used = {(s["accent"], s["variant"], s["pitch"], s["speed"]) for s in taken}
+    pairs = [(a, v) for a in ACCENTS for v in VARIANTS]
+    r.shuffle(pairs)
+    pairs.sort(key=lambda pair: len(near.get(pair, [])))  # stable: the unused pairs first, shuffled
+
+    def distance(pair, voice):
+        """From the nearest voice of `pair`, in units of the margins (>= 1: apart)."""
+        return min((max(abs(voice[0] - p) / SITW_PITCH_APART, abs(voice[1] - s) / SITW_SPEED_APART)
+                    for p, s in near.get(pair, [])), default=math.inf)
+
+    speakers, next_pair = [], 0
+    for part, count, first_model in (("eval", args.sitw_speakers, 60001),
+                                     ("dev", args.sitw_dev_speakers, 10001)):
+        for i in range(count):
+            voice, farthest = None, (0.0, None)
+            for step in range(len(pairs)):
+                pair = pairs[(next_pair + step) % len(pairs)]
+                draws = [(r.randrange(20, 81), r.randrange(135, 196)) for _ in range(20)]
+                best = max(draws, key=lambda d: distance(pair, d))  # the first of equals
+                if distance(pair, best) >= 1.0:
+                    voice = pair + best
+                    next_pair += step + 1
+                    break
+                if distance(pair, best) > farthest[0]:
+                    farthest = (distance(pair, best), pair + best)
+            if voice is None:
+                voice = farthest[1]
+                next_pair += 1
+            while voice is None or voice in used:  # every draw was a voice already made
+                accent, variant = pairs[next_pair % len(pairs)]
+                next_pair += 1
+                voice = (accent, variant, r.randrange(20, 81), r.randrange(135, 196))
+            used.add(voice)
+            near.setdefault(voice[:2], []).append(voice[2:])
+            speakers.append({"model": f"{first_model + i}", "part": part, "accent": voice[0],
+                             "variant": voice[1], "pitch": voice[2], "speed": voice[3]})
+    return speakers
+
+
+def make_sitw_jobs(args, out, speakers):
+    """The SITW files of every part: {part: [job]}. Per speaker (model) an enrollment file (that
+    speaker alone, SITW_ENROLL_SECONDS), core test files (alone, 2-8 s) and multi-speaker test
+    files (with another speaker of the part: turns or overlapped at a lower level,
+    SITW_MULTI_SECONDS), each file a session of its own. File names: 5 lowercase letters, from one
+    stream for both parts, so unique across the SITW part."""
+    core_tests, multi_tests = sitw_counts(args)
+    names_r, names = rng_for(args.seed, "sitw-names"), set()
+    parts = {}
+    for part in ("eval", "dev"):
+        members = [s for s in speakers if s["part"] == part]
+        if not members:
+            continue
+        jobs = []
+        for spk in members:
+            r = rng_for(args.seed, "sitw-files", spk["model"])
+            for kind, count in (("enroll", 1), ("core", core_tests), ("multi", multi_tests)):
+                for _ in range(count):
+                    session = make_session(r, spk)
+                    job = {"speaker": spk, "kind": kind, "session": session,
+                           "noise_seed": r.randrange(1, 2**31 - 1)}
+                    if kind == "enroll":
+                        job["text"] = utterance_text(r, session["speed"], 5.0, 7.5)
+                        job["seconds"] = SITW_ENROLL_SECONDS
+                    else:
+                        job["text"] = utterance_text(r, session["speed"], 3.0, 6.5)
+                    if kind == "multi":
+                        other = r.choice([s for s in members if s is not spk])
+                        other_session = make_session(r, other)
+                        mode = r.choice(("turns", "overlap"))
+                        gain = r.uniform(0.25, 0.45) if mode == "overlap" else r.uniform(0.7, 1.0)
+                        job["second"] = {
+                            "speaker": other, "session": other_session,
+                            "text": utterance_text(r, other_session["speed"], 2.0, 4.5),
+                            "mode": mode, "first": r.random() < 0.5,
+                            "pause": round(r.uniform(0.2, 0.8), 2),
+                            "delay": round(r.uniform(0.5, 2.0), 2),
+                            "gain": round(gain, 3),
+                        }
+                        job["seconds"] = SITW_MULTI_SECONDS
+                    jobs.append(job)
+        for job in jobs:
+            name = "".join(names_r.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(5))
+            while name in names:
+                name = "".join(names_r.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(5))
+            names.add(name)
+            job["rel"] = f"audio/{name}.flac"
+            job["path"] = os.path.join(out, "sitw", part, "audio", name + ".flac")
+        parts[part] = jobs
+    return parts
+
+
+def sitw_voices(job):
+    """The models (speakers) heard in a SITW file."""
+    return [job["speaker"]["model"]] + ([job["second"]["speaker"]["model"]] if "second" in job else [])
+
+
+def sitw_lists(jobs):
+    """enroll-core.lst, core-core.lst and core-multi.lst of one part as lists of lines, sorted by
+    model and file: core-core every model against every core test file, core-multi every model
+    against every multi-speaker and every core test file; "tgt" when the model's speaker is heard."""
+    enroll = sorted((j["speaker"]["model"], j["rel"]) for j in jobs if j["kind"] == "enroll")
+    core = [j for j in jobs if j["kind"] == "core"]
+    multi = [j for j in jobs if j["kind"] == "multi"]
+
+    def key(tests):
+        return sorted((model, t["rel"], "tgt" if model in sitw_voices(t) else "imp")
+                      for model, _ in enroll for t in tests)
+
+    return ([" ".join(line) for line in enroll], [" ".join(line) for line in key(core)],
+            [" ".join(line) for line in key(multi + core)])
+
+
+def remove_sitw(out, marker, partial):
+    """Removes the SITW part made by this tool: the partial marker first, so that a part half
+    removed is still ours."""
+    write_atomic(partial, "{}\n")
+    if os.path.exists(marker):
+        os.remove(marker)
+    shutil.rmtree(os.path.join(out, "sitw"), ignore_errors=True)
+    os.remove(partial)
+
+
+def make_sitw_corpus(args, out):
+    """<out>/sitw (see the module comment); idempotent through SITW_MARKER, independently of the
+    speech and noise parts. Returns 0, 1 when a pipeline failed, or 2 when sitw/ exists but was
+    not made by this tool or a tool is missing."""
+    marker = os.path.join(out, SITW_MARKER)
+    partial = marker + ".partial"
+    folder = os.path.join(out, "sitw")
+    done, started = read_json(marker), read_json(partial)
+    ours = done is not None or started is not None
+    if args.sitw_speakers == 0:
+        if ours:
+            log("removing the SITW part (--sitw-speakers 0)")
+            remove_sitw(out, marker, partial)
+        return 0
+    settings = sitw_settings(args)
+    if done and done.get("settings") == settings and not args.force:
+        return 0
+    if os.path.exists(folder) and not ours:
+        log(f"{out} holds a sitw/ folder not made by this tool; refusing to overwrite it")
+        return 2
+    missing = [tool for tool in ("espeak-ng", "ffmpeg") if shutil.which(tool) is None]
+    if missing:
+        log(f"missing tools: {', '.join(missing)} (Debian packages espeak-ng and ffmpeg)")
+        return 2
+    resume = (not args.force and done is None and (started or {}).get("settings") == settings
+              and os.path.isdir(folder))
+    # An empty partial marker first, then the old marker goes and old files with it; the settings
+    # go into the partial marker only then: an interrupted run is redone or completed, never
+    # taken for a complete one, and never completed with files of other settings.
+    write_atomic(partial, "{}\n")
+    if os.path.exists(marker):
+        os.remove(marker)
+    if resume:
+        log("completing an interrupted SITW run")
+        for root, _, files in os.walk(folder):
+            for name in files:
+                if ".tmp" in name:  # left by the interrupted run
+                    os.remove(os.path.join(root, name))
+    elif os.path.exists(folder):
+        log("removing the previous SITW part (different settings or --force)")
+        shutil.rmtree(folder)
+    write_atomic(partial, json.dumps({"settings": settings}, indent=1) + "\n")
+
+    start = time.time()
+    speakers = make_sitw_speakers(args, make_speakers(args))
+    parts = make_sitw_jobs(args, out, speakers)
+    n_files = sum(len(jobs) for jobs in parts.values())
+    log(f"SITW: {args.sitw_speakers} eval and {args.sitw_dev_speakers} dev speakers, {n_files} files, "
+        f"{args.jobs} jobs -> {folder}")
+    # One ffmpeg run per speaker (its files, each with its own session).
+    batches = {}
+    for jobs in parts.values():
+        for job in jobs:
+            batches.setdefault(job["speaker"]["model"], []).append(job)
+    durations = synthesize_batches(list(batches.values()), args.jobs, os.path.join(out, ".scratch-sitw"),
+                                   "SITW files")
+    if durations is None:
+        return 1
+    seconds = {}
+    for batch, batch_seconds in zip(batches.values(), durations):
+        for job, secs in zip(batch, batch_seconds):
+            seconds[job["rel"], job["speaker"]["part"]] = secs
+
+    summary, files = {}, {}
+    for part, jobs in parts.items():
+        enroll, core_core, core_multi = sitw_lists(jobs)
+        root = os.path.join(folder, part)
+        write_atomic(os.path.join(root, "lists", "enroll-core.lst"), "".join(f"{l}\n" for l in enroll))
+        write_atomic(os.path.join(root, "keys", "core-core.lst"), "".join(f"{l}\n" for l in core_core))
+        write_atomic(os.path.join(root, "keys", "core-multi.lst"), "".join(f"{l}\n" for l in core_multi))
+        summary[part] = {
+            "models": len(enroll), "files": len(jobs),
+            "core_tests": sum(1 for j in jobs if j["kind"] == "core"),
+            "multi_tests": sum(1 for j in jobs if j["kind"] == "multi"),
+            "core_core_trials": len(core_core),
+            "core_core_targets": sum(1 for l in core_core if l.endswith(" tgt")),
+            "core_multi_trials": len(core_multi),
+            "core_multi_targets": sum(1 for l in core_multi if l.endswith(" tgt")),
+            "hours": round(sum(seconds[j["rel"], part] for j in jobs) / 3600.0, 4)}
+        files[part] = {j["rel"][len("audio/"):]: {
+            "kind": j["kind"], "voices": sitw_voices(j),
+            **({"mode": j["second"]["mode"]} if "second" in j else {}),
+            "seconds": round(seconds[j["rel"], part], 2)} for j in jobs}
+    summary["seconds_to_generate"] = round(time.time() - start, 1)
+    speakers_table = {s["model"]: {k: s[k] for k in ("part", "accent", "variant", "pitch", "speed")}
+                      for s in speakers}
+    write_atomic(marker, json.dumps({"settings": settings, "summary": summary, "speakers": speakers_table,
+                                     "files": files}, indent=1) + "\n")
+    os.remove(partial)
+    log(f"SITW in {summary['seconds_to_generate']} s: " + "; ".join(
+        f"{part} {s['models']} models, {s['files']} files, {s['core_core_trials']} core-core and "
+        f"{s['core_multi_trials']} core-multi trials" for part, s in summary.items() if part in parts))
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -463,12 +822,30 @@ def parse_args(argv):
     p.add_argument("--trials", type=int, default=3000, help="trials in veri_test.txt (half target)")
     p.add_argument("--seed", type=int, default=2024, help="random seed")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel pipelines")
+    p.add_argument("--sitw-speakers", type=int, default=None,
+                   help="speakers (models) of the SITW eval part, each with an enrollment file, 4 "
+                        "single-speaker and 2 multi-speaker test files (default 20; 3 with --small); "
+                        "0: no SITW part at all")
+    p.add_argument("--sitw-dev-speakers", type=int, default=None,
+                   help="speakers (models) of the SITW dev part (default 10; 2 with --small); 0: no "
+                        "dev part")
     p.add_argument("--small", action="store_true",
-                   help="tiny corpus for tests: 5+3 speakers, 2 videos, 2 utterances, 40 trials")
+                   help="tiny corpus for tests: 5+3 speakers, 2 videos, 2 utterances, 40 trials; "
+                        "SITW 3+2 speakers with 2 single-speaker and 1 multi-speaker test file each")
     p.add_argument("--force", action="store_true", help="regenerate even if up to date")
     args = p.parse_args(argv)
     if args.small:
         args.speakers, args.test_speakers, args.videos, args.utts_per_video, args.trials = 5, 3, 2, 2, 40
+    if args.sitw_speakers == 0 and args.sitw_dev_speakers:
+        p.error("--sitw-dev-speakers needs an SITW part (--sitw-speakers 0 turns it off)")
+    if args.sitw_speakers is None:
+        args.sitw_speakers = 3 if args.small else 20
+    if args.sitw_dev_speakers is None:
+        args.sitw_dev_speakers = 0 if args.sitw_speakers == 0 else 2 if args.small else 10
+    for name in ("sitw_speakers", "sitw_dev_speakers"):
+        if getattr(args, name) < 0 or getattr(args, name) == 1:
+            p.error(f"--{name.replace('_', '-')} must be 0 (none) or at least 2 (non-target trials "
+                    "need two speakers)")
     for name in ("speakers", "videos", "utts_per_video", "jobs"):
         if getattr(args, name) < 1:
             p.error(f"--{name.replace('_', '-')} must be at least 1")
@@ -504,7 +881,7 @@ def main(argv):
         s = done["summary"]
         log(f"{out} is up to date ({s['speakers']} speakers, {s['utterances']} utterances, "
             f"{s['hours']:.2f} h)")
-        return make_noise_corpora(args, out)
+        return make_noise_corpora(args, out) or make_sitw_corpus(args, out)
 
     missing = [tool for tool in ("espeak-ng", "ffmpeg") if shutil.which(tool) is None]
     if missing:
@@ -536,42 +913,13 @@ def main(argv):
         f"{len(jobs)} utterances, {args.jobs} jobs -> {out}")
 
     videos = {}
-    for index, job in enumerate(jobs):
-        videos.setdefault((job["speaker"]["id"], job["video"]), []).append(index)
-    seconds = [0.0] * len(jobs)
-    progress = {"done": 0, "last": 0.0}
-    lock = threading.Lock()
-    scratch_root = os.path.join(out, ".scratch")
-    shutil.rmtree(scratch_root, ignore_errors=True)
-
-    def run(n, indices):
-        scratch = os.path.join(scratch_root, str(n))
-        os.makedirs(scratch, exist_ok=True)
-        durations = synthesize_video([jobs[i] for i in indices], scratch)
-        shutil.rmtree(scratch, ignore_errors=True)
-        with lock:
-            for i, d in zip(indices, durations):
-                seconds[i] = d
-            progress["done"] += len(indices)
-            now = time.time()
-            if now - progress["last"] >= 5.0 or progress["done"] == len(jobs):
-                progress["last"] = now
-                elapsed = now - start
-                rate = progress["done"] / max(elapsed, 1e-9)
-                eta = (len(jobs) - progress["done"]) / max(rate, 1e-9)
-                log(f"{progress['done']}/{len(jobs)} utterances, {rate:.1f}/s, "
-                    f"elapsed {elapsed:.0f} s, ETA {eta:.0f} s")
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(run, n, indices) for n, indices in enumerate(videos.values())]
-        for f in concurrent.futures.as_completed(futures):
-            error = f.exception()
-            if error is not None:
-                for other in futures:
-                    other.cancel()
-                log(f"error: {error}")
-                return 1
-    shutil.rmtree(scratch_root, ignore_errors=True)
+    for job in jobs:
+        videos.setdefault((job["speaker"]["id"], job["video"]), []).append(job)
+    durations = synthesize_batches(list(videos.values()), args.jobs, os.path.join(out, ".scratch"),
+                                   "utterances")
+    if durations is None:
+        return 1
+    seconds = [d for batch in durations for d in batch]
 
     trials = make_trials(args, jobs)
     write_atomic(os.path.join(out, "voxceleb1", "veri_test.txt"),
@@ -593,7 +941,7 @@ def main(argv):
     log(f"done in {summary['seconds_to_generate']} s: {summary['speakers']} speakers, "
         f"{summary['utterances']} utterances ({summary['training_utterances']} m4a, "
         f"{summary['test_utterances']} wav), {summary['hours']:.2f} h, {len(trials)} trials")
-    return make_noise_corpora(args, out)
+    return make_noise_corpora(args, out) or make_sitw_corpus(args, out)
 
 
 if __name__ == "__main__":
