@@ -5,6 +5,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/text.h"
+#include "recipes/sitw/xvector/sitw_recipe.h"
 #include "recipes/voxceleb/margin/margin_recipe.h"
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
 
@@ -13,7 +14,8 @@ namespace asv::recipes {
 const std::vector<const recipe::Recipe*>& AllRecipes() {
   static const voxceleb_margin::MarginRecipe margin;
   static const voxceleb_xvector::XvectorRecipe xvector;
-  static const std::vector<const recipe::Recipe*> all = {&margin, &xvector};
+  static const sitw_xvector::SitwRecipe sitw;
+  static const std::vector<const recipe::Recipe*> all = {&margin, &xvector, &sitw};
   return all;
 }
 

@@ -42,6 +42,7 @@ recipe::RecipeFiles AsvtorchFiles() {
 const std::set<std::string> kAsvcppOnlyKeys = {
     "recipe.training_datasets", "recipe.min_speech_frames", "recipe.min_utterances_per_speaker",
     "recipe.plda_datasets",     "recipe.plda_speakers_during_training", "recipe.trial_dataset",
+    "recipe.evaluation_plda_datasets", "recipe.excluded_utterance_prefixes", "recipe.excluded_speakers_file",
     "recipe.trial_lists",       "recipe.training_trial_lists",          "recipe.seed",
     "backend.processing",       "backend.scoring",                      "backend.score_norm",
     "backend.p_target",         "backend.other_p_targets",              "backend.score_norm_method",

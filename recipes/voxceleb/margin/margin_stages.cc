@@ -15,7 +15,7 @@
 #include "recipes/voxceleb/margin/stage_embeddings.h"
 #include "recipes/voxceleb/margin/stage_pcm.h"
 #include "recipes/voxceleb/margin/stage_train.h"
-#include "recipes/voxceleb/shared/voxceleb_stages.h"
+#include "recipes/shared/recipe_stages.h"
 
 namespace asv::recipes::voxceleb_margin {
 namespace {
@@ -24,17 +24,17 @@ namespace stdfs = std::filesystem;
 
 void RunPrepare(recipe::RunContext& context) {
   const auto& r = SettingsOf(context).recipe();
-  voxceleb::PrepareDatasets(context, r.preparation_datasets, r.trial_dataset, r.trial_lists);
+  shared::PrepareDatasets(context, r.preparation_datasets, r.trial_dataset, r.trial_lists);
 }
 
 void RunScoring(recipe::RunContext& context) {
   const auto& r = SettingsOf(context).recipe();
-  voxceleb::ScoreTrialLists(context, r.trial_dataset, r.trial_lists);
+  shared::ScoreTrialLists(context, r.trial_dataset, r.trial_lists);
 }
 
 // The function of each stage of MarginRecipe::stages(), by the stage's name.
-const voxceleb::StageTable& MarginStageFunctions() {
-  static const voxceleb::StageTable functions = {
+const shared::StageTable& MarginStageFunctions() {
+  static const shared::StageTable functions = {
       {"prepare", RunPrepare},   {"pcm", RunPcmStage},
       {"train", RunTraining},    {"average", RunAveraging},
       {"finetune", RunFineTuning}, {"embeddings", RunEmbeddingExtraction},
@@ -61,7 +61,7 @@ void MarginStages::RunStage(const recipe::StageInfo& stage, recipe::RunContext& 
   if (dynamic_cast<const MarginSettings*>(&context.settings()) == nullptr) {
     throw StageError("voxceleb/margin: the run context does not hold this recipe's settings");
   }
-  voxceleb::RunStageOf("voxceleb/margin", MarginStageFunctions(), stage, context,
+  shared::RunStageOf("voxceleb/margin", MarginStageFunctions(), stage, context,
                        "lower network.minibatch_size (stage 5), recipe.lm_minibatch_size (stage 7), "
                        "recipe.num_frames or recipe.lm_num_frames, or the model (recipe.channels, "
                        "recipe.embedding_size)");
@@ -94,7 +94,7 @@ std::vector<std::string> MarginStages::MissingInputs(const recipe::StageInfo& st
   const stdfs::path networks = TrainingFolder(context);
   if (stage.name == "prepare") {
     try {
-      for (const auto& job : voxceleb::ResolvePreparationJobs(r.preparation_datasets, paths.datasets)) {
+      for (const auto& job : shared::ResolvePreparationJobs(r.preparation_datasets, paths.datasets)) {
         need(job.corpus, "paths.datasets['" + job.name + "']");
       }
     } catch (const DataError& e) {
@@ -164,7 +164,7 @@ std::optional<recipe::MemoryNeed> MarginStages::TrainingMemory(const recipe::Sta
     note = fmt::format("the head is not counted: {} does not exist yet", spk2utt.string());
   }
   auto net = MakeNetwork(s, r.num_mel_bins, classes, "cpu");
-  return voxceleb::MeasureTrainingStep(stage, *net, r.num_mel_bins, frames, s.common().network.optimizer, batch_key,
+  return shared::MeasureTrainingStep(stage, *net, r.num_mel_bins, frames, s.common().network.optimizer, batch_key,
                                        batch, fmt::format("segments of {} frames", frames), note);
 }
 

@@ -19,7 +19,7 @@
 #include "recipes/voxceleb/margin/margin_data.h"
 #include "recipes/voxceleb/margin/margin_recipe.h"
 #include "recipes/voxceleb/margin/stage_train.h"
-#include "recipes/voxceleb/shared/voxceleb_stages.h"
+#include "recipes/shared/recipe_stages.h"
 
 namespace asv::recipes::voxceleb_margin {
 namespace stdfs = std::filesystem;
@@ -43,7 +43,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
         return MakeNetwork(s, feat_dim, classes, context.device());
       },
       context.device());
-  voxceleb::RecordCheckpointsUsed(context, {model});
+  shared::RecordCheckpointsUsed(context, {model});
   auto options =
       train::ExtractionOptions::FromSettings(s.common().network, s.common().computing.network_dataloader_workers);
   options.skip_empty = true;
@@ -58,11 +58,11 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   }
   const auto trial_source = TrialUtterances(context, lists);
   const double shift = FbankOf(s).frame_opts.frame_shift_ms / 1000.0;
-  const auto trial = voxceleb::ExtractAll(
+  const auto trial = shared::ExtractAll(
       *trial_source, "trial", [&](const std::vector<int>& u) { return extractor.Extract(*trial_source, u, options); },
       shift);
   const auto reference = BackendUtterances(context);
-  const auto backend_embeddings = voxceleb::ExtractAll(
+  const auto backend_embeddings = shared::ExtractAll(
       *reference.source, "back-end",
       [&](const std::vector<int>& u) { return extractor.Extract(*reference.source, u, options); }, shift);
 
@@ -77,7 +77,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   data::WriteTable(folder / "plda.utt2spk", utt2spk);
   std::vector<std::string> speakers;
   for (const auto& id : backend_embeddings.ids) speakers.push_back(speaker_of.at(id));
-  voxceleb::WriteSpeakerCohort(context, folder / "cohort", backend::SpeakerMeans(backend_embeddings, speakers),
+  shared::WriteSpeakerCohort(context, folder / "cohort", backend::SpeakerMeans(backend_embeddings, speakers),
                                folder / "plda.ark");
   nlohmann::json info{{"model", model.string()}};
   if (r.selected_epoch) info["epoch"] = *r.selected_epoch;

@@ -29,7 +29,7 @@
 #include "asvcpp/train/training_data.h"
 #include "recipes/voxceleb/margin/margin_data.h"
 #include "recipes/voxceleb/margin/margin_recipe.h"
-#include "recipes/voxceleb/shared/voxceleb_stages.h"
+#include "recipes/shared/recipe_stages.h"
 
 namespace asv::recipes::voxceleb_margin {
 namespace stdfs = std::filesystem;
@@ -211,14 +211,14 @@ void TrainPhase(recipe::RunContext& context, const Phase& phase) {
     if (!context.is_rank0()) return train::EpochAction::kContinue;
     train::EpochStats stats = epoch_stats;
     stats.epoch += phase.epoch_offset;
-    voxceleb::RecordTrainingEpoch(context, stats);
+    shared::RecordTrainingEpoch(context, stats);
     const bool last = epoch_stats.epoch == phase.epochs;
     if (!(stats.evaluation_due || (last && !phase.early_stopping)) || !trial_source) {
       return train::EpochAction::kContinue;
     }
 
     const auto extract = [&](const data::FeatureSource& source, const char* what) {
-      return voxceleb::ExtractAll(
+      return shared::ExtractAll(
           source, what, [&](const std::vector<int>& u) { return trainer.ExtractEmbeddings(source, u, extraction); },
           FbankOf(s).frame_opts.frame_shift_ms / 1000.0);
     };
@@ -227,7 +227,7 @@ void TrainPhase(recipe::RunContext& context, const Phase& phase) {
     const auto ids = backend_data.source->Ids();
     for (std::size_t i = 0; i < ids.size(); ++i) speaker_of[ids[i]] = backend_data.speakers[i];
     const auto trial = extract(*trial_source, "trial");
-    const double mean_eer = voxceleb::ScoreDuringTraining(context, reference, speaker_of, trial, lists, stats.epoch);
+    const double mean_eer = shared::ScoreDuringTraining(context, reference, speaker_of, trial, lists, stats.epoch);
     if (!phase.early_stopping) return train::EpochAction::kContinue;
     const bool stop = stopper.Update(mean_eer);
     stopper.Save(stopper_file);
@@ -249,7 +249,7 @@ void TrainPhase(recipe::RunContext& context, const Phase& phase) {
 // Averages the last `count` contiguous checkpoints of `folder` into folder/avg_model.pt.
 void Average(recipe::RunContext& context, const stdfs::path& folder, int count, const char* stage) {
   auto& s = SettingsOf(context);
-  const int last = voxceleb::LastTrainedEpoch(context, folder);
+  const int last = shared::LastTrainedEpoch(context, folder);
   if (last <= 0) {
     throw DataError(fmt::format("{}: no network checkpoint epoch.1.pt: run {} first", folder.string(), stage));
   }
@@ -259,7 +259,7 @@ void Average(recipe::RunContext& context, const stdfs::path& folder, int count, 
   auto net = MakeNetwork(s, meta.feat_dim, meta.n_speakers, "cpu");
   const stdfs::path output = folder / AveragedModelName();
   train::AverageCheckpoints(inputs, *net, output);
-  voxceleb::RecordCheckpointsUsed(context, inputs);
+  shared::RecordCheckpointsUsed(context, inputs);
   ASV_LOG(Info, "averaged epochs {}-{} into {}", last - count + 1, last, output.string());
   context.RecordArtifact(output, "model");
 }

@@ -7,7 +7,7 @@ namespace asv::recipes::voxceleb_xvector {
 
 void RunPrepareStage(recipe::RunContext& context) {
   const auto& r = SettingsOf(context).recipe();
-  voxceleb::PrepareDatasets(context, r.preparation_datasets, r.trial_dataset, r.trial_lists);
+  shared::PrepareDatasets(context, r.preparation_datasets, r.trial_dataset, r.trial_lists);
 }
 
 }  // namespace asv::recipes::voxceleb_xvector

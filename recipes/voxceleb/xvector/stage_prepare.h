@@ -3,9 +3,11 @@
 //
 // For each dataset of recipe.preparation_datasets (None: every dataset of paths.datasets this
 // recipe can prepare) the corpus folder paths.datasets[name] (relative paths are taken against
-// the current folder) is walked by asv::data::PrepareVoxCeleb1 / PrepareVoxCeleb2, which write
-// Kaldi list folders under <output_folder>/<feature_and_list_folder>/<dataset>/lists:
-//   voxceleb1  wav.scp, utt2spk, spk2utt and the official trial lists found in the corpus folder
+// the current folder) is walked by asv::data::PrepareVoxCeleb1 (and PrepareVoxCeleb1Cat) /
+// PrepareVoxCeleb2, which write Kaldi list folders under
+// <output_folder>/<feature_and_list_folder>/<dataset>/lists:
+//   voxceleb1  voxceleb1 (wav.scp, utt2spk, spk2utt and the official trial lists found in the
+//              corpus folder) and voxceleb1_cat (one utterance per video)
 //   voxceleb2  voxceleb2 (one utterance per .m4a file) and voxceleb2_cat (one per video)
 // Every list file is recorded as an artifact of kind "list" when a database is attached.
 #pragma once
@@ -16,7 +18,7 @@
 #include <vector>
 
 #include "asvcpp/settings/types.h"
-#include "recipes/voxceleb/shared/voxceleb_stages.h"
+#include "recipes/shared/recipe_stages.h"
 
 namespace asv::recipe {
 class RunContext;
@@ -24,12 +26,12 @@ class RunContext;
 
 namespace asv::recipes::voxceleb_xvector {
 
-/// The list preparation shared with the other VoxCeleb recipes (shared/voxceleb_stages.h).
-using voxceleb::PreparableDatasets;
-using voxceleb::PreparationJob;
-using voxceleb::ResolvePreparationJobs;
+/// The list preparation shared with the other recipes (recipes/shared/recipe_stages.h).
+using shared::PreparableDatasets;
+using shared::PreparationJob;
+using shared::ResolvePreparationJobs;
 
-/// Runs stage 0 (see the header comment; voxceleb::PrepareDatasets) for the recipe settings
+/// Runs stage 0 (see the header comment; shared::PrepareDatasets) for the recipe settings
 /// `context` holds. Throws what PrepareDatasets throws.
 void RunPrepareStage(recipe::RunContext& context);
 

@@ -89,7 +89,7 @@ TEST(SettingsDump, DiffAcrossDifferentGroupSets) {
   SettingsTree b;
   AddStandardGroups(b, plain);
   const auto diffs = Diff(a.tree, b);
-  ASSERT_EQ(diffs.size(), 15u);
+  ASSERT_EQ(diffs.size(), 18u);
   EXPECT_EQ(diffs[0].key, "recipe.start_stage");
   EXPECT_EQ(diffs[0].a, "0");
   EXPECT_FALSE(diffs[0].b.has_value());

@@ -34,17 +34,17 @@ TEST(SettingsDefaults, GroupsAndFieldCountsMatchReference) {
   // (processing, scoring, score_norm, score_norm_method, score_norm_cohort, calibration,
   // calibration_trials, calibration_speakers, keep_degenerate_calibration, p_target,
   // other_p_targets); diarization empty;
-  // recipe 6 ASVtorch fields + 9
+  // recipe 6 ASVtorch fields + 12
   // asvcpp fields.
   const std::vector<std::pair<std::string, std::size_t>> expected = {
       {"paths", 8},   {"computing", 11}, {"network", 47}, {"posterior_extraction", 3}, {"ivector", 13},
-      {"features", 11}, {"backend", 16}, {"diarization", 0}, {"recipe", 15}};
+      {"features", 11}, {"backend", 16}, {"diarization", 0}, {"recipe", 18}};
   ASSERT_EQ(x.tree.groups().size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(x.tree.groups()[i].name, expected[i].first);
     EXPECT_EQ(x.tree.groups()[i].fields.size(), expected[i].second) << expected[i].first;
   }
-  EXPECT_EQ(x.tree.Keys().size(), 124u);
+  EXPECT_EQ(x.tree.Keys().size(), 127u);
   EXPECT_EQ(x.tree.Keys().front(), "paths.kaldi_recipe_folder");
   EXPECT_EQ(x.tree.Keys().back(), "recipe.seed");
 }

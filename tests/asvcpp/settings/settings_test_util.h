@@ -11,7 +11,7 @@
 #include "parser/ast.h"
 #include "parser/resolve.h"
 #include "parser/value.h"
-#include "recipes/voxceleb/xvector/recipe_settings.h"
+#include "recipes/shared/xvector/recipe_settings.h"
 
 namespace asv::settings::testing {
 
@@ -20,7 +20,7 @@ using parser::Value;
 /// The standard groups plus the voxceleb/xvector recipe group, as asvrun builds them.
 struct XvectorSettings {
   Settings settings;
-  recipes::voxceleb_xvector::RecipeSettings recipe;
+  recipes::xvector::RecipeSettings recipe;
   SettingsTree tree;
 
   XvectorSettings() {

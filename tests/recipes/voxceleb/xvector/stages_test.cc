@@ -39,7 +39,7 @@
 #include "asvcpp/train/checkpoint.h"
 #include "recipes/catalog.h"
 #include "recipes/registry.h"
-#include "recipes/voxceleb/shared/voxceleb_stages.h"
+#include "recipes/shared/recipe_stages.h"
 #include "recipes/voxceleb/xvector/stage_prepare.h"
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
 #include "recipes/voxceleb/xvector/xvector_stages.h"
@@ -273,7 +273,8 @@ TEST(VoxcelebXvectorStagesTest, PrepareAndFeaturesProduceAlignedListsAndKaldiFea
     EXPECT_EQ(*a.record.stage_id, a.record.kind == "list" ? stages[0].id : stages[1].id) << a.record.path;
     EXPECT_GT(a.record.bytes, 0) << a.record.path;
   }
-  EXPECT_EQ(by_kind["list"], (std::set<std::string>{"spk2utt", "utt2spk", "veri_test.txt", "wav.scp"}));
+  // voxceleb1 and voxceleb1_cat (whose per-video lists are in cat/).
+  EXPECT_EQ(by_kind["list"], (std::set<std::string>{"cat", "spk2utt", "utt2spk", "veri_test.txt", "wav.scp"}));
   EXPECT_EQ(by_kind["features"], (std::set<std::string>{"feats.scp", "mfcc.ark", "utt2num_frames"}));
   EXPECT_EQ(by_kind["vad"], (std::set<std::string>{"vad.ark", "vad.scp"}));
 
@@ -543,18 +544,18 @@ TEST(VoxcelebXvectorStagesTest, ALostCheckpointIsNamedNeverReplacedByAnOlderOne)
   const std::int64_t training_run = database.BeginRun(info);
   recipe::RunContext context("voxceleb/xvector", "test", *s.settings, s.output, &database, training_run);
   const stdfs::path networks = context.system_folder() / "networks";
-  EXPECT_EQ(voxceleb::LastTrainedEpoch(context, networks), 0);
+  EXPECT_EQ(shared::LastTrainedEpoch(context, networks), 0);
   for (int epoch = 1; epoch <= 3; ++epoch) {
     fs::WriteFileAtomic(train::CheckpointPath(networks, epoch), "weights " + std::to_string(epoch));
     context.RecordArtifact(train::CheckpointPath(networks, epoch), "checkpoint");
   }
-  EXPECT_EQ(voxceleb::LastTrainedEpoch(context, networks), 3);
+  EXPECT_EQ(shared::LastTrainedEpoch(context, networks), 3);
   // A lost middle checkpoint hides nothing: epoch 3 is still the newest.
   stdfs::remove(train::CheckpointPath(networks, 2));
-  EXPECT_EQ(voxceleb::LastTrainedEpoch(context, networks), 3);
+  EXPECT_EQ(shared::LastTrainedEpoch(context, networks), 3);
   // A lost last one is an error naming it, not a silent step back to epoch 1.
   stdfs::remove(train::CheckpointPath(networks, 3));
-  const std::string error = ErrorOf<DataError>([&] { voxceleb::LastTrainedEpoch(context, networks); });
+  const std::string error = ErrorOf<DataError>([&] { shared::LastTrainedEpoch(context, networks); });
   EXPECT_TRUE(Contains(error, fmt::format("{}: missing: run {} recorded training it, and the newest checkpoint "
                                           "here is epoch.1.pt",
                                           train::CheckpointPath(networks, 3).string(), training_run)))
@@ -563,9 +564,9 @@ TEST(VoxcelebXvectorStagesTest, ALostCheckpointIsNamedNeverReplacedByAnOlderOne)
   const std::int64_t retraining_run = database.BeginRun(info);
   recipe::RunContext again("voxceleb/xvector", "test", *s.settings, s.output, &database, retraining_run);
   again.RecordArtifact(train::CheckpointPath(networks, 1), "checkpoint");
-  EXPECT_EQ(voxceleb::LastTrainedEpoch(again, networks), 1);
+  EXPECT_EQ(shared::LastTrainedEpoch(again, networks), 1);
   // What a stage used is recorded with its checksum.
-  voxceleb::RecordCheckpointsUsed(again, {train::CheckpointPath(networks, 1)});
+  shared::RecordCheckpointsUsed(again, {train::CheckpointPath(networks, 1)});
   const auto used = database.ArtifactsOfKind("checkpoint_used");
   ASSERT_EQ(used.size(), 1u);
   EXPECT_EQ(used[0].record.path, train::CheckpointPath(networks, 1).string());

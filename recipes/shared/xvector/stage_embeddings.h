@@ -1,4 +1,4 @@
-// Stage 7 of voxceleb/xvector: embedding extraction (ASVtorch run.py stage 7), rank 0 only.
+// Stage 7 of the x-vector recipes (voxceleb/xvector, sitw/xvector): embedding extraction (ASVtorch run.py stage 7), rank 0 only.
 //
 // The network of recipe.selected_epoch (None: the last of the contiguous checkpoints
 // networks/epoch.1..N.pt) extracts x-vectors for every utterance of the trial lists of
@@ -11,9 +11,9 @@
 
 #include "asvcpp/recipe/run_context.h"
 
-namespace asv::recipes::voxceleb_xvector {
+namespace asv::recipes::xvector {
 
 /// Runs stage 7. Throws DataError when no checkpoint, features or trial list is found.
 void RunEmbeddingExtraction(recipe::RunContext& context);
 
-}  // namespace asv::recipes::voxceleb_xvector
+}  // namespace asv::recipes::xvector

@@ -1,4 +1,4 @@
-// Stage 2 of voxceleb/xvector: augmentation (ASVtorch's asvtorch_augment.sh): for each
+// Stage 2 of the x-vector recipes (voxceleb/xvector, sitw/xvector): augmentation (ASVtorch's asvtorch_augment.sh): for each
 // `dataset: factor` of recipe.augmentation_datasets, augment::AugmentDataset
 // (asvcpp/augment/dataset_augmentation.h: the copies, the files written, determinism) with MUSAN
 // under paths.musan_folder and RIRS_NOISES (OpenSLR 28) under paths.rirs_folder, else
@@ -9,11 +9,11 @@ namespace asv::recipe {
 class RunContext;
 }
 
-namespace asv::recipes::voxceleb_xvector {
+namespace asv::recipes::xvector {
 
 /// Stage 2 for the recipe settings `context` holds: augment::AugmentDataset for every entry of recipe.augmentation_datasets (nothing when
 /// it is empty), recording the outputs as artifacts. Throws DataError when a dataset, MUSAN or
 /// RIRS_NOISES is missing.
 void RunAugmentationStage(recipe::RunContext& context);
 
-}  // namespace asv::recipes::voxceleb_xvector
+}  // namespace asv::recipes::xvector

@@ -1,4 +1,4 @@
-#include "recipes/voxceleb/xvector/stage_train.h"
+#include "recipes/shared/xvector/stage_train.h"
 
 #include <map>
 #include <numeric>
@@ -19,10 +19,11 @@
 #include "asvcpp/train/eer_stopper.h"
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/trainer.h"
-#include "recipes/voxceleb/shared/voxceleb_stages.h"
-#include "recipes/voxceleb/xvector/xvector_recipe.h"
+#include "recipes/shared/recipe_stages.h"
+#include "recipes/shared/xvector/data_selection.h"
+#include "recipes/shared/xvector/xvector_settings.h"
 
-namespace asv::recipes::voxceleb_xvector {
+namespace asv::recipes::xvector {
 namespace stdfs = std::filesystem;
 using backend::Embeddings;
 
@@ -46,7 +47,8 @@ TrainingEvaluation PrepareEvaluation(recipe::RunContext& context) {
     ASV_LOG(Warning, "none of recipe.training_trial_lists exists: no EER evaluation during training");
     return e;
   }
-  const auto plda_data = features::LoadDatasets(context.feature_and_list_folder(), r.plda_datasets);
+  const auto plda_data = LoadSelectedData(context.feature_and_list_folder(), r.EvaluationPldaDatasets(), r,
+                                          "evaluation PLDA data");
   data::UtteranceList all;
   for (std::size_t i = 0; i < plda_data.ids.size(); ++i)
     all.utterances.push_back({plda_data.ids[i], plda_data.speakers[i]});
@@ -76,7 +78,7 @@ void RunTraining(recipe::RunContext& context) {
   const auto& network = s.common().network;
 
   // Training data with ASVtorch's filters.
-  const auto data = features::LoadDatasets(context.feature_and_list_folder(), r.training_datasets);
+  const auto data = LoadSelectedData(context.feature_and_list_folder(), r.training_datasets, r, "training data");
   auto all = std::make_shared<features::KaldiFeatureSource>(data.ids, data.stored, s.common().features);
   std::map<std::string, int> per_speaker;
   std::vector<int> long_enough;
@@ -136,11 +138,11 @@ void RunTraining(recipe::RunContext& context) {
 
   auto on_epoch = [&](const train::EpochStats& stats) {
     if (!context.is_rank0()) return train::EpochAction::kContinue;
-    voxceleb::RecordTrainingEpoch(context, stats);
+    shared::RecordTrainingEpoch(context, stats);
     if (!stats.evaluation_due || !evaluation.plda) return train::EpochAction::kContinue;
 
     const auto extract = [&](const data::FeatureSource& source, const char* what) {
-      return voxceleb::ExtractAll(
+      return shared::ExtractAll(
           source, what, [&](const std::vector<int>& u) { return trainer.ExtractEmbeddings(source, u, extraction); },
           0.01);
     };
@@ -151,7 +153,7 @@ void RunTraining(recipe::RunContext& context) {
     }
     const auto trial = extract(*evaluation.trials, "evaluation trial");
     const double mean_eer =
-        voxceleb::ScoreDuringTraining(context, plda, speaker_of, trial, evaluation.lists, stats.epoch);
+        shared::ScoreDuringTraining(context, plda, speaker_of, trial, evaluation.lists, stats.epoch);
     const bool stop = stopper.Update(mean_eer);
     stopper.Save(stopper_file);
     if (stop) {
@@ -180,4 +182,4 @@ void RunTraining(recipe::RunContext& context) {
   ASV_LOG0(Info, "training ended at epoch {}: {}", result.last_epoch, reason);
 }
 
-}  // namespace asv::recipes::voxceleb_xvector
+}  // namespace asv::recipes::xvector

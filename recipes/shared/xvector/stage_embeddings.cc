@@ -1,4 +1,4 @@
-#include "recipes/voxceleb/xvector/stage_embeddings.h"
+#include "recipes/shared/xvector/stage_embeddings.h"
 
 #include <map>
 #include <numeric>
@@ -18,10 +18,11 @@
 #include "asvcpp/train/checkpoint.h"
 #include "asvcpp/train/embedding_extractor.h"
 #include "asvcpp/train/precision.h"
-#include "recipes/voxceleb/shared/voxceleb_stages.h"
-#include "recipes/voxceleb/xvector/xvector_recipe.h"
+#include "recipes/shared/recipe_stages.h"
+#include "recipes/shared/xvector/data_selection.h"
+#include "recipes/shared/xvector/xvector_settings.h"
 
-namespace asv::recipes::voxceleb_xvector {
+namespace asv::recipes::xvector {
 namespace stdfs = std::filesystem;
 using backend::Embeddings;
 
@@ -45,7 +46,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   auto& s = SettingsOf(context);
   const auto& r = s.recipe();
   const stdfs::path networks = context.system_folder() / "networks";
-  const int epoch = r.selected_epoch ? *r.selected_epoch : voxceleb::LastTrainedEpoch(context, networks);
+  const int epoch = r.selected_epoch ? *r.selected_epoch : shared::LastTrainedEpoch(context, networks);
   if (epoch <= 0) {
     throw DataError(
         fmt::format("{}: no network checkpoint epoch.1.pt: train first (stage 5) or set "
@@ -57,7 +58,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   train::ApplyMathModes(s.common().computing.allow_tf32);
   ASV_LOG(Info, "embedding extraction with {} on {}", checkpoint.string(), device);
   const auto extractor = train::EmbeddingExtractor::FromCheckpoint(checkpoint, s.common().network, device);
-  voxceleb::RecordCheckpointsUsed(context, {checkpoint});
+  shared::RecordCheckpointsUsed(context, {checkpoint});
   auto options =
       train::ExtractionOptions::FromSettings(s.common().network, s.common().computing.network_dataloader_workers);
   options.skip_empty = true;
@@ -75,13 +76,13 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   const auto trial_data = features::LoadDatasets(context.feature_and_list_folder(), {r.trial_dataset});
   const features::KaldiFeatureSource trial_source(trial_ids, trial_data.stored, s.common().features);
   const double shift = FrameShiftSeconds(s.common());
-  const auto trial = voxceleb::ExtractAll(
+  const auto trial = shared::ExtractAll(
       trial_source, "trial", [&](const std::vector<int>& u) { return extractor.Extract(trial_source, u, options); },
       shift);
 
-  const auto plda_data = features::LoadDatasets(context.feature_and_list_folder(), r.plda_datasets);
+  const auto plda_data = LoadSelectedData(context.feature_and_list_folder(), r.plda_datasets, r, "PLDA data");
   const features::KaldiFeatureSource plda_source(plda_data.ids, plda_data.stored, s.common().features);
-  const auto plda = voxceleb::ExtractAll(
+  const auto plda = shared::ExtractAll(
       plda_source, "PLDA", [&](const std::vector<int>& u) { return extractor.Extract(plda_source, u, options); },
       shift);
 
@@ -95,7 +96,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   data::WriteTable(folder / "plda.utt2spk", utt2spk);
   std::vector<std::string> speakers;
   for (const auto& id : plda.ids) speakers.push_back(speaker_of.at(id));
-  voxceleb::WriteSpeakerCohort(context, folder / "cohort", backend::SpeakerMeans(plda, speakers),
+  shared::WriteSpeakerCohort(context, folder / "cohort", backend::SpeakerMeans(plda, speakers),
                                folder / "plda.ark");
   asv::fs::WriteFileAtomic(folder / "info.json",
                            nlohmann::json{{"epoch", epoch}, {"checkpoint", checkpoint.string()}}.dump(2) + "\n");
@@ -105,4 +106,4 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   }
 }
 
-}  // namespace asv::recipes::voxceleb_xvector
+}  // namespace asv::recipes::xvector

@@ -22,10 +22,14 @@ namespace asv::recipe {
 class RunContext;
 }
 
-namespace asv::recipes::voxceleb {
+namespace asv::recipes::shared {
 
-/// Names accepted in recipe.preparation_datasets: {"voxceleb1", "voxceleb2"}.
+/// The corpora the VoxCeleb recipes prepare (the names accepted in their
+/// recipe.preparation_datasets): {"voxceleb1", "voxceleb2"}.
 std::vector<std::string> PreparableDatasets();
+
+/// The corpora sitw/xvector prepares: {"voxceleb1", "voxceleb2", "sitw"}.
+std::vector<std::string> SitwPreparableDatasets();
 
 /// One dataset to prepare: its name and the absolute corpus folder.
 struct PreparationJob {
@@ -33,26 +37,41 @@ struct PreparationJob {
   std::filesystem::path corpus;
 };
 
-/// Checks the request against what the recipes know and what paths.datasets names, before
-/// anything is written. `requested` nullopt: every preparable dataset present in `datasets`, in
-/// the order of `datasets`. Duplicates are prepared once. Throws DataError naming the dataset
-/// (and listing the known ones or the keys of paths.datasets) for an unknown name, for
-/// voxceleb2_cat (prepared with voxceleb2), for a name missing from paths.datasets, and when the
-/// resulting list is empty.
+/// Checks the request against the corpora a recipe knows (`known`) and what paths.datasets
+/// names, before anything is written. `requested` nullopt: every known dataset present in
+/// `datasets`, in the order of `datasets`. Duplicates are prepared once. Throws DataError naming
+/// the dataset (and listing the known ones or the keys of paths.datasets) for an unknown name, for
+/// a list folder that another corpus's preparation writes (voxceleb1_cat, voxceleb2_cat,
+/// sitw_dev), for a name missing from paths.datasets, and when the resulting list is empty.
 std::vector<PreparationJob> ResolvePreparationJobs(const std::optional<std::vector<std::string>>& requested,
-                                                   const settings::OrderedDict<std::string>& datasets);
+                                                   const settings::OrderedDict<std::string>& datasets,
+                                                   const std::vector<std::string>& known = PreparableDatasets());
 
-/// Stage 0: for each dataset of `requested` (see ResolvePreparationJobs) the corpus folder
-/// paths.datasets[name] (relative paths are taken against the current folder) is walked by
-/// data::PrepareVoxCeleb1 / PrepareVoxCeleb2, which write Kaldi list folders under
-/// <output_folder>/<feature_and_list_folder>/<dataset>/lists:
-///   voxceleb1  wav.scp, utt2spk, spk2utt and the trial lists: every file of `trial_lists`
-///              (when `trial_dataset` is voxceleb1) found in the corpus folder
+/// The list folders (dataset names) that preparing `job` writes: voxceleb1 and voxceleb1_cat,
+/// voxceleb2 and voxceleb2_cat, sitw (SITW's eval part) and, when `<corpus>/dev` exists,
+/// sitw_dev. Never throws.
+std::vector<std::string> PreparedDatasetsOf(const PreparationJob& job);
+
+/// What the corpus folder of `job` lacks for its preparation, one line each naming the folder or
+/// file and `setting` (paths.datasets['name']): the folder itself, wav/ (voxceleb1), dev/aac or
+/// test/aac (voxceleb2), eval/lists/enroll-core.lst (sitw). Empty when nothing is missing.
+std::vector<std::string> MissingCorpusParts(const PreparationJob& job, const std::string& setting);
+
+/// Stage 0: for each dataset of `requested` (see ResolvePreparationJobs with `known`) the corpus
+/// folder paths.datasets[name] (relative paths are taken against the current folder) is walked
+/// by data::PrepareVoxCeleb1 and PrepareVoxCeleb1Cat, PrepareVoxCeleb2 or PrepareSitwPart, which
+/// write Kaldi list folders under <output_folder>/<feature_and_list_folder>/<dataset>/lists:
+///   voxceleb1  voxceleb1 (wav.scp, utt2spk, spk2utt and the trial lists: every file of
+///              `trial_lists`, when `trial_dataset` is voxceleb1, found in the corpus folder) and
+///              voxceleb1_cat (one utterance per video)
 ///   voxceleb2  voxceleb2 (one utterance per .m4a file) and voxceleb2_cat (one per video)
+///   sitw       sitw (the eval part with its core-core and core-multi trial lists) and sitw_dev
+///              (the dev part, when the corpus has one)
 /// Every list file is recorded as an artifact of kind "list". Throws DataError for bad requests
 /// and whatever the preparation functions throw (DataError naming the corpus folder or file).
 void PrepareDatasets(recipe::RunContext& context, const std::optional<std::vector<std::string>>& requested,
-                     const std::string& trial_dataset, const settings::OrderedDict<std::string>& trial_lists);
+                     const std::string& trial_dataset, const settings::OrderedDict<std::string>& trial_lists,
+                     const std::vector<std::string>& known = PreparableDatasets());
 
 /// The speaker-mean cohort of score normalisation (backend::SpeakerMeans of the back-end
 /// embeddings `plda` with their `speakers`), built once per system: read from
@@ -144,4 +163,4 @@ recipe::MemoryNeed MeasureTrainingStep(const recipe::StageInfo& stage, nnet::Spe
                                        const std::string& batch_key, std::int64_t global_batch,
                                        const std::string& examples, const std::string& note);
 
-}  // namespace asv::recipes::voxceleb
+}  // namespace asv::recipes::shared

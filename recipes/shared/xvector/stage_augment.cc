@@ -1,4 +1,4 @@
-#include "recipes/voxceleb/xvector/stage_augment.h"
+#include "recipes/shared/xvector/stage_augment.h"
 
 #include "asvcpp/augment/augmenter.h"
 #include "asvcpp/augment/dataset_augmentation.h"
@@ -6,9 +6,9 @@
 #include "asvcpp/base/log.h"
 #include "asvcpp/data/data_dir.h"
 #include "asvcpp/recipe/run_context.h"
-#include "recipes/voxceleb/xvector/xvector_recipe.h"
+#include "recipes/shared/xvector/xvector_settings.h"
 
-namespace asv::recipes::voxceleb_xvector {
+namespace asv::recipes::xvector {
 
 namespace stdfs = std::filesystem;
 
@@ -43,4 +43,4 @@ void RunAugmentationStage(recipe::RunContext& context) {
   }
 }
 
-}  // namespace asv::recipes::voxceleb_xvector
+}  // namespace asv::recipes::xvector

@@ -1,4 +1,4 @@
-#include "recipes/voxceleb/xvector/stage_features.h"
+#include "recipes/shared/xvector/stage_features.h"
 
 #include <fmt/format.h>
 
@@ -7,10 +7,9 @@
 #include "asvcpp/data/data_dir.h"
 #include "asvcpp/prep/dataset_features.h"
 #include "asvcpp/recipe/run_context.h"
-#include "recipes/voxceleb/xvector/stage_prepare.h"
-#include "recipes/voxceleb/xvector/xvector_recipe.h"
+#include "recipes/shared/xvector/xvector_settings.h"
 
-namespace asv::recipes::voxceleb_xvector {
+namespace asv::recipes::xvector {
 
 namespace stdfs = std::filesystem;
 
@@ -45,4 +44,4 @@ void RunFeatureStage(recipe::RunContext& context) {
   }
 }
 
-}  // namespace asv::recipes::voxceleb_xvector
+}  // namespace asv::recipes::xvector

@@ -1,4 +1,4 @@
-#include "recipes/voxceleb/xvector/stage_inputs.h"
+#include "recipes/shared/xvector/stage_inputs.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -10,10 +10,10 @@
 #include "asvcpp/prep/dataset_features.h"
 #include "asvcpp/recipe/run_context.h"
 #include "asvcpp/train/checkpoint.h"
-#include "recipes/voxceleb/xvector/stage_prepare.h"
-#include "recipes/voxceleb/xvector/xvector_recipe.h"
+#include "recipes/shared/recipe_stages.h"
+#include "recipes/shared/xvector/xvector_settings.h"
 
-namespace asv::recipes::voxceleb_xvector {
+namespace asv::recipes::xvector {
 namespace {
 
 namespace stdfs = std::filesystem;
@@ -31,15 +31,14 @@ struct Produced {
   bool embeddings = false;         // stage 7
 };
 
-Produced ProducedBy(const XvectorSettings& s, const std::vector<int>& earlier) {
+Produced ProducedBy(const XvectorSettings& s, const std::vector<int>& earlier, const std::vector<std::string>& known) {
   const auto& r = s.recipe();
   const auto runs = [&](int stage) { return std::find(earlier.begin(), earlier.end(), stage) != earlier.end(); };
   Produced p;
   if (runs(0)) {
     try {
-      for (const auto& job : ResolvePreparationJobs(r.preparation_datasets, s.common().paths.datasets)) {
-        p.lists.insert(job.name);
-        if (job.name == "voxceleb2") p.lists.insert("voxceleb2_cat");
+      for (const auto& job : shared::ResolvePreparationJobs(r.preparation_datasets, s.common().paths.datasets, known)) {
+        for (const auto& dataset : shared::PreparedDatasetsOf(job)) p.lists.insert(dataset);
       }
     } catch (const std::exception&) {
       // Reported as stage 0's own problem.
@@ -139,25 +138,20 @@ class Checker {
 }  // namespace
 
 std::vector<std::string> MissingStageInputs(const recipe::StageInfo& stage, recipe::RunContext& context,
-                                            const std::vector<int>& earlier) {
+                                            const std::vector<int>& earlier, const std::vector<std::string>& known) {
   const auto& s = dynamic_cast<const XvectorSettings&>(context.settings());
   const auto& r = s.recipe();
   const auto& paths = s.common().paths;
-  const Produced produced = ProducedBy(s, earlier);
+  const Produced produced = ProducedBy(s, earlier, known);
   Checker check(s, context, produced);
   std::vector<std::string> trial_names;
   for (const auto& [name, file] : r.trial_lists) trial_names.push_back(name);
 
   if (stage.name == "prepare") {
     try {
-      for (const auto& job : ResolvePreparationJobs(r.preparation_datasets, paths.datasets)) {
-        const std::string setting = fmt::format("paths.datasets['{}']", job.name);
-        check.Folder(job.corpus, setting);
-        if (job.name == "voxceleb1") {
-          check.Folder(job.corpus / "wav", setting);
-        } else if (!Exists(job.corpus / "dev" / "aac") && !Exists(job.corpus / "test" / "aac")) {
-          check.problems.push_back(
-              fmt::format("{}: neither dev/aac nor test/aac exists ({})", job.corpus.string(), setting));
+      for (const auto& job : shared::ResolvePreparationJobs(r.preparation_datasets, paths.datasets, known)) {
+        for (auto& problem : shared::MissingCorpusParts(job, fmt::format("paths.datasets['{}']", job.name))) {
+          check.problems.push_back(std::move(problem));
         }
       }
     } catch (const std::exception& e) {
@@ -200,4 +194,4 @@ std::vector<std::string> MissingStageInputs(const recipe::StageInfo& stage, reci
   return check.problems;
 }
 
-}  // namespace asv::recipes::voxceleb_xvector
+}  // namespace asv::recipes::xvector

@@ -1,6 +1,7 @@
-#include "recipes/voxceleb/shared/voxceleb_stages.h"
+#include "recipes/shared/recipe_stages.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -15,6 +16,7 @@
 #include "asvcpp/base/progress.h"
 #include "asvcpp/data/data_dir.h"
 #include "asvcpp/data/table.h"
+#include "asvcpp/data/sitw.h"
 #include "asvcpp/data/voxceleb.h"
 #include "asvcpp/db/database.h"
 #include "asvcpp/eval/score_file.h"
@@ -24,7 +26,7 @@
 #include "asvcpp/train/step_memory.h"
 #include "asvcpp/train/torch_errors.h"
 
-namespace asv::recipes::voxceleb {
+namespace asv::recipes::shared {
 namespace {
 
 namespace stdfs = std::filesystem;
@@ -41,16 +43,25 @@ std::vector<std::string> PreparableDatasets() {
   return {"voxceleb1", "voxceleb2"};
 }
 
+std::vector<std::string> SitwPreparableDatasets() {
+  return {"voxceleb1", "voxceleb2", "sitw"};
+}
+
 std::vector<PreparationJob> ResolvePreparationJobs(const std::optional<std::vector<std::string>>& requested,
-                                                   const settings::OrderedDict<std::string>& datasets) {
-  const std::vector<std::string> known = PreparableDatasets();
+                                                   const settings::OrderedDict<std::string>& datasets,
+                                                   const std::vector<std::string>& known) {
   const auto is_known = [&](const std::string& n) { return std::find(known.begin(), known.end(), n) != known.end(); };
+  // List folders that another corpus's preparation writes.
+  const std::map<std::string, std::string> written_by = {
+      {"voxceleb1_cat", "voxceleb1"}, {"voxceleb2_cat", "voxceleb2"}, {"sitw_dev", "sitw"}};
   std::vector<std::string> names;
   if (requested) {
     for (const auto& name : *requested) {
-      if (name == "voxceleb2_cat") {
-        throw DataError(
-            "recipe.preparation_datasets: 'voxceleb2_cat' is prepared together with 'voxceleb2'; ask for 'voxceleb2'");
+      const auto by = written_by.find(name);
+      if (by != written_by.end() && is_known(by->second)) {
+        throw DataError(fmt::format(
+            "recipe.preparation_datasets: '{}' is prepared together with '{}'; ask for '{}'", name, by->second,
+            by->second));
       }
       if (!is_known(name)) {
         throw DataError(fmt::format(
@@ -87,11 +98,40 @@ std::vector<PreparationJob> ResolvePreparationJobs(const std::optional<std::vect
   return jobs;
 }
 
+std::vector<std::string> PreparedDatasetsOf(const PreparationJob& job) {
+  if (job.name == "sitw") {
+    std::error_code ec;
+    if (stdfs::is_directory(job.corpus / "dev", ec)) return {"sitw", "sitw_dev"};
+    return {"sitw"};
+  }
+  return {job.name, job.name + "_cat"};
+}
+
+std::vector<std::string> MissingCorpusParts(const PreparationJob& job, const std::string& setting) {
+  const auto exists = [](const stdfs::path& path) {
+    std::error_code ec;
+    return stdfs::exists(path, ec);
+  };
+  if (!exists(job.corpus)) return {fmt::format("{}: no such folder ({})", job.corpus.string(), setting)};
+  if (job.name == "voxceleb1" && !exists(job.corpus / "wav")) {
+    return {fmt::format("{}: no such folder ({})", (job.corpus / "wav").string(), setting)};
+  }
+  if (job.name == "voxceleb2" && !exists(job.corpus / "dev" / "aac") && !exists(job.corpus / "test" / "aac")) {
+    return {fmt::format("{}: neither dev/aac nor test/aac exists ({})", job.corpus.string(), setting)};
+  }
+  const stdfs::path enrollment = job.corpus / "eval" / "lists" / "enroll-core.lst";
+  if (job.name == "sitw" && !exists(enrollment)) {
+    return {fmt::format("{}: missing: SITW's eval part ({})", enrollment.string(), setting)};
+  }
+  return {};
+}
+
 void PrepareDatasets(recipe::RunContext& context, const std::optional<std::vector<std::string>>& requested,
-                     const std::string& trial_dataset, const settings::OrderedDict<std::string>& trial_lists) {
+                     const std::string& trial_dataset, const settings::OrderedDict<std::string>& trial_lists,
+                     const std::vector<std::string>& known) {
   const auto& paths = context.settings().common().paths;
   // Everything is checked before the first file is written.
-  const std::vector<PreparationJob> jobs = ResolvePreparationJobs(requested, paths.datasets);
+  const std::vector<PreparationJob> jobs = ResolvePreparationJobs(requested, paths.datasets, known);
   const stdfs::path dataset_root = context.feature_and_list_folder();
 
   for (const auto& job : jobs) {
@@ -104,11 +144,17 @@ void PrepareDatasets(recipe::RunContext& context, const std::optional<std::vecto
         for (const auto& [name, file] : trial_lists) options.trial_list_files.push_back(file);
       }
       result.push_back(data::PrepareVoxCeleb1(job.corpus, dataset_root, options));
+      result.push_back(data::PrepareVoxCeleb1Cat(job.corpus, dataset_root));
+    } else if (job.name == "sitw") {
+      for (const auto& dataset : PreparedDatasetsOf(job)) {
+        result.push_back(data::PrepareSitwPart(job.corpus, dataset == "sitw" ? "eval" : "dev",
+                                               data::ListFolder(dataset_root, dataset)));
+      }
     } else {
       result = data::PrepareVoxCeleb2(job.corpus, dataset_root);
     }
-    // PrepareVoxCeleb1/2 log the one-line summary of each list folder (utterances, speakers,
-    // trial lists, trials).
+    // The preparation functions log the one-line summary of each list folder (utterances,
+    // speakers, trial lists, trials).
     for (const auto& ds : result) context.RecordFolderArtifacts(ds.list_folder, "list");
   }
 }
@@ -364,4 +410,4 @@ recipe::MemoryNeed MeasureTrainingStep(const recipe::StageInfo& stage, nnet::Spe
   return need;
 }
 
-}  // namespace asv::recipes::voxceleb
+}  // namespace asv::recipes::shared

@@ -1,4 +1,4 @@
-// Stage 1 of voxceleb/xvector: Kaldi-compatible MFCCs and energy VAD for every utterance of the
+// Stage 1 of the x-vector recipes (voxceleb/xvector, sitw/xvector): Kaldi-compatible MFCCs and energy VAD for every utterance of the
 // datasets in recipe.feature_extraction_datasets (ASVtorch's asvtorch_extract_feats.sh), with
 // prep::ExtractDatasetFeatures (asvcpp/prep/dataset_features.h: the files written, determinism,
 // atomicity).
@@ -8,7 +8,7 @@ namespace asv::recipe {
 class RunContext;
 }
 
-namespace asv::recipes::voxceleb_xvector {
+namespace asv::recipes::xvector {
 
 /// Runs stage 1 for the recipe settings `context` holds: checks that every dataset of
 /// recipe.feature_extraction_datasets has a list folder before extracting any (DataError naming
@@ -17,4 +17,4 @@ namespace asv::recipes::voxceleb_xvector {
 /// skipped_utterances: "list").
 void RunFeatureStage(recipe::RunContext& context);
 
-}  // namespace asv::recipes::voxceleb_xvector
+}  // namespace asv::recipes::xvector

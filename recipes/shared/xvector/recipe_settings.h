@@ -1,9 +1,11 @@
-// `recipe.*` settings of the voxceleb/xvector recipe.
+// `recipe.*` settings of the x-vector recipes, with voxceleb/xvector's defaults (sitw/xvector's
+// recipe_settings.h derives its defaults from this struct).
 //
-// The first six fields are ASVtorch's RecipeSettings (asvtorch/recipes/voxceleb/xvector/run.py),
-// with the same names and defaults. The others replace values ASVtorch hard-codes in run.py:
-// training and PLDA data, utterance filters, the trial lists and the seed of the random PLDA
-// speaker subset. Their defaults reproduce ASVtorch.
+// The first six fields are ASVtorch's RecipeSettings (asvtorch/recipes/voxceleb/xvector/run.py
+// and asvtorch/recipes/sitw/xvector/run.py), with the same names and defaults. The others replace
+// values ASVtorch hard-codes in run.py: training and PLDA data, excluded utterances, utterance
+// filters, the trial lists and the seed of the random PLDA speaker subset. Their defaults
+// reproduce ASVtorch.
 #pragma once
 
 #include <optional>
@@ -15,7 +17,7 @@
 #include "asvcpp/settings/settings_tree.h"
 #include "asvcpp/settings/types.h"
 
-namespace asv::recipes::voxceleb_xvector {
+namespace asv::recipes::xvector {
 
 struct RecipeSettings {
   int start_stage = 0;
@@ -29,7 +31,10 @@ struct RecipeSettings {
   int min_speech_frames = 500;
   int min_utterances_per_speaker = 10;
   std::vector<std::string> plda_datasets = {"voxceleb2_cat_combined"};
+  std::optional<std::vector<std::string>> evaluation_plda_datasets;
   int plda_speakers_during_training = 500;
+  std::vector<std::string> excluded_utterance_prefixes;
+  std::string excluded_speakers_file;
   std::string trial_dataset = "voxceleb1";
   settings::OrderedDict<std::string> trial_lists = {
       {"vox1_original", "veri_test.txt"},
@@ -41,6 +46,11 @@ struct RecipeSettings {
   };
   std::vector<std::string> training_trial_lists = {"vox1_original", "vox1_cleaned"};
   int seed = 0;
+
+  /// The PLDA data of the evaluations during training: evaluation_plda_datasets, else plda_datasets.
+  const std::vector<std::string>& EvaluationPldaDatasets() const {
+    return evaluation_plda_datasets ? *evaluation_plda_datasets : plda_datasets;
+  }
 
   /// Whether stage `stage` lies in [start_stage, end_stage].
   bool StageSelected(int stage) const { return start_stage <= stage && stage <= end_stage; }
@@ -67,9 +77,18 @@ struct RecipeSettings {
       "Training speakers with fewer utterances (after the frame filter) are dropped")
         .Range(1, 1e6);
     v("plda_datasets", plda_datasets, "Datasets whose embeddings train the back-end and PLDA (stages 7 and 9)");
+    v("evaluation_plda_datasets", evaluation_plda_datasets,
+      "Datasets whose random speakers train the back end of the EER evaluations during training (stage 5); "
+      "None: plda_datasets");
     v("plda_speakers_during_training", plda_speakers_during_training,
-      "Random speakers of the PLDA data used for the EER evaluations during training")
+      "Random speakers of the evaluation PLDA data used for the EER evaluations during training")
         .Range(1, 1e7);
+    v("excluded_utterance_prefixes", excluded_utterance_prefixes,
+      "Utterances whose id starts with one of these are left out of the training and PLDA data (stages 5 and "
+      "7), with their augmented copies");
+    v("excluded_speakers_file", excluded_speakers_file,
+      "File of speaker ids (one per line) whose utterances are left out of the training and PLDA data (stages "
+      "5 and 7), e.g. the VoxCeleb1 speakers who also speak in SITW; '': none");
     v("trial_dataset", trial_dataset, "Dataset holding the trial utterances and trial lists");
     v("trial_lists", trial_lists, "Trial lists scored by stage 9: display name -> file in the trial dataset");
     v("training_trial_lists", training_trial_lists,
@@ -88,4 +107,4 @@ struct RecipeSettings {
   }
 };
 
-}  // namespace asv::recipes::voxceleb_xvector
+}  // namespace asv::recipes::xvector

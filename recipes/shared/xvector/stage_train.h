@@ -1,4 +1,4 @@
-// Stage 5 of voxceleb/xvector: x-vector training (ASVtorch run.py stage 5 and its training loop,
+// Stage 5 of the x-vector recipes (voxceleb/xvector, sitw/xvector): x-vector training (ASVtorch run.py stage 5 and its training loop,
 // asvtorch/src/networks/network_training.py).
 //
 // Training data: the utterances of recipe.training_datasets with at least
@@ -16,10 +16,10 @@
 
 #include "asvcpp/recipe/run_context.h"
 
-namespace asv::recipes::voxceleb_xvector {
+namespace asv::recipes::xvector {
 
 /// Runs stage 5. Throws DataError for missing features or too little data, StageError when
 /// training fails.
 void RunTraining(recipe::RunContext& context);
 
-}  // namespace asv::recipes::voxceleb_xvector
+}  // namespace asv::recipes::xvector
