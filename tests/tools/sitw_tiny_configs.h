@@ -1,0 +1,46 @@
+// The tiny sitw/xvector configs of the end-to-end tests (sitw_recipe_e2e_test.cc,
+// sitw_dist_e2e_test.cc): every stage on the tiny synthetic corpus (VoxCeleb1, VoxCeleb2 and SITW
+// layouts) with a tiny x-vector network and cosine scoring.
+#pragma once
+
+namespace asv::testing {
+
+inline constexpr const char* kSitwConfigs = R"(# Every stage on the tiny corpus with a tiny network
+tiny
+paths.system_folder = 'tiny_system'
+recipe.start_stage = 0
+recipe.end_stage = 9
+recipe.preparation_datasets = ['voxceleb1', 'voxceleb2', 'sitw']
+recipe.feature_extraction_datasets = ['voxceleb1_cat', 'voxceleb2_cat', 'sitw']
+recipe.augmentation_datasets = {'voxceleb1_cat': 2}
+recipe.training_datasets = ['voxceleb1_cat_combined', 'voxceleb2_cat']
+recipe.plda_datasets = ['voxceleb1_cat_combined', 'voxceleb2_cat']
+recipe.evaluation_plda_datasets = ['voxceleb1_cat_combined', 'voxceleb2_cat']
+recipe.min_speech_frames = 50
+recipe.min_utterances_per_speaker = 1
+recipe.plda_speakers_during_training = 5
+network.frame_layer_size = 32
+network.stat_size = 64
+network.embedding_size = 16
+network.min_clip_size = 40
+network.max_clip_size = 60
+network.minibatch_size = 8
+network.utts_per_speaker_in_epoch = 8
+network.validation_utterances = 2
+network.max_epochs = 2
+network.epochs_per_train_call = 1
+network.print_interval = 5
+backend.scoring = 'cosine'
+computing.use_gpu = False
+computing.network_dataloader_workers = 1
+computing.feature_extraction_workers = 2
+)";
+
+inline constexpr const char* kSitwInitConfig =
+    "paths.output_folder = 'out'\n"
+    "paths.feature_and_list_folder = 'datasets'\n"
+    "paths.datasets = {'voxceleb1': 'corpus/voxceleb1', 'voxceleb2': 'corpus/voxceleb2', 'sitw': 'corpus/sitw'}\n"
+    "paths.musan_folder = 'corpus/musan'\n"
+    "paths.rirs_folder = 'corpus/RIRS_NOISES'\n";
+
+}  // namespace asv::testing
