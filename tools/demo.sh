@@ -9,6 +9,8 @@
 #   tools/demo.sh demo_aug          # after demo: augmentation (stage 2), then training on clean + augmented data
 #   tools/demo.sh voxceleb/margin   # the margin recipe's demo: ECAPA-TDNN, AAM-softmax, on-the-fly augmentation
 #   tools/demo.sh voxceleb/margin CONFIG
+#   tools/demo.sh sitw/xvector      # x-vectors trained on the demo's VoxCeleb1 and VoxCeleb2 speakers,
+#                                   # scored on its SITW eval lists (core-core and core-multi)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
