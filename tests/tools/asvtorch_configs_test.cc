@@ -1,17 +1,23 @@
-// Both real ASVtorch files of voxceleb/xvector resolve, through --init-config/--run-configs, to
-// exactly the values ASVtorch computes, for every config in the file.
+// Both real ASVtorch files of voxceleb/xvector and of sitw/xvector resolve, through
+// --init-config/--run-configs, to exactly the values ASVtorch computes, for every config in the
+// file.
 //
-// Golden: tests/tools/asvtorch_golden/voxceleb_xvector.json, made by running ASVtorch's own
-// settings code (commit 9c656dd of the SoftwareX release) with
+// Golden: tests/tools/asvtorch_golden/{voxceleb_xvector,sitw_xvector}.json, made by running
+// ASVtorch's own settings code (commit 9c656dd of the SoftwareX release) with
 //   ASVTORCH_COMMIT=9c656dd python3 tools/golden/asvtorch_resolve.py <asvtorch checkout>
 //     tests/tools/asvtorch_configs/voxceleb_xvector/init_config.py
 //     tests/tools/asvtorch_configs/voxceleb_xvector/run_configs.py (one command line)
+// and
+//   ASVTORCH_COMMIT=9c656dd python3 tools/golden/asvtorch_resolve.py --recipe sitw/xvector <asvtorch checkout>
+//     tests/tools/asvtorch_configs/sitw_xvector/init_config.py
+//     tests/tools/asvtorch_configs/sitw_xvector/run_configs.py (one command line)
 // (see that script's docstring). The config files are verbatim copies of ASVtorch's.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <set>
 
 #include "asvcpp/recipe/config_loader.h"
@@ -24,19 +30,39 @@ namespace asv {
 namespace {
 
 namespace fs = std::filesystem;
-const fs::path kConfigDir = fs::path(ASV_SOURCE_DIR) / "tests/tools/asvtorch_configs/voxceleb_xvector";
 
-nlohmann::json Golden() {
-  std::ifstream in(fs::path(ASV_SOURCE_DIR) / "tests/tools/asvtorch_golden/voxceleb_xvector.json");
-  return nlohmann::json::parse(in);
+// One ASVtorch recipe whose files asvcpp reads.
+struct AsvtorchRecipe {
+  std::string recipe;        // asvcpp's recipe of the same name
+  fs::path config_dir;       // ASVtorch's init_config.py, run_configs.py and mfcc.conf
+  fs::path golden;           // what ASVtorch's loader resolves every config of run_configs.py to
+  std::size_t config_count;  // configs in run_configs.py
+};
+
+void PrintTo(const AsvtorchRecipe& r, std::ostream* os) { *os << r.recipe; }
+
+AsvtorchRecipe Recipe(const std::string& recipe, const std::string& folder, std::size_t config_count) {
+  const fs::path source(ASV_SOURCE_DIR);
+  return {recipe, source / "tests/tools/asvtorch_configs" / folder,
+          source / "tests/tools/asvtorch_golden" / (folder + ".json"), config_count};
 }
 
-recipe::RecipeFiles AsvtorchFiles() {
-  recipe::LocateOptions options;
-  options.init_config = kConfigDir / "init_config.py";
-  options.run_configs = kConfigDir / "run_configs.py";
-  return recipe::LocateRecipeFiles("voxceleb/xvector", options);
-}
+class AsvtorchConfigsTest : public ::testing::TestWithParam<AsvtorchRecipe> {
+ protected:
+  const fs::path& ConfigDir() const { return GetParam().config_dir; }
+
+  nlohmann::json Golden() const {
+    std::ifstream in(GetParam().golden);
+    return nlohmann::json::parse(in);
+  }
+
+  recipe::RecipeFiles AsvtorchFiles() const {
+    recipe::LocateOptions options;
+    options.init_config = ConfigDir() / "init_config.py";
+    options.run_configs = ConfigDir() / "run_configs.py";
+    return recipe::LocateRecipeFiles(GetParam().recipe, options);
+  }
+};
 
 // Settings asvcpp adds to ASVtorch's groups (everything else must match key for key).
 const std::set<std::string> kAsvcppOnlyKeys = {
@@ -71,13 +97,14 @@ bool SameValue(const nlohmann::json& ours, const nlohmann::json& theirs) {
   return ours == theirs;
 }
 
-TEST(AsvtorchConfigsTest, EveryConfigResolvesToAsvtorchValues) {
+TEST_P(AsvtorchConfigsTest, EveryConfigResolvesToAsvtorchValues) {
   const auto golden = Golden();
-  const auto& recipe = recipes::FindRecipe("voxceleb/xvector");
+  ASSERT_EQ(golden["asvtorch_checkout_commit"], "9c656dd");
+  const auto& recipe = recipes::FindRecipe(GetParam().recipe);
   const auto files = AsvtorchFiles();
   std::vector<std::string> names;
   for (auto it = golden["configs"].begin(); it != golden["configs"].end(); ++it) names.push_back(it.key());
-  ASSERT_EQ(names.size(), 27u);
+  ASSERT_EQ(names.size(), GetParam().config_count);
 
   std::string warnings;
   const auto loaded = recipe::LoadConfigs(recipe, files, names, {}, &warnings);
@@ -90,7 +117,7 @@ TEST(AsvtorchConfigsTest, EveryConfigResolvesToAsvtorchValues) {
       ASSERT_TRUE(ours.contains(it.key())) << it.key();
       if (it.key() == "paths.kaldi_mfcc_conf_file") {
         EXPECT_EQ(fs::weakly_canonical(fs::absolute(ours[it.key()].get<std::string>())),
-                  fs::weakly_canonical(kConfigDir / "mfcc.conf"));
+                  fs::weakly_canonical(ConfigDir() / "mfcc.conf"));
         continue;
       }
       EXPECT_TRUE(SameValue(ours[it.key()], it.value()))
@@ -104,19 +131,24 @@ TEST(AsvtorchConfigsTest, EveryConfigResolvesToAsvtorchValues) {
   }
 }
 
-TEST(AsvtorchConfigsTest, ResolvingNeedsNoneOfTheInitConfigPaths) {
+TEST_P(AsvtorchConfigsTest, ResolvingNeedsNoneOfTheInitConfigPaths) {
   // The init config names /media/... folders that do not exist here.
-  ASSERT_FALSE(fs::exists("/media/hdd3/voxceleb1"));
-  const auto& recipe = recipes::FindRecipe("voxceleb/xvector");
+  const auto datasets = Golden()["configs"]["score_net_netvlad"]["paths.datasets"];
+  ASSERT_GE(datasets.size(), 2u);
+  for (auto it = datasets.begin(); it != datasets.end(); ++it) {
+    ASSERT_EQ(it.value().get<std::string>().rfind("/media/", 0), 0u) << it.value();
+    ASSERT_FALSE(fs::exists(it.value().get<std::string>())) << it.value();
+  }
+  const auto& recipe = recipes::FindRecipe(GetParam().recipe);
   std::string warnings;
   EXPECT_NO_THROW(recipe::LoadConfigs(recipe, AsvtorchFiles(), {"score_net_netvlad"}, {}, &warnings));
 }
 
-TEST(AsvtorchConfigsTest, ShowJsonThroughTheCommandLine) {
+TEST_P(AsvtorchConfigsTest, ShowJsonThroughTheCommandLine) {
   testing::ScratchDir dir("asvtorch_show");
-  const auto result = testing::RunCommand({ASV_ASVRUN, "show", "voxceleb/xvector", "emb_net_lde_tied_diagonal", "--json",
-                                           "--init-config", (kConfigDir / "init_config.py").string(),
-                                           "--run-configs", (kConfigDir / "run_configs.py").string()},
+  const auto result = testing::RunCommand({ASV_ASVRUN, "show", GetParam().recipe, "emb_net_lde_tied_diagonal",
+                                           "--json", "--init-config", (ConfigDir() / "init_config.py").string(),
+                                           "--run-configs", (ConfigDir() / "run_configs.py").string()},
                                           dir.path());
   ASSERT_EQ(result.status, 0) << result.err;
   const auto ours = nlohmann::json::parse(result.out);
@@ -132,6 +164,13 @@ TEST(AsvtorchConfigsTest, ShowJsonThroughTheCommandLine) {
   // Nothing was written: show runs nothing and creates no database.
   EXPECT_TRUE(fs::is_empty(dir.path()));
 }
+
+INSTANTIATE_TEST_SUITE_P(Recipes, AsvtorchConfigsTest,
+                         ::testing::Values(Recipe("voxceleb/xvector", "voxceleb_xvector", 27),
+                                           Recipe("sitw/xvector", "sitw_xvector", 28)),
+                         [](const ::testing::TestParamInfo<AsvtorchRecipe>& param_info) {
+                           return param_info.param.config_dir.filename().string();
+                         });
 
 }  // namespace
 }  // namespace asv

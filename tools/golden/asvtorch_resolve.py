@@ -1,17 +1,24 @@
 #!/usr/bin/env python3
-"""Resolves every run config of an ASVtorch recipe with ASVtorch's own settings code and prints
+r"""Resolves every run config of an ASVtorch recipe with ASVtorch's own settings code and prints
 the values as one JSON document: {"configs": {name: {"group.field": value, ...}}, ...}.
 
 This is how the golden files under tests/tools/asvtorch_golden/ were made, so that asvcpp's
 `asvrun show --json` can be compared with what ASVtorch itself computes:
 
-    python3 tools/golden/asvtorch_resolve.py ASVTORCH_CHECKOUT \
+    ASVTORCH_COMMIT=9c656dd python3 tools/golden/asvtorch_resolve.py ASVTORCH_CHECKOUT \
         tests/tools/asvtorch_configs/voxceleb_xvector/init_config.py \
         tests/tools/asvtorch_configs/voxceleb_xvector/run_configs.py \
         > tests/tools/asvtorch_golden/voxceleb_xvector.json
 
-ASVTORCH_CHECKOUT is a checkout of ASVtorch (SoftwareX release, commit 9c656dd). Nothing of it
-is copied here: the script imports its settings module and runs its load_settings(). torch is
+    ASVTORCH_COMMIT=9c656dd python3 tools/golden/asvtorch_resolve.py --recipe sitw/xvector ASVTORCH_CHECKOUT \
+        tests/tools/asvtorch_configs/sitw_xvector/init_config.py \
+        tests/tools/asvtorch_configs/sitw_xvector/run_configs.py \
+        > tests/tools/asvtorch_golden/sitw_xvector.json
+
+ASVTORCH_CHECKOUT is a checkout of ASVtorch (SoftwareX release, commit 9c656dd); ASVTORCH_COMMIT
+is only recorded in the output. --recipe (default voxceleb/xvector) names the ASVtorch recipe
+whose asvtorch/recipes/RECIPE/run.py defines the RecipeSettings class. Nothing of ASVtorch is
+copied here: the script imports its settings module and runs its load_settings(). torch is
 replaced by a tiny stand-in (only post_update_call's device selection uses it, with CUDA
 reported unavailable), and RecipeSettings is taken from the recipe's run.py without running the
 rest of that script. paths.kaldi_mfcc_conf_file is set as run.py sets it, to the mfcc.conf
@@ -19,6 +26,7 @@ beside the init config; it is printed as "${CONFIG_DIR}/mfcc.conf" so the file i
 Values: tuples and lists become arrays, dicts objects, None null. The class attribute
 network.max_consecutive_lr_updates is included like a field.
 """
+import argparse
 import ast
 import contextlib
 import dataclasses
@@ -44,8 +52,7 @@ def install_torch_stub():
     sys.modules["torch.backends"] = backends
 
 
-def load_recipe_settings_class(checkout, abstract_settings, settings_cls):
-    run_py = os.path.join(checkout, "asvtorch", "recipes", "voxceleb", "xvector", "run.py")
+def load_recipe_settings_class(run_py, abstract_settings, settings_cls):
     tree = ast.parse(open(run_py).read(), run_py)
     node = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "RecipeSettings")
     namespace = {
@@ -96,9 +103,18 @@ def config_names(run_configs):
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit(__doc__)
-    checkout, init_config, run_configs = (os.path.abspath(a) for a in sys.argv[1:])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--recipe", default="voxceleb/xvector",
+                        help="ASVtorch recipe whose run.py defines RecipeSettings (default: %(default)s)")
+    parser.add_argument("checkout")
+    parser.add_argument("init_config")
+    parser.add_argument("run_configs")
+    args = parser.parse_args()
+    checkout, init_config, run_configs = (
+        os.path.abspath(a) for a in (args.checkout, args.init_config, args.run_configs))
+    run_py = os.path.join(checkout, "asvtorch", "recipes", *args.recipe.split("/"), "run.py")
+    if not os.path.isfile(run_py):
+        parser.error(f"no recipe {args.recipe!r} in {checkout}: {run_py} does not exist")
     install_torch_stub()
     sys.path.insert(0, checkout)
     from asvtorch.src.settings.abstract_settings import AbstractSettings
@@ -109,7 +125,7 @@ def main():
     with contextlib.redirect_stdout(sys.stderr):
         settings = Settings(init_config)
         settings.paths.kaldi_mfcc_conf_file = os.path.join(config_dir, "mfcc.conf")
-        settings.recipe = load_recipe_settings_class(checkout, AbstractSettings, Settings)()
+        settings.recipe = load_recipe_settings_class(run_py, AbstractSettings, Settings)()
         for name in config_names(run_configs):
             generator = settings.load_settings(run_configs, [name])
             next(generator)
