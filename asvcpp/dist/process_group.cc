@@ -94,6 +94,31 @@ ProcessGroup::~ProcessGroup() {
   c.Close();
 }
 
+namespace {
+
+// The backend of computing.dist_backend for a process on the CPU or a GPU. Throws ConfigError
+// for NCCL without a GPU and for a backend this LibTorch build lacks.
+BackendKind ChooseBackend(DistBackend backend, bool cuda) {
+  if (backend == DistBackend::kNccl && !cuda) {
+    throw ConfigError(
+        "computing.dist_backend = 'nccl' needs GPUs, but this process trains on the CPU (use 'gloo' or 'auto')");
+  }
+  const bool nccl = backend == DistBackend::kNccl || (backend == DistBackend::kAuto && cuda);
+#ifndef ASV_HAVE_NCCL_PG
+  if (nccl) throw ConfigError("data-parallel training with NCCL needs a LibTorch with NCCL, which this build lacks");
+#endif
+#ifndef ASV_HAVE_GLOO_PG
+  if (!nccl) {
+    throw ConfigError(fmt::format("data-parallel training with Gloo{} needs a LibTorch with Gloo, which this build "
+                                  "lacks",
+                                  cuda ? " (computing.dist_backend = 'gloo')" : " on the CPU"));
+  }
+#endif
+  return nccl ? BackendKind::kNccl : BackendKind::kGloo;
+}
+
+}  // namespace
+
 std::shared_ptr<ProcessGroup> ProcessGroup::Create(const ProcessGroupOptions& options) {
   const WorldInfo& w = options.world;
   if (w.world_size < 1 || w.rank < 0 || w.rank >= w.world_size) {
@@ -102,26 +127,21 @@ std::shared_ptr<ProcessGroup> ProcessGroup::Create(const ProcessGroupOptions& op
   if (w.master_port < 1 || w.master_port > 65535) {
     throw ConfigError(fmt::format("invalid rendezvous port {} (MASTER_PORT)", w.master_port));
   }
-  BackendKind kind = BackendKind::kGloo;
   torch::Device device(torch::kCPU);
-  if (options.device == "cpu") {
-#ifndef ASV_HAVE_GLOO_PG
-    throw ConfigError("data-parallel training on the CPU needs Gloo, which this LibTorch build lacks");
-#endif
-  } else if (options.device.rfind("cuda", 0) == 0) {
+  if (options.device.rfind("cuda", 0) == 0) {
     try {
       device = torch::Device(options.device);
     } catch (const std::exception&) {
       throw ConfigError(fmt::format("invalid device '{}' for data-parallel training (cpu or cuda:N)", options.device));
     }
     if (!device.has_index()) device = torch::Device(torch::kCUDA, 0);
-    kind = BackendKind::kNccl;
-#ifndef ASV_HAVE_NCCL_PG
-    throw ConfigError("data-parallel training on CUDA needs NCCL, which this LibTorch build lacks");
-#endif
-  } else {
+  } else if (options.device != "cpu") {
     throw ConfigError(fmt::format("invalid device '{}' for data-parallel training (cpu or cuda:N)", options.device));
   }
+  const BackendKind kind = ChooseBackend(options.backend, device.is_cuda());
+#ifdef ASV_HAVE_NCCL_PG
+  if (device.is_cuda()) c10::cuda::set_device(device.index());
+#endif
 
   // Several groups in one process (one after the other) on one external store get their own
   // key spaces; every rank creates them in the same order.
@@ -213,7 +233,6 @@ std::shared_ptr<ProcessGroup> ProcessGroup::Create(const ProcessGroupOptions& op
 #endif
     } else {
 #ifdef ASV_HAVE_NCCL_PG
-      c10::cuda::set_device(device.index());
       auto o = c10d::ProcessGroupNCCL::Options::create();
       o->timeout = collective_timeout;
       auto nccl = c10::make_intrusive<c10d::ProcessGroupNCCL>(c.store, w.rank, w.world_size, o);

@@ -35,6 +35,7 @@
 #include <utility>
 
 #include "asvcpp/dist/world.h"
+#include "asvcpp/enums/dist_types.h"
 
 namespace asv::train {
 class GradientReducer;
@@ -64,7 +65,9 @@ class StoreServer {
 
 struct ProcessGroupOptions {
   WorldInfo world;
-  std::string device = "cpu";  ///< "cpu" (Gloo) or "cuda:N" (NCCL; N is the local device index)
+  std::string device = "cpu";  ///< "cpu" or "cuda:N" (N is the local device index)
+  /// kAuto: Gloo on the CPU, NCCL on a GPU; kNccl only on a GPU; kGloo on either.
+  DistBackend backend = DistBackend::kAuto;
   std::chrono::seconds collective_timeout{600};  ///< Gloo/NCCL collectives (NCCL watchdog)
   std::chrono::seconds connect_timeout{900};     ///< reaching the store and the other ranks
   std::chrono::milliseconds poll{500};           ///< store polling of waits and the watchdog
@@ -74,8 +77,8 @@ struct ProcessGroupOptions {
 class ProcessGroup {
  public:
   /// Connects to (or, as rank 0 without an external store, hosts) the store, checks that all
-  /// ranks agree on the world size, builds the backend. Throws ConfigError when the device has
-  /// no backend in this build (e.g. CPU without Gloo), std::runtime_error when rendezvous fails
+  /// ranks agree on the world size, builds the backend of options.backend. Throws ConfigError for
+  /// NCCL on the CPU and when the backend is missing from this build (e.g. CPU without Gloo), std::runtime_error when rendezvous fails
   /// within connect_timeout (message names the store address).
   static std::shared_ptr<ProcessGroup> Create(const ProcessGroupOptions& options);
   ~ProcessGroup();

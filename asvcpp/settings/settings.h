@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "asvcpp/enums/backend_types.h"
+#include "asvcpp/enums/dist_types.h"
 #include "asvcpp/enums/feature_types.h"
 #include "asvcpp/enums/nnet_types.h"
 #include "asvcpp/enums/ivector_types.h"
@@ -73,8 +74,9 @@ struct ComputingSettings {
   int local_process_rank = 0;
   int local_gpu_id = 0;
   int world_size = 1;
-  // asvcpp addition:
+  // asvcpp additions:
   bool allow_tf32 = true;
+  dist::DistBackend dist_backend = dist::DistBackend::kAuto;
 
   template <class V>
   void Register(V& v) {
@@ -105,6 +107,9 @@ struct ComputingSettings {
       "Let float32 matmuls (cuBLAS) and convolutions (cuDNN) use TF32 tensor cores on Ampere and newer GPUs: "
       "faster, with a 10-bit mantissa for the inputs; False keeps full float32. Default True (asvcpp addition; "
       "LibTorch's own default is off for matmuls, on for convolutions); no effect on the CPU");
+    v("dist_backend", dist_backend,
+      "Communication backend of data-parallel training: 'auto' (NCCL on GPUs, Gloo on the CPU), 'nccl' (GPUs "
+      "only: without them a config error), 'gloo' (also on GPUs, where LibTorch's Gloo handles CUDA tensors)");
   }
 };
 

@@ -74,6 +74,7 @@ const std::set<std::string> kAsvcppOnlyKeys = {
     "backend.p_target",         "backend.other_p_targets",              "backend.score_norm_method",
     "backend.score_norm_cohort", "backend.calibration",                  "backend.calibration_trials",
     "backend.calibration_speakers", "backend.keep_degenerate_calibration", "computing.allow_tf32",
+    "computing.dist_backend",
     "network.allow_unverified_checkpoints", "network.precision",        "paths.rirs_folder"};
 
 // Equality as ASVtorch's values compare: numbers by value (ASVtorch keeps `momentum = 0` as a

@@ -23,6 +23,7 @@ dist::RuntimeInfo Machine(int gpus, bool gloo = true) {
   info.cuda_build = gpus > 0;
   info.cuda_available = gpus > 0;
   info.gloo_build = gloo;
+  info.nccl_build = gpus > 0;
   for (int i = 0; i < gpus; ++i) info.gpus.push_back(dist::GpuInfo{i, "H100", 80LL << 30, 9, 0});
   return info;
 }
@@ -144,6 +145,46 @@ TEST_F(JobTest, CpuProcessesNeedGloo) {
   } catch (const ConfigError& e) {
     EXPECT_THAT(e.what(), HasSubstr("need Gloo"));
   }
+}
+
+// computing.dist_backend: NCCL needs GPUs; Gloo on GPUs is allowed; the backend must be built in.
+TEST_F(JobTest, DistBackendIsChosenAndChecked) {
+  DistOptions options;
+  options.nproc_per_node = 2;
+  computing().dist_backend = dist::DistBackend::kNccl;
+  const auto error = [&](const dist::RuntimeInfo& machine) {
+    try {
+      PlanProcesses(*settings_, options, machine, std::nullopt);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error(Machine(0)),
+            "computing.dist_backend = 'nccl' needs GPUs, but this config runs on the CPU (a LibTorch without CUDA); "
+            "use 'gloo' or 'auto'");
+  computing().use_gpu = false;
+  EXPECT_THAT(error(Machine(2)), HasSubstr("runs on the CPU (computing.use_gpu = False)"));
+  computing().use_gpu = true;
+  computing().gpu_ids = {0, 1};
+  options.nproc_per_node = 0;
+  const auto nccl = PlanProcesses(*settings_, options, Machine(2), std::nullopt);
+  EXPECT_TRUE(nccl.nccl);
+  EXPECT_EQ(nccl.Describe(), "2 processes on GPUs 0, 1 (NCCL)");
+
+  computing().dist_backend = dist::DistBackend::kGloo;
+  const auto gloo = PlanProcesses(*settings_, options, Machine(2), std::nullopt);
+  EXPECT_FALSE(gloo.nccl);
+  EXPECT_EQ(gloo.Describe(), "2 processes on GPUs 0, 1 (Gloo)");
+  EXPECT_EQ(error(Machine(2, /*gloo=*/false)),
+            "2 GPU processes need Gloo, which this LibTorch (2.11.0) lacks; use computing.dist_backend = 'nccl' or "
+            "'auto'");
+
+  computing().dist_backend = dist::DistBackend::kAuto;
+  auto no_nccl = Machine(2);
+  no_nccl.nccl_build = false;
+  EXPECT_THAT(error(no_nccl), HasSubstr("2 GPU processes need NCCL"));
+  EXPECT_TRUE(PlanProcesses(*settings_, options, Machine(2), std::nullopt).nccl);
 }
 
 TEST_F(JobTest, OneProcessPerGpuPinnedByPhysicalId) {

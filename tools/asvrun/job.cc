@@ -291,6 +291,7 @@ int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const 
   dist::ProcessGroupOptions group_options;
   group_options.world = world;
   group_options.device = device;
+  group_options.backend = s.common().computing.dist_backend;
   auto group = dist::ProcessGroup::Create(group_options);
   ASV_LOG(Info, "{} on {}", world.Describe(), device);
 
@@ -357,13 +358,14 @@ int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const 
 }  // namespace
 
 std::string ProcessPlan::Describe() const {
+  const char* backend = nccl ? "NCCL" : "Gloo";
   if (cuda) {
     return fmt::format("{} on GPU{} {} ({})", world_size == 1 ? "1 process" : fmt::format("{} processes", world_size),
                        gpu_ids.size() == 1 ? "" : "s", fmt::join(gpu_ids, ", "),
-                       world_size == 1 ? "single process" : "NCCL");
+                       world_size == 1 ? "single process" : backend);
   }
   return world_size == 1 ? std::string("1 process on the CPU")
-                         : fmt::format("{} processes on the CPU (Gloo)", world_size);
+                         : fmt::format("{} processes on the CPU ({})", world_size, backend);
 }
 
 ProcessPlan PlanProcesses(const recipe::RecipeSettings& settings, const DistOptions& options,
@@ -396,10 +398,25 @@ ProcessPlan PlanProcesses(const recipe::RecipeSettings& settings, const DistOpti
     plan.nproc_per_node = options.nproc_per_node > 0 ? options.nproc_per_node : 1;
   }
   plan.world_size = plan.nproc_per_node * options.nnodes;
-  if (!plan.cuda && plan.world_size > 1 && !runtime.gloo_build) {
-    throw ConfigError(fmt::format("{} CPU processes need Gloo, which this LibTorch ({}) lacks; use a GPU build "
-                                  "with NCCL or Debian's libtorch-dev",
+  const auto backend = computing.dist_backend;
+  if (backend == dist::DistBackend::kNccl && !plan.cuda) {
+    throw ConfigError(fmt::format("computing.dist_backend = 'nccl' needs GPUs, but this config runs on the CPU ({}); "
+                                  "use 'gloo' or 'auto'",
+                                  !computing.use_gpu           ? "computing.use_gpu = False"
+                                  : !runtime.cuda_build        ? "a LibTorch without CUDA"
+                                                               : "no usable GPU"));
+  }
+  plan.nccl = backend == dist::DistBackend::kNccl || (backend == dist::DistBackend::kAuto && plan.cuda);
+  if (plan.world_size > 1 && plan.nccl && !runtime.nccl_build) {
+    throw ConfigError(fmt::format("{} GPU processes need NCCL, which this LibTorch ({}) lacks; use "
+                                  "computing.dist_backend = 'gloo' or a LibTorch with NCCL",
                                   plan.world_size, runtime.torch_version));
+  }
+  if (plan.world_size > 1 && !plan.nccl && !runtime.gloo_build) {
+    throw ConfigError(fmt::format("{} {} processes need Gloo, which this LibTorch ({}) lacks; use {}",
+                                  plan.world_size, plan.cuda ? "GPU" : "CPU", runtime.torch_version,
+                                  plan.cuda ? "computing.dist_backend = 'nccl' or 'auto'"
+                                            : "a GPU build with NCCL or Debian's libtorch-dev"));
   }
   recipe::CheckGlobalBatches(settings, plan.world_size);
   return plan;

@@ -50,6 +50,7 @@ struct ProcessPlan {
   int world_size = 1;
   std::vector<int> gpu_ids;          ///< physical GPUs of the local ranks (empty on the CPU)
   std::vector<std::string> visible;  ///< CUDA_VISIBLE_DEVICES of each local rank
+  bool nccl = false;                 ///< the ranks communicate over NCCL (else Gloo)
   /// A launcher is needed: several processes, or a GPU to pin a fresh process to.
   bool needs_launcher() const { return world_size > 1 || cuda; }
   /// e.g. "2 processes on the CPU (Gloo)", "GPUs 0, 1 (NCCL)".
@@ -60,7 +61,8 @@ struct ProcessPlan {
 /// process per computing.gpu_ids entry, validated with dist::WorkerVisibleDevices), else
 /// --nproc-per-node CPU processes. `cuda_visible_devices`: the launcher's variable (nullopt:
 /// unset). Throws ConfigError for a GPU that does not exist, --nproc-per-node that contradicts
-/// computing.gpu_ids, a bad --nnodes/--node-rank, several CPU processes without Gloo, or a
+/// computing.gpu_ids, a bad --nnodes/--node-rank, computing.dist_backend = 'nccl' without GPUs,
+/// several processes whose backend (computing.dist_backend) this LibTorch lacks, or a
 /// global batch that the world size does not divide (recipe::CheckGlobalBatches: each rank trains
 /// on an equal share of every minibatch).
 ProcessPlan PlanProcesses(const recipe::RecipeSettings& settings, const DistOptions& options,

@@ -148,7 +148,17 @@ TEST(GroupTest, RejectsDevicesWithoutBackendAndInvalidWorlds) {
 #endif
   o.device = "tpu";
   EXPECT_THROW(ProcessGroup::Create(o), ConfigError);
+  // computing.dist_backend = 'nccl' on the CPU.
   o.device = "cpu";
+  o.backend = DistBackend::kNccl;
+  try {
+    ProcessGroup::Create(o);
+    ADD_FAILURE() << "NCCL on the CPU accepted";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "computing.dist_backend = 'nccl' needs GPUs, but this process trains on the CPU (use 'gloo' or 'auto')");
+  }
+  o.backend = DistBackend::kAuto;
   o.world.rank = 2;
   EXPECT_THROW(ProcessGroup::Create(o), ConfigError);
 }
