@@ -2,8 +2,8 @@
 // (tools/make_demo_corpus.py --small): asvrun's launcher starts the ranks for stage 5 (training
 // with on-the-fly augmentation and fbank), stage 6 (averaging, rank 0) and stage 7 (large-margin
 // fine-tuning); a fine-tuning resumed by one process continues the two ranks' checkpoints; a global
-// batch that two ranks cannot share is refused before anything runs. Skipped when espeak-ng or
-// ffmpeg is missing.
+// batch that two ranks cannot share is refused before anything runs; a second training run of the
+// same config gives bit-identical losses. Skipped when espeak-ng or ffmpeg is missing.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -88,6 +88,17 @@ TEST(MarginDistE2eTest, TwoGlooRanksTrainAverageAndFineTune) {
   const auto resumed_epochs = database.Epochs(runs[0].id);
   ASSERT_EQ(resumed_epochs.size(), 1u);
   EXPECT_EQ(resumed_epochs[0].record.epoch, 5);  // fine-tuning epoch 2 after the 3 of training
+
+  // Determinism: the same config, seed and world size train to bit-identical losses.
+  const auto again = Asvrun(dir.path(), {"--set", "recipe.start_stage=5", "--set", "recipe.end_stage=5", "--set",
+                                         "paths.system_folder='again_system'", "--nproc-per-node", "2"});
+  ASSERT_EQ(again.status, 0) << again.err;
+  const auto repeated = database.Epochs(database.ListRuns()[0].id);
+  ASSERT_EQ(repeated.size(), 3u);
+  for (std::size_t i = 0; i < repeated.size(); ++i) {
+    EXPECT_EQ(repeated[i].record.loss, epochs[i].record.loss) << "epoch " << i + 1;
+    EXPECT_EQ(repeated[i].record.accuracy, epochs[i].record.accuracy) << "epoch " << i + 1;
+  }
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // sitw/xvector trained data-parallel over two Gloo ranks on the tiny synthetic corpus
 // (tools/make_demo_corpus.py --small): asvrun's launcher starts the ranks of stage 5, rank 0
-// alone extracts and scores both SITW lists. Skipped when espeak-ng or ffmpeg is missing.
+// alone extracts and scores both SITW lists; a second run of the same config gives bit-identical
+// losses. Skipped when espeak-ng or ffmpeg is missing.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -60,6 +61,17 @@ TEST(SitwDistE2eTest, TwoGlooRanksTrainAndRankZeroScoresBothLists) {
   EXPECT_EQ(database.Results().size(), 6u);
   EXPECT_TRUE(fs::exists(dir / "out/tiny_system/networks/epoch.2.pt"));
   EXPECT_GT(testing::CountLines(dir / "out/tiny_system/scores/scores_sitw_trials_core_multi.txt"), 0u);
+
+  // Determinism: the same config, seed and world size train to bit-identical losses.
+  const auto again = AsvrunSitw(dir.path(), {"--set", "recipe.start_stage=5", "--set", "recipe.end_stage=5", "--set",
+                                             "paths.system_folder='again_system'", "--nproc-per-node", "2"});
+  ASSERT_EQ(again.status, 0) << again.err;
+  const auto repeated = database.Epochs(database.ListRuns()[0].id);
+  ASSERT_EQ(repeated.size(), epochs.size());
+  for (std::size_t i = 0; i < epochs.size(); ++i) {
+    EXPECT_EQ(repeated[i].record.loss, epochs[i].record.loss) << "epoch " << i + 1;
+    EXPECT_EQ(repeated[i].record.accuracy, epochs[i].record.accuracy) << "epoch " << i + 1;
+  }
 }
 
 }  // namespace
