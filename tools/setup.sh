@@ -17,6 +17,7 @@ packages=(
   espeak-ng ffmpeg libopenblas0-pthread libblas-dev liblapack-dev
   clang libclang-rt-14-dev  # tools/fuzz_configs.sh (libFuzzer)
   libjs-chart.js chromium  # asvrun report: Chart.js inlined into the page; its browser test
+  python3-torch  # torchrun of the PyTorch whose LibTorch asvrun links (its data-parallel test)
 )
 cuda=0
 for arg in "$@"; do

@@ -74,5 +74,62 @@ TEST(SitwDistE2eTest, TwoGlooRanksTrainAndRankZeroScoresBothLists) {
   }
 }
 
+// The python3 whose torch is the PyTorch of the LibTorch asvrun links (Debian's python3-torch for
+// libtorch-dev: their torchrun and c10d store speak the same protocol), or "" when there is none.
+std::string PythonWithMatchingTorch(const fs::path& cwd) {
+  const auto info = testing::RunCommand({ASV_ASVRUN, "info"}, cwd);
+  const auto at = info.out.find("LibTorch: ");
+  if (at == std::string::npos) return "";
+  const std::string libtorch = info.out.substr(at + 10, info.out.find('\n', at) - at - 10);
+  const std::string major_minor = libtorch.substr(0, libtorch.rfind('.'));
+  for (const std::string python : {"python3", "/usr/bin/python3"}) {
+    const auto version =
+        testing::RunCommand({python, "-c", "import torch.distributed.run, torch; print(torch.__version__)"}, cwd);
+    if (version.status == 0 && version.out.rfind(major_minor + ".", 0) == 0) return python;
+  }
+  return "";
+}
+
+// torchrun itself (`python3 -m torch.distributed.run`) starts the two workers of stage 5: rank 0
+// records the run once, with both ranks' world size.
+TEST(SitwDistE2eTest, TorchrunStartsTwoWorkers) {
+  if (!testing::HaveDemoCorpusTools()) {
+    GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
+  }
+  testing::ScratchDir dir("sitw_torchrun_e2e");
+  const std::string python = PythonWithMatchingTorch(dir.path());
+  if (python.empty()) GTEST_SKIP() << "no python3 with the torch of asvrun's LibTorch (tools/setup.sh: python3-torch)";
+  const auto corpus = testing::LinkTinyCorpus(dir.path());
+  ASSERT_EQ(corpus.status, 0) << corpus.err;
+  dir.Write("configs/run_configs", testing::kSitwConfigs);
+  dir.Write("configs/init_config", testing::kSitwInitConfig);
+  fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/sitw/xvector/mfcc.conf", dir / "configs/mfcc.conf");
+  const auto prepared = AsvrunSitw(dir.path(), {"--set", "recipe.end_stage=2"});
+  ASSERT_EQ(prepared.status, 0) << prepared.err;
+
+  // --redirects 1 --tee 1: torch 1.13's torchrun cannot parse its default "0" under Python 3.11
+  // (IntFlag iteration no longer yields the zero flag), 1 (stdout) it can.
+  const std::string asvrun_torch = (fs::path(ASV_ASVRUN).parent_path() / "asvrun-torch").string();
+  const auto run = testing::RunCommand(
+      {python, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "--redirects", "1", "--tee",
+       "1", "--log_dir", (dir / "torchrun_logs").string(), "--no_python", asvrun_torch, "sitw/xvector", "tiny",
+       "--run-configs", "configs/run_configs", "--set", "recipe.start_stage=5"},
+      dir.path());
+  ASSERT_EQ(run.status, 0) << run.out << run.err;
+  const std::string log = run.out + run.err;
+  EXPECT_NE(log.find("process group: 2 ranks, Gloo on cpu"), std::string::npos) << log;
+
+  db::Database database(dir / "out/experiments.db");
+  const auto runs = database.ListRuns();
+  ASSERT_EQ(runs.size(), 2u);  // stages 0-2, then the torchrun job: one row, not one per rank
+  EXPECT_EQ(runs[0].status, db::RunStatus::kFinished);
+  EXPECT_EQ(runs[0].info.world_size, 2);
+  std::vector<int> numbers;
+  for (const auto& stage : database.Stages(runs[0].id)) numbers.push_back(stage.stage);
+  EXPECT_EQ(numbers, (std::vector<int>{5, 7, 9}));
+  EXPECT_EQ(database.Epochs(runs[0].id).size(), 2u);
+  EXPECT_EQ(database.Results().size(), 6u);
+}
+
 }  // namespace
 }  // namespace asv
