@@ -17,6 +17,7 @@ packages=(
   espeak-ng ffmpeg libopenblas0-pthread libblas-dev liblapack-dev
   clang libclang-rt-14-dev  # tools/fuzz_configs.sh (libFuzzer)
   libjs-chart.js chromium  # asvrun report: Chart.js inlined into the page; its browser test
+  slurm-wlm munge  # asvrun --slurm: tests/tools/slurm_e2e_test.cc starts a one-node cluster (as root)
 )
 cuda=0
 for arg in "$@"; do
