@@ -180,7 +180,8 @@ ProgramResult RunProgram(const std::vector<std::string>& argv, const std::string
   int open_fds = 2;
   bool timed_out = false;
   while (open_fds > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       timed_out = true;
       ::kill(pid, SIGKILL);
