@@ -18,6 +18,7 @@ packages=(
   clang libclang-rt-14-dev  # tools/fuzz_configs.sh (libFuzzer)
   libjs-chart.js chromium  # asvrun report: Chart.js inlined into the page; its browser test
   python3-torch  # torchrun of the PyTorch whose LibTorch asvrun links (its data-parallel test)
+  slurm-wlm munge  # asvrun --slurm: tests/tools/slurm_e2e_test.cc starts a one-node cluster (as root)
 )
 cuda=0
 for arg in "$@"; do

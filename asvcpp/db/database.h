@@ -50,6 +50,14 @@ struct sqlite3;
 
 namespace asv::db {
 
+/// How SLURM says a job ended (DatabaseOptions::slurm_job_end).
+struct SlurmJobEnd {
+  /// kFailed: SLURM ended the job (cancelled, timed out, out of memory, node failure,
+  /// preempted); kCrashed: it ended otherwise without asvrun recording the run's end.
+  RunStatus status = RunStatus::kFailed;
+  std::string reason;  ///< e.g. "cancelled by SLURM (job 12: JobState=CANCELLED Reason=None)"
+};
+
 /// Tuning of one connection. Defaults suit many asvrun processes sharing one output folder.
 struct DatabaseOptions {
   /// How long SQLite itself waits for a lock before a statement returns SQLITE_BUSY.
@@ -73,6 +81,15 @@ struct DatabaseOptions {
   /// When > 0, PRAGMA max_page_count for this connection: the file cannot grow beyond this many
   /// pages and writes that need more fail as on a full disk (SQLITE_FULL). For tests.
   std::int64_t max_page_count = 0;
+  /// When set, asked about a 'running' run recorded inside a SLURM job (RunInfo::slurm_job_id)
+  /// whose process is gone or cannot be checked from this host: how SLURM says the job ended.
+  /// A kFailed answer (SLURM cancelled it, its time limit passed, it ran out of memory, its node
+  /// failed) makes the run failed with the answer's reason instead of crashed: persisted by
+  /// MarkCrashedRuns, inferred (RunRow::status_inferred) by ListRuns and GetRun for runs of other
+  /// hosts and on read-only opens. nullopt: the job is still pending or running, or SLURM cannot
+  /// be asked; then crash detection works as without SLURM. The database layer runs no SLURM
+  /// command itself (asvrun passes tools/asvrun/slurm.h's JobEnd). Must not throw.
+  std::function<std::optional<SlurmJobEnd>(std::int64_t job_id)> slurm_job_end;
 };
 
 /// PRAGMA application_id of an asvcpp experiment database ("ASVC").
@@ -159,8 +176,10 @@ struct RunRow {
   /// Status as reported: the stored status, except that a 'running' run whose process this host
   /// cannot check and whose heartbeat is stale is reported as kCrashed (see status_inferred).
   RunStatus status = RunStatus::kRunning;
-  /// True when `status` is kCrashed only because of a stale heartbeat; the stored status is still
-  /// 'running' (the run may come back, e.g. after a network partition).
+  /// True when `status` is kCrashed only because of a stale heartbeat (or a gone local process on
+  /// a read-only open), or kFailed only because SLURM says it ended the run's job
+  /// (DatabaseOptions::slurm_job_end); the stored status is still 'running' (the run may come
+  /// back, e.g. after a network partition).
   bool status_inferred = false;
   std::string start_time;                 ///< UTC ISO-8601.
   /// UTC ISO-8601; nullopt while running. For a crashed run (stored or inferred) the time of its
@@ -170,6 +189,18 @@ struct RunRow {
   /// asvrun) or its last write (stage, epoch, result, artifact), whichever is later.
   std::string heartbeat_time;
   std::optional<std::string> error_text;  ///< Failure or crash description.
+};
+
+/// A batch job submitted by `asvrun --slurm` (table slurm_jobs, schema version 8). The run that
+/// executes it records the same job id (RunInfo::slurm_job_id) and so takes it over.
+struct SlurmJobRecord {
+  std::int64_t job_id = 0;     ///< SLURM's job id (sbatch --parsable).
+  std::string recipe;
+  std::string config;
+  std::string output_folder;   ///< paths.output_folder of the config.
+  std::string output_file;     ///< The job's stdout and stderr (sbatch --output, %j expanded).
+  std::string command_line;    ///< The asvrun command the job runs, shell-quoted.
+  std::string submit_time;     ///< UTC ISO-8601; set by RecordSlurmJob.
 };
 
 /// A row of `stages`.
@@ -430,6 +461,15 @@ class Database {
   /// DbError.
   std::vector<ProgressRow> ProgressRows(const std::vector<std::int64_t>& run_ids = {});
 
+  /// Records a submitted SLURM job (submit_time = now), replacing an earlier record of the same
+  /// job id. Throws DbError.
+  void RecordSlurmJob(const SlurmJobRecord& job);
+
+  /// Submitted SLURM jobs that no run has taken over yet (no run with their job id): jobs that
+  /// have not started, or that ended before asvrun recorded a run. Newest submission first.
+  /// Throws DbError.
+  std::vector<SlurmJobRecord> UnclaimedSlurmJobs();
+
   /// Current `PRAGMA user_version`. Throws DbError.
   int SchemaVersion();
 
@@ -456,6 +496,9 @@ class Database {
   // Inside an open transaction: the holders of RunsHoldingGpus, after MarkCrashedRuns().
   std::vector<RunRow> SelectGpuHolders(const std::string& host, const std::vector<int>& gpu_ids);
   void CheckOpen() const;
+  // SLURM's verdict (options_.slurm_job_end) on rows still 'running' in the database whose
+  // process is gone or cannot be checked from here: kFailed makes them failed (inferred).
+  void ApplySlurmJobEnds(std::vector<RunRow>* rows);
 
   std::filesystem::path path_;
   DatabaseOptions options_;

@@ -14,6 +14,7 @@
 
 #include "asvcpp/db/row_mappers.h"
 #include "asvcpp/db/statement.h"
+#include "asvcpp/db/timestamp.h"
 
 namespace asv::db {
 
@@ -79,7 +80,72 @@ std::vector<RunRow> Database::QueryRuns(const RunFilter& filter,
     }
     while (stmt.Step()) rows.push_back(ReadRunRow(stmt));
   });
+  ApplySlurmJobEnds(&rows);
+  if (filter.status) {
+    rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const RunRow& r) { return r.status != *filter.status; }),
+               rows.end());
+  }
   return rows;
+}
+
+void Database::ApplySlurmJobEnds(std::vector<RunRow>* rows) {
+  if (!options_.slurm_job_end) return;
+  for (RunRow& row : *rows) {
+    // Still 'running' in the file: reported running, or crashed by inference.
+    const bool stored_running =
+        row.status == RunStatus::kRunning || (row.status_inferred && row.status == RunStatus::kCrashed);
+    if (!stored_running || !row.info.slurm_job_id) continue;
+    const bool local = row.info.host == self_.host && row.info.boot_id == self_.boot_id &&
+                       row.info.pid_namespace == self_.pid_namespace;
+    if (local && IsProcessAlive(row.info.pid, row.info.process_start)) continue;
+    const auto end = options_.slurm_job_end(*row.info.slurm_job_id);
+    if (!end) continue;
+    row.status = end->status;
+    row.status_inferred = true;
+    if (!row.end_time) row.end_time = row.heartbeat_time;
+    if (!row.error_text) row.error_text = end->reason;
+  }
+}
+
+void Database::RecordSlurmJob(const SlurmJobRecord& job) {
+  Write("RecordSlurmJob", [&] {
+    Statement(db_, R"sql(
+      INSERT OR REPLACE INTO slurm_jobs (job_id, recipe, config, output_folder, output_file,
+                                         command_line, submit_time)
+      VALUES (:job_id, :recipe, :config, :output_folder, :output_file, :command_line, :now))sql")
+        .Bind(":job_id", job.job_id)
+        .Bind(":recipe", job.recipe)
+        .Bind(":config", job.config)
+        .Bind(":output_folder", job.output_folder)
+        .Bind(":output_file", job.output_file)
+        .Bind(":command_line", job.command_line)
+        .Bind(":now", NowUtc())
+        .Run();
+  });
+}
+
+std::vector<SlurmJobRecord> Database::UnclaimedSlurmJobs() {
+  std::vector<SlurmJobRecord> jobs;
+  Read("UnclaimedSlurmJobs", [&] {
+    jobs.clear();
+    Statement stmt(db_, R"sql(
+      SELECT job_id, recipe, config, output_folder, output_file, command_line, submit_time
+      FROM slurm_jobs AS j
+      WHERE NOT EXISTS (SELECT 1 FROM runs WHERE runs.slurm_job_id = j.job_id)
+      ORDER BY submit_time DESC, job_id DESC)sql");
+    while (stmt.Step()) {
+      SlurmJobRecord job;
+      job.job_id = stmt.Int(0);
+      job.recipe = stmt.Text(1);
+      job.config = stmt.Text(2);
+      job.output_folder = stmt.Text(3);
+      job.output_file = stmt.Text(4);
+      job.command_line = stmt.Text(5);
+      job.submit_time = stmt.Text(6);
+      jobs.push_back(std::move(job));
+    }
+  });
+  return jobs;
 }
 
 std::vector<RunRow> Database::ListRuns(const RunFilter& filter) {

@@ -65,13 +65,18 @@ void UpdateRun(sqlite3* db, std::int64_t run_id, RunStatus status, const std::st
 
 std::int64_t Database::InsertRun(const RunInfo& filled) {
   const std::string now = NowUtc();
-  Statement stmt(db_, R"sql(
+  // The SLURM columns (schema version 8) only for a run in a SLURM job: a run outside SLURM can
+  // still be recorded in a database held at an older version (DatabaseOptions::max_schema_version).
+  const bool slurm = filled.slurm_job_id.has_value();
+  Statement stmt(db_, fmt::format(R"sql(
     INSERT INTO runs (recipe, config, parent_chain, settings_json, settings_hash, command_line,
                       host, pid, process_start, boot_id, pid_namespace, gpu_ids, world_size,
-                      code_version, output_folder, status, start_time, heartbeat_time)
+                      code_version, output_folder, status, start_time, heartbeat_time{})
     VALUES (:recipe, :config, :parent_chain, :settings_json, :settings_hash, :command_line,
             :host, :pid, :process_start, :boot_id, :pid_namespace, :gpu_ids, :world_size,
-            :code_version, :output_folder, 'running', :now, :now))sql");
+            :code_version, :output_folder, 'running', :now, :now{}))sql",
+                                  slurm ? ", slurm_job_id, slurm_array_task_id" : "",
+                                  slurm ? ", :slurm_job_id, :slurm_array_task_id" : ""));
   stmt.Bind(":recipe", filled.recipe)
       .Bind(":config", filled.config)
       .Bind(":parent_chain", ToJson(filled.parent_chain))
@@ -87,8 +92,9 @@ std::int64_t Database::InsertRun(const RunInfo& filled) {
       .Bind(":world_size", filled.world_size)
       .Bind(":code_version", filled.code_version)
       .Bind(":output_folder", filled.output_folder)
-      .Bind(":now", now)
-      .Run();
+      .Bind(":now", now);
+  if (slurm) stmt.Bind(":slurm_job_id", filled.slurm_job_id).Bind(":slurm_array_task_id", filled.slurm_array_task_id);
+  stmt.Run();
   return sqlite3_last_insert_rowid(db_);
 }
 
@@ -335,6 +341,8 @@ int Database::MarkCrashedRuns() {
   struct Dead {
     std::int64_t id;
     std::int64_t pid;
+    std::optional<std::int64_t> job_id;  // the run's SLURM job
+    std::optional<SlurmJobEnd> slurm;    // what SLURM says of that job's end
   };
   if (options_.read_only) return 0;
   std::vector<Dead> dead;
@@ -343,19 +351,45 @@ int Database::MarkCrashedRuns() {
   Read("MarkCrashedRuns", [&] {
     dead.clear();
     Statement stmt(db_, R"sql(
-      SELECT id, pid, process_start FROM runs
+      SELECT id, pid, process_start, slurm_job_id FROM runs
       WHERE status = 'running' AND host = :host AND boot_id = :boot AND pid_namespace = :ns)sql");
     stmt.Bind(":host", self_.host).Bind(":boot", self_.boot_id).Bind(":ns", self_.pid_namespace);
     while (stmt.Step()) {
-      if (!IsProcessAlive(stmt.Int(1), stmt.Int(2))) dead.push_back({stmt.Int(0), stmt.Int(1)});
+      if (IsProcessAlive(stmt.Int(1), stmt.Int(2))) continue;
+      dead.push_back({stmt.Int(0), stmt.Int(1), std::nullopt, std::nullopt});
+      if (!stmt.IsNull(3)) dead.back().job_id = stmt.Int(3);  // SLURM is asked below, outside the transaction
     }
   });
   if (dead.empty()) return 0;
+  // A run of a SLURM job that SLURM cancelled, timed out or killed ends failed with SLURM's reason.
+  for (Dead& run : dead) {
+    if (run.job_id && options_.slurm_job_end) run.slurm = options_.slurm_job_end(*run.job_id);
+  }
   int marked = 0;
   Write("MarkCrashedRuns", [&] {
     marked = 0;
     const std::string now = NowUtc();
     for (const Dead& run : dead) {
+      if (run.slurm && run.slurm->status == RunStatus::kFailed) {
+        Statement(db_, R"sql(
+          UPDATE runs SET status = 'failed', end_time = heartbeat_time,
+                          error_text = COALESCE(error_text, :reason)
+          WHERE id = :id AND status = 'running')sql")
+            .Bind(":reason", run.slurm->reason)
+            .Bind(":id", run.id)
+            .Run();
+        if (sqlite3_changes(db_) == 0) continue;
+        ++marked;
+        Statement(db_, R"sql(
+          UPDATE stages SET status = 'failed',
+                            end_time = (SELECT heartbeat_time FROM runs WHERE id = :id),
+                            error_text = COALESCE(error_text, :reason)
+          WHERE run_id = :id AND status = 'running')sql")
+            .Bind(":reason", run.slurm->reason)
+            .Bind(":id", run.id)
+            .Run();
+        continue;
+      }
       // end_time: the last sign of life; the text also says when the crash was found.
       Statement(db_, R"sql(
         UPDATE runs SET status = 'crashed', end_time = heartbeat_time,
@@ -378,7 +412,7 @@ int Database::MarkCrashedRuns() {
     }
   });
   if (marked > 0) {
-    ASV_LOG(Info, "experiment database {}: marked {} run(s) whose process is gone as crashed",
+    ASV_LOG(Info, "experiment database {}: marked {} run(s) whose process is gone as crashed or failed",
             path_.string(), marked);
   }
   return marked;

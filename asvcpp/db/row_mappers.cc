@@ -76,6 +76,8 @@ RunRow ReadRunRow(const Statement& s) {
   row.heartbeat_time = s.Text(19);
   row.error_text = s.OptText(20);
   row.status = StatusColumn(s, 21);
+  row.info.slurm_job_id = s.IsNull(22) ? std::nullopt : std::optional<std::int64_t>(s.Int(22));
+  row.info.slurm_array_task_id = s.IsNull(23) ? std::nullopt : std::optional<std::int64_t>(s.Int(23));
   row.status_inferred = row.status != stored;
   // An inferred crash ends, like a persisted one, at the last sign of life.
   if (row.status_inferred && !row.end_time) row.end_time = row.heartbeat_time;

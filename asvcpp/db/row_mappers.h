@@ -31,7 +31,8 @@ inline constexpr std::string_view kRunColumns = R"sql(
         AND CASE WHEN host = :self_host AND boot_id = :self_boot AND pid_namespace = :self_ns
                  THEN NOT asv_process_alive(pid, process_start)
                  ELSE heartbeat_time < :stale_before END
-       THEN 'crashed' ELSE status END AS effective_status
+       THEN 'crashed' ELSE status END AS effective_status,
+  slurm_job_id, slurm_array_task_id
 )sql";
 
 /// Binds the parameters of kRunColumns: `self` is this process's identity (host, boot_id,

@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -88,6 +89,21 @@ void FillCurrentProcess(RunInfo* info) {
   info->process_start = ProcessStartTime(info->pid);
   info->boot_id = BootId();
   info->pid_namespace = PidNamespace();
+  FillSlurmJob(info);
+}
+
+void FillSlurmJob(RunInfo* info) {
+  const auto read = [](const char* name) -> std::optional<std::int64_t> {
+    const char* value = std::getenv(name);
+    if (value == nullptr || *value == '\0') return std::nullopt;
+    char* end = nullptr;
+    errno = 0;
+    const long long number = std::strtoll(value, &end, 10);
+    if (errno != 0 || *end != '\0' || number < 0) return std::nullopt;
+    return static_cast<std::int64_t>(number);
+  };
+  info->slurm_job_id = read("SLURM_JOB_ID");
+  info->slurm_array_task_id = info->slurm_job_id ? read("SLURM_ARRAY_TASK_ID") : std::nullopt;
 }
 
 bool IsProcessAlive(std::int64_t pid, std::int64_t process_start) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,11 +46,21 @@ struct RunInfo {
   int world_size = 1;                     ///< Number of worker processes.
   std::string code_version;               ///< e.g. git describe of the asvcpp build.
   std::string output_folder;              ///< paths.output_folder of the run.
+  /// The SLURM batch job the run executes in (SLURM_JOB_ID), nullopt outside SLURM (schema 8).
+  std::optional<std::int64_t> slurm_job_id;
+  /// SLURM_ARRAY_TASK_ID when the job is a task of a job array, else nullopt.
+  std::optional<std::int64_t> slurm_array_task_id;
 };
 
 /// Sets host, pid, process_start, boot_id and pid_namespace of `info` to those of the calling
-/// process. Never throws; fields that cannot be read are left empty/0.
+/// process, and its SLURM job (FillSlurmJob). Never throws; fields that cannot be read are left
+/// empty/0.
 void FillCurrentProcess(RunInfo* info);
+
+/// Sets info->slurm_job_id and info->slurm_array_task_id from the environment (SLURM_JOB_ID,
+/// SLURM_ARRAY_TASK_ID); a variable that is unset, empty or not a non-negative integer leaves
+/// its field nullopt. Never throws.
+void FillSlurmJob(RunInfo* info);
 
 /// Host name of this machine (gethostname); "" if it cannot be read.
 std::string HostName();

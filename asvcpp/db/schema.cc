@@ -156,6 +156,25 @@ CREATE TABLE progress (
 );
 )sql";
 
+// SLURM (schema version 8): the batch job a run executed in (SLURM_JOB_ID and, for job arrays,
+// SLURM_ARRAY_TASK_ID; NULL outside SLURM), and the jobs `asvrun --slurm` submitted, so that a job
+// that has not started yet shows as pending and a run whose process is gone can be explained by
+// what SLURM did to its job. A submitted job is taken over by the run that records its job id.
+constexpr std::string_view kV8Slurm = R"sql(
+ALTER TABLE runs ADD COLUMN slurm_job_id INTEGER;
+ALTER TABLE runs ADD COLUMN slurm_array_task_id INTEGER;
+CREATE INDEX runs_slurm_job ON runs(slurm_job_id) WHERE slurm_job_id IS NOT NULL;
+CREATE TABLE slurm_jobs (
+  job_id         INTEGER PRIMARY KEY,
+  recipe         TEXT    NOT NULL,
+  config         TEXT    NOT NULL,
+  output_folder  TEXT    NOT NULL DEFAULT '',
+  output_file    TEXT    NOT NULL DEFAULT '',   -- the job's stdout and stderr (sbatch --output)
+  command_line   TEXT    NOT NULL DEFAULT '',   -- the asvrun command the job runs, shell-quoted
+  submit_time    TEXT    NOT NULL
+);
+)sql";
+
 }  // namespace
 
 const std::vector<Migration>& Migrations() {
@@ -168,6 +187,7 @@ const std::vector<Migration>& Migrations() {
       {6, "results.cllr, results.min_cllr and table result_costs (minDCF and actDCF per p_target)",
        kV6ResultMetrics},
       {7, "table progress: the current progress of each rank of a running run", kV7Progress},
+      {8, "runs.slurm_job_id, runs.slurm_array_task_id and table slurm_jobs (submitted SLURM jobs)", kV8Slurm},
   };
   return migrations;
 }

@@ -12,15 +12,17 @@
 //   results    one row per evaluation (trial list, EER in percent, minDCF and its parameters)
 //   artifacts  files a run produced (path, kind, checksum, size)
 //   progress   the current progress of each rank of a run (stage, done/total, rate, ETA)
+//   slurm_jobs batch jobs submitted by `asvrun --slurm` (job id, recipe, config, output file)
 //
 // Versions: 1 tables; 2 indexes for listings and foreign keys; 3 results.stage; 4 index
 // results(run_id, trial_list, eer, id DESC, stage) replacing results(run_id), which serves "best
 // EER per config" with one index seek per (run, trial list) (see Database::Results); 5
 // epochs.data_wait_percent, the share of an epoch the training step waited for data (NULL for
 // epochs recorded before); 6 results.cllr, results.min_cllr and result_costs; 7 progress, one
-// row per (run, rank) with the stage, done/total, rate and ETA last reported. Building the version-4 index on an existing database reads every
-// result once (a few seconds per million rows) while holding the write lock; other writers wait
-// for it (DatabaseOptions::retry_limit).
+// row per (run, rank) with the stage, done/total, rate and ETA last reported; 8 runs.slurm_job_id,
+// runs.slurm_array_task_id (NULL outside SLURM) and slurm_jobs. Building the version-4 index on
+// an existing database reads every result once (a few seconds per million rows) while holding the
+// write lock; other writers wait for it (DatabaseOptions::retry_limit).
 #pragma once
 
 #include <string_view>

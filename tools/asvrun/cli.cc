@@ -22,6 +22,8 @@ Examples:
   asvrun voxceleb/xvector net --set computing.use_gpu=False --nproc-per-node 4
                                                 4 CPU processes (Gloo)
   asvrun voxceleb/xvector net --wait-for-gpu    queue until the config's GPUs are free
+  asvrun voxceleb/xvector net net_large --slurm --slurm-option=--partition=gpu
+                                                one SLURM batch job per config (--dry-run: print the scripts)
   asvrun show voxceleb/xvector net --explain    resolved settings and where each value came from
   asvrun show voxceleb/xvector net --json       every setting as one flat JSON object
   asvrun list voxceleb/xvector                  configs with their parents and descriptions
@@ -100,6 +102,15 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
                "another run writes its system folder (without it that is an error)");
   app.add_option("--gpu-poll", run.dist.gpu_poll_seconds, "Seconds between checks of --wait-for-gpu (default 30)")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--slurm", run.slurm,
+               "Submit one SLURM batch job per config (sbatch) instead of running here; with --dry-run print the "
+               "batch scripts (docs/cluster.md)");
+  app.add_option("--slurm-option", run.slurm_options,
+                 "sbatch option added to every job's script, e.g. --slurm-option=--partition=gpu (repeatable)")
+      ->allow_extra_args(false);
+  app.add_option("--slurm-template", run.slurm_template,
+                 "Batch script template with ${ASV_COMMAND}, ${ASV_LAUNCH}, ${ASV_NTASKS}, ${ASV_GPUS}, ${ASV_OUTPUT}, "
+                 "... (docs/cluster.md) instead of the generated script");
   AddSourceOptions(&app, run.source);
 
   ShowOptions show;
@@ -125,8 +136,8 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   auto* runs_cmd = app.add_subcommand("runs", "Runs recorded in the experiment database, newest first");
   AddDbOptions(runs_cmd, runs.selection);
   runs_cmd->add_option("--config", runs.config, "Only runs of this config");
-  runs_cmd->add_option("--status", runs.status, "Only runs with this status")
-      ->check(CLI::IsMember({"running", "finished", "failed", "crashed"}));
+  runs_cmd->add_option("--status", runs.status, "Only runs with this status (pending: SLURM jobs not started yet)")
+      ->check(CLI::IsMember({"pending", "running", "finished", "failed", "crashed"}));
   runs_cmd->add_option("--limit", runs.limit, "At most this many runs (0: all)")->check(CLI::NonNegativeNumber);
   runs_cmd->add_flag("--json", runs.json, "JSON output");
   runs_cmd->add_flag("--running", runs.running,
@@ -255,6 +266,10 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   if (run.source.recipe.empty()) {
     std::cerr << app.help();
     return asv::kExitConfigError;
+  }
+  if (run.slurm) return SubmitSlurmJobs(run);
+  if (!run.slurm_options.empty() || !run.slurm_template.empty()) {
+    throw asv::ConfigError("--slurm-option and --slurm-template need --slurm");
   }
   if (!torch_commands.run) throw unavailable("running configs");
   return torch_commands.run(run);

@@ -28,6 +28,7 @@
 #include "asvcpp/recipe/config_loader.h"
 #include "asvcpp/settings/dump.h"
 #include "recipes/catalog.h"
+#include "tools/asvrun/slurm.h"
 #include "tools/asvrun/table.h"
 
 namespace asv::tools {
@@ -50,7 +51,48 @@ std::string RecipeName(const ConfigSource& source) {
 db::Database OpenForReading(const stdfs::path& path) {
   db::DatabaseOptions options;
   options.read_only = true;
+  options.slurm_job_end = [](std::int64_t job_id) { return slurm::JobEnd(job_id); };
   return db::Database(path, options);
+}
+
+// "1234", or "1234_7" for task 7 of a job array; "" outside SLURM.
+std::string SlurmJobText(const db::RunInfo& info) {
+  if (!info.slurm_job_id) return "";
+  return info.slurm_array_task_id ? fmt::format("{}_{}", *info.slurm_job_id, *info.slurm_array_task_id)
+                                  : std::to_string(*info.slurm_job_id);
+}
+
+// A SLURM job that asvrun --slurm submitted and no run has taken over yet, as `asvrun runs`
+// shows it: "pending" while squeue lists it pending (note: its reason), "starting" while it runs
+// but has not recorded its run yet, "failed" when SLURM says it ended (note: SLURM's reason),
+// else "unknown" (squeue and scontrol know nothing of it).
+struct SubmittedJob {
+  db::SlurmJobRecord job;
+  std::string status;
+  std::string note;
+};
+
+SubmittedJob DescribeSubmittedJob(const db::SlurmJobRecord& job) {
+  SubmittedJob out{job, "", ""};
+  const std::string queue = slurm::QueueState(job.job_id);  // e.g. "PENDING (Resources)"
+  const std::string state = queue.substr(0, queue.find(' '));
+  const std::string reason = queue.find(' ') == std::string::npos ? "" : queue.substr(queue.find(' ') + 1);
+  if (state == "PENDING" || state == "CONFIGURING" || state == "REQUEUED" || state == "SUSPENDED") {
+    out.status = "pending";
+    out.note = fmt::format("SLURM: {} {}", state, reason);
+  } else if (!state.empty() && state != "COMPLETED" && state != "CANCELLED" && state != "TIMEOUT" &&
+             state != "FAILED" && state != "OUT_OF_MEMORY" && state != "NODE_FAIL") {
+    out.status = "starting";
+    out.note = fmt::format("SLURM: {}; the run is not recorded yet", state);
+  } else if (const auto end = slurm::JobEnd(job.job_id)) {
+    out.status = "failed";
+    out.note = "ended before asvrun recorded a run: " + end->reason;
+  } else {
+    out.status = "unknown";
+    out.note = fmt::format("SLURM knows nothing of job {} (any more) and no run recorded it; output: {}", job.job_id,
+                           job.output_file);
+  }
+  return out;
 }
 
 std::string FirstLine(const std::string& s) {
@@ -271,10 +313,24 @@ int Runs(const RunsOptions& options) {
   db::RunFilter filter;
   if (options.selection.recipe_given) filter.recipe = options.selection.source.recipe;
   if (!options.config.empty()) filter.config = options.config;
-  if (!options.status.empty()) filter.status = db::ParseRunStatus(options.status);
+  const bool only_pending = options.status == "pending";
+  if (!options.status.empty() && !only_pending) filter.status = db::ParseRunStatus(options.status);
   filter.limit = options.limit;
   if (options.running) return RunningRuns(database, filter, path, options.json);
-  const auto runs = database.ListRuns(filter);
+  std::vector<db::RunRow> runs;
+  if (!only_pending) runs = database.ListRuns(filter);
+  // Jobs submitted with --slurm that no run has taken over: listed first (the newest), status
+  // from squeue and scontrol.
+  std::vector<SubmittedJob> submitted;
+  if (options.status.empty() || only_pending || options.status == "failed") {
+    for (const auto& job : database.UnclaimedSlurmJobs()) {
+      if (filter.recipe && job.recipe != *filter.recipe) continue;
+      if (filter.config && job.config != *filter.config) continue;
+      auto described = DescribeSubmittedJob(job);
+      if (!options.status.empty() && described.status != options.status) continue;
+      submitted.push_back(std::move(described));
+    }
+  }
   if (options.json) {
     nlohmann::ordered_json out = nlohmann::ordered_json::array();
     for (const auto& r : runs) {
@@ -289,20 +345,40 @@ int Runs(const RunsOptions& options) {
                      {"pid", r.info.pid},
                      {"settings_hash", r.info.settings_hash},
                      {"command_line", r.info.command_line},
+                     {"slurm_job_id", r.info.slurm_job_id ? nlohmann::ordered_json(*r.info.slurm_job_id)
+                                                           : nlohmann::ordered_json()},
+                     {"slurm_array_task_id", r.info.slurm_array_task_id
+                                                 ? nlohmann::ordered_json(*r.info.slurm_array_task_id)
+                                                 : nlohmann::ordered_json()},
                      {"error", r.error_text ? nlohmann::ordered_json(*r.error_text) : nlohmann::ordered_json()}});
+    }
+    for (const auto& s : submitted) {
+      out.push_back({{"id", nullptr},
+                     {"recipe", s.job.recipe},
+                     {"config", s.job.config},
+                     {"status", s.status},
+                     {"submit_time", s.job.submit_time},
+                     {"slurm_job_id", s.job.job_id},
+                     {"output_file", s.job.output_file},
+                     {"command_line", s.job.command_line},
+                     {"note", s.note}});
     }
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   std::vector<std::vector<std::string>> rows;
+  for (const auto& s : submitted) {
+    rows.push_back({"-", s.status, s.job.recipe, s.job.config, "submitted " + ShortTime(s.job.submit_time), "",
+                    std::to_string(s.job.job_id), "", s.note});
+  }
   for (const auto& r : runs) {
     rows.push_back({std::to_string(r.id), std::string(db::ToString(r.status)), r.info.recipe, r.info.config,
-                    ShortTime(r.start_time), r.end_time ? ShortTime(*r.end_time) : "",
+                    ShortTime(r.start_time), r.end_time ? ShortTime(*r.end_time) : "", SlurmJobText(r.info),
                     fmt::format("{}:{}", r.info.host, r.info.pid), r.error_text ? FirstLine(*r.error_text) : ""});
   }
   fmt::print("# {}\n", path.string());
-  std::cout << FormatTable({"run", "status", "recipe", "config", "started (UTC)", "ended (UTC)", "host:pid", "error"},
-                           rows);
+  std::cout << FormatTable(
+      {"run", "status", "recipe", "config", "started (UTC)", "ended (UTC)", "job", "host:pid", "error"}, rows);
   return kExitOk;
 }
 

@@ -42,12 +42,25 @@ struct RunOptions {
   std::string db;                    ///< --db FILE; default <paths.output_folder>/experiments.db
   std::string command_line;          ///< The whole asvrun invocation, recorded with each run.
   DistOptions dist;                  ///< processes, nodes, GPU queueing (job.h)
+  bool slurm = false;                        ///< --slurm: submit one SLURM batch job per config
+  std::vector<std::string> slurm_options;    ///< --slurm-option: sbatch options, e.g. --partition=gpu
+  std::string slurm_template;                ///< --slurm-template FILE: the batch script's template
 };
 /// `asvrun RECIPE CONFIG [CONFIG...]`: resolves every config first (exit 2 on any problem),
 /// then runs each one's stages in turn, recording the run in the experiment database. Each
 /// config runs in this process, through the launcher, or as a worker of a data-parallel job
 /// (job.h).
 int RunConfigs(const RunOptions& options);
+
+/// `asvrun RECIPE CONFIG... --slurm`: resolves every config first and checks its job (GPUs,
+/// tasks, global batches, the --slurm-template's variables); any problem is a ConfigError listing
+/// them all, and nothing is submitted. Then submits one batch job per config with sbatch
+/// (slurm.h: the script, its template variables), keeps a copy of each script as
+/// <output folder>/slurm/<config>.<job id>.sh, records each job as submitted in the config's
+/// experiment database (db::Database::RecordSlurmJob: `asvrun runs` shows it pending until its
+/// run starts) and prints the job ids. With --dry-run: prints the scripts, submits nothing.
+/// Throws Error (exit 5) when sbatch fails; jobs submitted before stay submitted (printed).
+int SubmitSlurmJobs(const RunOptions& options);
 
 struct ShowOptions {
   ConfigSource source;

@@ -228,7 +228,7 @@ int RunLauncher(const recipe::Recipe& recipe, recipe::LoadedConfig& config, cons
   std::string message;
   int failure_code = result.ExitCode();
   if (interrupted != 0) {
-    message = fmt::format("interrupted by {}", ::strsignal(interrupted));
+    message = InterruptionReason(interrupted);
   } else {
     // The rank to blame: e.g. a rank found hung by its peer's watchdog, not the peer that exited
     // with status 5 on finding it.

@@ -11,6 +11,7 @@
 
 #include "asvcpp/base/temp_files.h"
 #include "asvcpp/db/database.h"
+#include "tools/asvrun/slurm.h"
 
 namespace asv::tools {
 namespace {
@@ -55,7 +56,7 @@ void Watch() {
   if (g_run_id != 0) {
     try {
       db::Database database(g_db_path);
-      database.FinishRun(g_run_id, db::RunStatus::kFailed, fmt::format("interrupted by {}", ::strsignal(sig)));
+      database.FinishRun(g_run_id, db::RunStatus::kFailed, InterruptionReason(sig));
       fmt::print(stderr, "\nasvrun: interrupted ({}); run {} marked as failed in {}\n", ::strsignal(sig), g_run_id,
                  g_db_path.string());
     } catch (const std::exception& e) {
@@ -69,6 +70,13 @@ void Watch() {
 }
 
 }  // namespace
+
+std::string InterruptionReason(int sig) {
+  if (sig == SIGTERM) {
+    if (const auto job = slurm::CurrentJobId()) return slurm::DescribeTermination(*job);
+  }
+  return fmt::format("interrupted by {}", ::strsignal(sig));
+}
 
 SignalGuard::SignalGuard() {
   if (::pipe2(g_pipe, O_CLOEXEC) != 0) return;

@@ -1,5 +1,5 @@
 // Marks the active run as failed in the experiment database when asvrun is interrupted
-// (SIGINT, SIGTERM, SIGHUP), after removing the temporary files of its unfinished atomic writes
+// (SIGINT, SIGTERM, SIGHUP; in a SLURM job a SIGTERM with SLURM's reason, InterruptionReason), after removing the temporary files of its unfinished atomic writes
 // (asvcpp/base/temp_files.h), then exits with 128 + signal number. A launcher installs an
 // interrupt handler instead: it stops the workers, and the launcher's own thread records the
 // outcome and exits.
@@ -11,10 +11,16 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <string>
 
 #include "asvcpp/recipe/recorded_run.h"
 
 namespace asv::tools {
+
+/// Why a run ended on signal `sig`: "interrupted by <signal>", or, for SIGTERM inside a SLURM job
+/// (SLURM_JOB_ID set: SLURM sends SIGTERM before SIGKILL on scancel, at the time limit and on
+/// preemption), SLURM's reason (slurm::DescribeTermination, which asks scontrol for at most 5 s).
+std::string InterruptionReason(int sig);
 
 /// Also the observer of recipe::RecordedRun: the run it records is the active run.
 class SignalGuard : public recipe::RunObserver {

@@ -48,7 +48,8 @@ TEST(DbSchemaTest, CreatesFileAndParentsAtLatestVersionInWalMode) {
   EXPECT_EQ(raw.Scalar("PRAGMA journal_mode"), "wal");
   EXPECT_EQ(raw.Scalar("PRAGMA user_version"), std::to_string(LatestSchemaVersion()));
   EXPECT_EQ(raw.Query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"),
-            (std::vector<std::string>{"artifacts", "epochs", "progress", "result_costs", "results", "runs", "stages"}));
+            (std::vector<std::string>{"artifacts", "epochs", "progress", "result_costs", "results", "runs",
+                                      "slurm_jobs", "stages"}));
 }
 
 TEST(DbSchemaTest, ReopeningKeepsData) {
@@ -95,7 +96,7 @@ TEST(DbSchemaTest, UpgradesVersion1DatabaseOnOpen) {
     EXPECT_EQ(db.IntegrityCheck(), "ok");
   }
   RawDb raw(path);
-  EXPECT_EQ(CountIndexes(raw), 7);
+  EXPECT_EQ(CountIndexes(raw), 8);  // 7, and runs_slurm_job of version 8
   EXPECT_EQ(raw.Scalar("SELECT count(*) FROM sqlite_master WHERE name = 'runs_recipe_config'"),
             "1");
 }
