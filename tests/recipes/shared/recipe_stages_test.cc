@@ -22,7 +22,8 @@ namespace {
 namespace stdfs = std::filesystem;
 
 std::string PreparationError(const std::optional<std::vector<std::string>>& requested,
-                             const settings::OrderedDict<std::string>& datasets, const std::vector<std::string>& known) {
+                             const settings::OrderedDict<std::string>& datasets,
+                             const std::vector<std::string>& known) {
   try {
     ResolvePreparationJobs(requested, datasets, known);
   } catch (const DataError& e) {

@@ -41,7 +41,8 @@ TEST(DataSelectionTest, SpeakerListOneIdPerLine) {
     ReadSpeakerList(dir / "bad.txt");
     ADD_FAILURE() << "no error";
   } catch (const DataError& e) {
-    EXPECT_EQ(std::string(e.what()), (dir / "bad.txt").string() + ":2: expected one speaker id per line, found 2 fields");
+    EXPECT_EQ(std::string(e.what()),
+              (dir / "bad.txt").string() + ":2: expected one speaker id per line, found 2 fields");
   }
   std::ofstream(dir / "empty.txt") << "\n";
   try {
