@@ -22,6 +22,7 @@
 #include "asvcpp/db/database.h"
 #include "tests/build_paths.h"
 #include "tests/tools/test_util.h"
+#include "tests/tools/xvector_tiny.h"
 
 namespace asv {
 namespace {
@@ -49,14 +50,8 @@ int FreePort() {
   return port;
 }
 
-constexpr const char* kConfigs = R"(# Features of the tiny corpus
-features
-recipe.start_stage = 0
-recipe.end_stage = 1
-recipe.preparation_datasets = ['voxceleb1', 'voxceleb2']
-recipe.feature_extraction_datasets = ['voxceleb1', 'voxceleb2_cat']
-computing.feature_extraction_workers = 2
-
+const std::string kConfigs =
+    testing::kTinyFeaturesBlock + R"(
 # Tiny network, stages 5-9
 tiny < features
 paths.system_folder = 'tiny_system'
@@ -69,19 +64,7 @@ recipe.training_trial_lists = ['tiny_trials']
 recipe.min_speech_frames = 50
 recipe.min_utterances_per_speaker = 2
 recipe.plda_speakers_during_training = 5
-network.frame_layer_size = 32
-network.stat_size = 64
-network.embedding_size = 16
-network.min_clip_size = 40
-network.max_clip_size = 60
-network.minibatch_size = 8
-network.utts_per_speaker_in_epoch = 8
-network.validation_utterances = 2
-network.max_epochs = 2
-network.epochs_per_train_call = 1
-network.print_interval = 5
-backend.scoring = 'cosine'
-computing.use_gpu = False
+)" + testing::kTinyXvectorNetwork + R"(computing.use_gpu = False
 computing.network_dataloader_workers = 1
 
 # Training only
@@ -95,52 +78,6 @@ network.max_epochs = 1000
 network.epochs_per_train_call = 100000
 )";
 
-// Stamp of the inputs of the shared data: the asvrun binary and the corpus generator.
-std::string DataStamp() {
-  std::string stamp;
-  for (const fs::path& file : {fs::path(ASV_ASVRUN), fs::path(ASV_SOURCE_DIR) / "tools/make_demo_corpus.py"}) {
-    stamp += std::to_string(fs::last_write_time(file).time_since_epoch().count()) + " " +
-             std::to_string(fs::file_size(file)) + "\n";
-  }
-  return stamp;
-}
-
-// The tiny corpus with its features, shared by every test of this file. ctest runs each test in
-// its own process (possibly two at once), so it is built once under a lock in the build folder
-// and rebuilt only when asvrun or the generator changed.
-std::string PrepareSharedData(const fs::path& root) {
-  fs::create_directories(root);
-  const int lock = ::open((root / "lock").c_str(), O_CREAT | O_RDWR, 0644);
-  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) return "cannot lock " + (root / "lock").string();
-  std::string error;
-  const std::string stamp = DataStamp();
-  if (testing::Slurp(root / "ready") != stamp) {
-    fs::remove(root / "ready");
-    fs::remove_all(root / "corpus");
-    fs::remove_all(root / "out");
-    const auto corpus = testing::LinkTinyCorpus(root);
-    if (corpus.status != 0) error = "no tiny corpus: " + corpus.err;
-    if (error.empty()) {
-      std::ofstream(root / "run_configs") << kConfigs;
-      fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/voxceleb/xvector/mfcc.conf", root / "mfcc.conf",
-                    fs::copy_options::overwrite_existing);
-      std::ofstream(root / "init_config") << "paths.output_folder = 'out'\n"
-                                             "paths.feature_and_list_folder = 'datasets'\n"
-                                             "paths.datasets = {'voxceleb1': 'corpus/voxceleb1', "
-                                             "'voxceleb2': 'corpus/voxceleb2'}\n";
-      const auto features =
-          testing::RunCommand({ASV_ASVRUN, "voxceleb/xvector", "features", "--run-configs", "run_configs",
-                               "--init-config", "init_config"},
-                              root);
-      if (features.status != 0) error = "feature extraction failed: " + features.err;
-    }
-    if (error.empty()) std::ofstream(root / "ready") << stamp;
-  }
-  ::flock(lock, LOCK_UN);
-  ::close(lock);
-  return error;
-}
-
 class DistE2eTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -148,7 +85,7 @@ class DistE2eTest : public ::testing::Test {
       GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
     }
     if (!HaveGloo(scratch_.path())) GTEST_SKIP() << "this LibTorch has no Gloo: CPU data parallelism is not available";
-    const auto error = PrepareSharedData(root_);
+    const auto error = testing::PrepareTinyXvectorFeatures(root_, kConfigs);
     ASSERT_EQ(error, "");
   }
 

@@ -19,6 +19,7 @@
 #include "asvcpp/eval/score_file.h"
 #include "tests/build_paths.h"
 #include "tests/tools/test_util.h"
+#include "tests/tools/xvector_tiny.h"
 
 namespace asv {
 namespace {
@@ -26,7 +27,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::CountLines;
 
-constexpr const char* kConfigs = R"(# Every stage on the tiny corpus with a tiny network
+const std::string kConfigs =
+    std::string(R"(# Every stage on the tiny corpus with a tiny network
 tiny
 paths.system_folder = 'tiny_system'
 recipe.start_stage = 0
@@ -41,19 +43,7 @@ recipe.training_trial_lists = ['tiny_trials']
 recipe.min_speech_frames = 50
 recipe.min_utterances_per_speaker = 2
 recipe.plda_speakers_during_training = 5
-network.frame_layer_size = 32
-network.stat_size = 64
-network.embedding_size = 16
-network.min_clip_size = 40
-network.max_clip_size = 60
-network.minibatch_size = 8
-network.utts_per_speaker_in_epoch = 8
-network.validation_utterances = 2
-network.max_epochs = 2
-network.epochs_per_train_call = 1
-network.print_interval = 5
-backend.scoring = 'cosine'
-computing.network_dataloader_workers = 1
+)") + testing::kTinyXvectorNetwork + R"(computing.network_dataloader_workers = 1
 computing.feature_extraction_workers = 2
 )";
 

@@ -3,9 +3,13 @@
 // layouts) with a tiny x-vector network and cosine scoring.
 #pragma once
 
+#include <string>
+
+#include "tests/tools/xvector_tiny.h"
+
 namespace asv::testing {
 
-inline constexpr const char* kSitwConfigs = R"(# Every stage on the tiny corpus with a tiny network
+inline const std::string kSitwConfigs = std::string(R"(# Every stage on the tiny corpus with a tiny network
 tiny
 paths.system_folder = 'tiny_system'
 recipe.start_stage = 0
@@ -19,19 +23,7 @@ recipe.evaluation_plda_datasets = ['voxceleb1_cat_combined', 'voxceleb2_cat']
 recipe.min_speech_frames = 50
 recipe.min_utterances_per_speaker = 1
 recipe.plda_speakers_during_training = 5
-network.frame_layer_size = 32
-network.stat_size = 64
-network.embedding_size = 16
-network.min_clip_size = 40
-network.max_clip_size = 60
-network.minibatch_size = 8
-network.utts_per_speaker_in_epoch = 8
-network.validation_utterances = 2
-network.max_epochs = 2
-network.epochs_per_train_call = 1
-network.print_interval = 5
-backend.scoring = 'cosine'
-computing.use_gpu = False
+)") + kTinyXvectorNetwork + R"(computing.use_gpu = False
 computing.network_dataloader_workers = 1
 computing.feature_extraction_workers = 2
 )";

@@ -20,20 +20,15 @@
 #include "asvcpp/db/database.h"
 #include "tests/build_paths.h"
 #include "tests/tools/test_util.h"
+#include "tests/tools/xvector_tiny.h"
 
 namespace asv {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kConfigs = R"(# Features of the tiny corpus
-features
-recipe.start_stage = 0
-recipe.end_stage = 1
-recipe.preparation_datasets = ['voxceleb1', 'voxceleb2']
-recipe.feature_extraction_datasets = ['voxceleb1', 'voxceleb2_cat']
-computing.feature_extraction_workers = 2
-
+const std::string kConfigs =
+    testing::kTinyFeaturesBlock + R"(
 # Tiny network, training only (stage 5)
 train < features
 paths.system_folder = 'a_system'
@@ -46,19 +41,7 @@ recipe.training_trial_lists = ['tiny_trials']
 recipe.min_speech_frames = 50
 recipe.min_utterances_per_speaker = 2
 recipe.plda_speakers_during_training = 5
-network.frame_layer_size = 32
-network.stat_size = 64
-network.embedding_size = 16
-network.min_clip_size = 40
-network.max_clip_size = 60
-network.minibatch_size = 8
-network.utts_per_speaker_in_epoch = 8
-network.validation_utterances = 2
-network.max_epochs = 2
-network.epochs_per_train_call = 1
-network.print_interval = 5
-backend.scoring = 'cosine'
-computing.use_gpu = False
+)" + testing::kTinyXvectorNetwork + R"(computing.use_gpu = False
 computing.network_dataloader_workers = 1
 
 # The same in another system folder
@@ -75,49 +58,6 @@ network.epochs_per_train_call = 100000
 bad < train
 network.no_such_setting = 3
 )";
-
-std::string DataStamp() {
-  std::string stamp;
-  for (const fs::path& file : {fs::path(ASV_ASVRUN), fs::path(ASV_SOURCE_DIR) / "tools/make_demo_corpus.py"}) {
-    stamp += std::to_string(fs::last_write_time(file).time_since_epoch().count()) + " " +
-             std::to_string(fs::file_size(file)) + "\n";
-  }
-  return stamp + kConfigs;
-}
-
-// The tiny corpus with its features, shared by the tests of this file (built once, under a lock,
-// again only when asvrun, the generator or the configs changed).
-std::string PrepareSharedData(const fs::path& root) {
-  fs::create_directories(root);
-  const int lock = ::open((root / "lock").c_str(), O_CREAT | O_RDWR, 0644);
-  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) return "cannot lock " + (root / "lock").string();
-  std::string error;
-  const std::string stamp = DataStamp();
-  if (testing::Slurp(root / "ready") != stamp) {
-    fs::remove(root / "ready");
-    fs::remove_all(root / "corpus");
-    fs::remove_all(root / "out");
-    const auto corpus = testing::LinkTinyCorpus(root);
-    if (corpus.status != 0) error = "no tiny corpus: " + corpus.err;
-    if (error.empty()) {
-      std::ofstream(root / "run_configs") << kConfigs;
-      fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/voxceleb/xvector/mfcc.conf", root / "mfcc.conf",
-                    fs::copy_options::overwrite_existing);
-      std::ofstream(root / "init_config") << "paths.output_folder = 'out'\n"
-                                             "paths.feature_and_list_folder = 'datasets'\n"
-                                             "paths.datasets = {'voxceleb1': 'corpus/voxceleb1', "
-                                             "'voxceleb2': 'corpus/voxceleb2'}\n";
-      const auto features = testing::RunCommand({ASV_ASVRUN, "voxceleb/xvector", "features", "--run-configs",
-                                                 "run_configs", "--init-config", "init_config"},
-                                                root);
-      if (features.status != 0) error = "feature extraction failed: " + features.err;
-    }
-    if (error.empty()) std::ofstream(root / "ready") << stamp;
-  }
-  ::flock(lock, LOCK_UN);
-  ::close(lock);
-  return error;
-}
 
 // Waits up to `seconds` for `done`, checking twice a second.
 bool WaitFor(int seconds, const std::function<bool()>& done) {
@@ -156,7 +96,7 @@ class SlurmE2eTest : public ::testing::Test {
     ASSERT_EQ(started.status, 0) << started.err;
     cluster_ = started.out.substr(0, started.out.find('\n'));
     ::setenv("SLURM_CONF", (fs::path(cluster_) / "slurm.conf").c_str(), 1);
-    ASSERT_EQ(PrepareSharedData(root_), "");
+    ASSERT_EQ(testing::PrepareTinyXvectorFeatures(root_, kConfigs), "");
   }
 
   void TearDown() override {

@@ -1,0 +1,88 @@
+// What the end-to-end tests of the x-vector recipes share: the tiny network of their configs, and
+// the tiny corpus with its voxceleb/xvector features, made once for the tests of a file.
+#pragma once
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/build_paths.h"
+#include "tests/tools/test_util.h"
+
+namespace asv::testing {
+
+/// The network, training and back-end lines of the tests' tiny x-vector configs (part of a config
+/// block): a 32-unit StandardNet with 16-dimensional embeddings, minibatches of 8 clips of 40-60
+/// frames, 2 epochs with an evaluation after each, cosine scoring.
+inline const std::string kTinyXvectorNetwork =
+    "network.frame_layer_size = 32\n"
+    "network.stat_size = 64\n"
+    "network.embedding_size = 16\n"
+    "network.min_clip_size = 40\n"
+    "network.max_clip_size = 60\n"
+    "network.minibatch_size = 8\n"
+    "network.utts_per_speaker_in_epoch = 8\n"
+    "network.validation_utterances = 2\n"
+    "network.max_epochs = 2\n"
+    "network.epochs_per_train_call = 1\n"
+    "network.print_interval = 5\n"
+    "backend.scoring = 'cosine'\n";
+
+/// The config block `features` (voxceleb/xvector stages 0-1 of the tiny corpus) that
+/// PrepareTinyXvectorFeatures runs; `run_configs` files given to it start with it.
+inline const std::string kTinyFeaturesBlock =
+    "# Features of the tiny corpus\n"
+    "features\n"
+    "recipe.start_stage = 0\n"
+    "recipe.end_stage = 1\n"
+    "recipe.preparation_datasets = ['voxceleb1', 'voxceleb2']\n"
+    "recipe.feature_extraction_datasets = ['voxceleb1', 'voxceleb2_cat']\n"
+    "computing.feature_extraction_workers = 2\n";
+
+/// Makes `root`/{corpus, out/datasets, run_configs, init_config, mfcc.conf}: the shared tiny corpus
+/// (LinkTinyCorpus), `run_configs` (which must hold kTinyFeaturesBlock) and the features of its
+/// `features` config, once under a lock in `root` (ctest may run two tests of a file at once),
+/// again only when asvrun, the corpus generator or `run_configs` changed. Returns "" or what failed.
+inline std::string PrepareTinyXvectorFeatures(const std::filesystem::path& root, const std::string& run_configs) {
+  namespace fs = std::filesystem;
+  fs::create_directories(root);
+  const int lock = ::open((root / "lock").c_str(), O_CREAT | O_RDWR | O_CLOEXEC, 0644);
+  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) return "cannot lock " + (root / "lock").string();
+  std::string stamp;
+  for (const fs::path& file : {fs::path(ASV_ASVRUN), fs::path(ASV_SOURCE_DIR) / "tools/make_demo_corpus.py"}) {
+    stamp += std::to_string(fs::last_write_time(file).time_since_epoch().count()) + " " +
+             std::to_string(fs::file_size(file)) + "\n";
+  }
+  stamp += run_configs;
+  std::string error;
+  if (Slurp(root / "ready") != stamp) {
+    fs::remove(root / "ready");
+    fs::remove_all(root / "corpus");
+    fs::remove_all(root / "out");
+    const auto corpus = LinkTinyCorpus(root);
+    if (corpus.status != 0) error = "no tiny corpus: " + corpus.err;
+    if (error.empty()) {
+      std::ofstream(root / "run_configs") << run_configs;
+      fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/voxceleb/xvector/mfcc.conf", root / "mfcc.conf",
+                    fs::copy_options::overwrite_existing);
+      std::ofstream(root / "init_config") << "paths.output_folder = 'out'\n"
+                                             "paths.feature_and_list_folder = 'datasets'\n"
+                                             "paths.datasets = {'voxceleb1': 'corpus/voxceleb1', "
+                                             "'voxceleb2': 'corpus/voxceleb2'}\n";
+      const auto features = RunCommand({ASV_ASVRUN, "voxceleb/xvector", "features", "--run-configs", "run_configs",
+                                        "--init-config", "init_config"},
+                                       root);
+      if (features.status != 0) error = "feature extraction failed: " + features.err;
+    }
+    if (error.empty()) std::ofstream(root / "ready") << stamp;
+  }
+  ::flock(lock, LOCK_UN);
+  ::close(lock);
+  return error;
+}
+
+}  // namespace asv::testing
