@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <random>
 #include <thread>
 #include <utility>
@@ -23,6 +24,11 @@ namespace asv::db {
 
 std::filesystem::path Database::DefaultPath(const std::filesystem::path& output_folder) {
   return output_folder / "experiments.db";
+}
+
+bool AllowNetworkFileSystemByDefault() {
+  const char* allow = std::getenv("ASV_DB_ALLOW_NETWORK_FS");
+  return allow != nullptr && std::string(allow) == "1";
 }
 
 Database::Database(const std::filesystem::path& path, DatabaseOptions options)

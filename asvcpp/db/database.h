@@ -59,6 +59,9 @@ struct SlurmJobEnd {
 };
 
 /// Tuning of one connection. Defaults suit many asvrun processes sharing one output folder.
+/// Whether the environment variable ASV_DB_ALLOW_NETWORK_FS is "1" (DatabaseOptions).
+bool AllowNetworkFileSystemByDefault();
+
 struct DatabaseOptions {
   /// How long SQLite itself waits for a lock before a statement returns SQLITE_BUSY.
   std::chrono::milliseconds busy_timeout{5000};
@@ -81,6 +84,16 @@ struct DatabaseOptions {
   /// When > 0, PRAGMA max_page_count for this connection: the file cannot grow beyond this many
   /// pages and writes that need more fail as on a full disk (SQLITE_FULL). For tests.
   std::int64_t max_page_count = 0;
+  /// A writable open of a database on a network file system (file_system.h: NFS, SMB/CIFS,
+  /// Lustre, GPFS, BeeGFS, CephFS, 9p, network FUSE mounts), where SQLite's locks are unreliable
+  /// and WAL does not work, is refused (DbError naming the file system) unless this is true; then
+  /// the database is used with a rollback journal (journal_mode=DELETE) instead of WAL, at the
+  /// user's risk. Default: true when the environment variable ASV_DB_ALLOW_NETWORK_FS is "1".
+  /// Read-only opens are never refused.
+  bool allow_network_file_system = AllowNetworkFileSystemByDefault();
+  /// The network file system a path is on (nullopt: local). Empty: db::NetworkFileSystem. For
+  /// tests, which cannot mount one.
+  std::function<std::optional<std::string>(const std::filesystem::path&)> file_system_probe;
   /// When set, asked about a 'running' run recorded inside a SLURM job (RunInfo::slurm_job_id)
   /// whose process is gone or cannot be checked from this host: how SLURM says the job ended.
   /// A kFailed answer (SLURM cancelled it, its time limit passed, it ran out of memory, its node
@@ -481,7 +494,7 @@ class Database {
   void OpenReadWrite();
   void OpenReadOnly();
   void OpenConnection(const std::string& name, int flags);
-  void Configure();
+  void Configure(bool rollback_journal);
   void Migrate();
   // Runs `body` (inside `begin` ... COMMIT when `begin` is not null) and retries busy/locked
   // failures with backoff until options_.retry_limit; any other failure becomes DbError, except

@@ -3,6 +3,7 @@
 // read-only open with its immutable fallback, WAL mode, schema migrations, and the schema-level
 // queries SchemaVersion and IntegrityCheck.
 #include "asvcpp/db/database.h"
+#include "asvcpp/db/file_system.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -157,8 +158,22 @@ void Database::OpenReadWrite() {
                                 path_.string(), path_.parent_path().string(), ec.message()));
     }
   }
+  const auto network = options_.file_system_probe ? options_.file_system_probe(path_) : NetworkFileSystem(path_);
+  if (network && !options_.allow_network_file_system) {
+    throw DbError(fmt::format(
+        "experiment database {}: it is on a network file system ({}), where SQLite's locking is unreliable "
+        "and its WAL mode does not work, so concurrent runs could corrupt it: put it on a local disk "
+        "(paths.output_folder, or --db FILE), or set ASV_DB_ALLOW_NETWORK_FS=1 to use it there with a "
+        "rollback journal at your own risk",
+        path_.string(), *network));
+  }
+  if (network) {
+    ASV_LOG(Warning, "experiment database {} is on a network file system ({}): used with a rollback journal "
+            "(ASV_DB_ALLOW_NETWORK_FS=1); concurrent writers from several machines may corrupt it",
+            path_.string(), *network);
+  }
   OpenConnection(path_.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  Configure();
+  Configure(network.has_value());
   Migrate();
 }
 
@@ -216,7 +231,7 @@ void Database::OpenReadOnly() {
   Retry("open read-only", nullptr, check);
 }
 
-void Database::Configure() {
+void Database::Configure(bool rollback_journal) {
   const int latest = LatestSchemaVersion();
   // Reading the header first also detects files that are not SQLite databases (SQLITE_NOTADB),
   // and refuses a newer schema before anything is changed.
@@ -226,16 +241,26 @@ void Database::Configure() {
     const int version = UserVersion(db_);
     RequireKnownSchema(version, latest);
   });
-  Retry("enable WAL mode", nullptr, [&] {
-    Statement stmt(db_, "PRAGMA journal_mode=WAL");
-    const std::string mode = stmt.Step() ? stmt.Text(0) : std::string();
-    if (mode != "wal") {
-      throw DbError(fmt::format(
-          "could not switch to WAL journal mode (journal_mode is '{}'); is the file on a file "
-          "system without shared-memory support, such as NFS?",
-          mode));
-    }
-  });
+  if (rollback_journal) {
+    Retry("use a rollback journal", nullptr, [&] {
+      Statement stmt(db_, "PRAGMA journal_mode=DELETE");
+      const std::string mode = stmt.Step() ? stmt.Text(0) : std::string();
+      if (mode != "delete") {
+        throw DbError(fmt::format("could not switch to a rollback journal (journal_mode is '{}')", mode));
+      }
+    });
+  } else {
+    Retry("enable WAL mode", nullptr, [&] {
+      Statement stmt(db_, "PRAGMA journal_mode=WAL");
+      const std::string mode = stmt.Step() ? stmt.Text(0) : std::string();
+      if (mode != "wal") {
+        throw DbError(fmt::format(
+            "could not switch to WAL journal mode (journal_mode is '{}'); is the file on a file "
+            "system without shared-memory support, such as NFS?",
+            mode));
+      }
+    });
+  }
   Retry("configure connection", nullptr,
         [&] { Exec(db_, "PRAGMA foreign_keys=ON; PRAGMA synchronous=NORMAL;"); });
 }
