@@ -146,6 +146,12 @@ class BucketedReducer final : public train::GradientReducer, public std::enable_
     return {p, p + t.numel()};
   }
 
+  void AllReduceTensorSum(torch::Tensor& tensor) override {
+    torch::NoGradGuard no_grad;
+    std::vector<torch::Tensor> v{tensor};
+    c_->Run("batch-norm all-reduce", [&] { return c_->Backend().allreduce(v); });
+  }
+
   bool BroadcastFlag(bool flag) override {
     const std::string key = fmt::format("reducer/flag/{}", ++sequence_);
     if (c_->rank == 0) {

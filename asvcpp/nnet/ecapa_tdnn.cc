@@ -6,6 +6,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/nnet/layers.h"
+#include "asvcpp/nnet/sync_batch_norm.h"
 
 namespace asv::nnet {
 namespace {
@@ -47,7 +48,7 @@ Conv1dReluBnImpl::Conv1dReluBnImpl(std::int64_t in_channels, std::int64_t out_ch
 }
 
 torch::Tensor Conv1dReluBnImpl::forward(const torch::Tensor& x) {
-  return bn(torch::relu(conv(x)));
+  return ApplyBatchNorm(*bn, torch::relu(conv(x)));
 }
 
 Res2Conv1dReluBnImpl::Res2Conv1dReluBnImpl(std::int64_t channels, std::int64_t kernel_size, std::int64_t padding,
@@ -74,7 +75,7 @@ torch::Tensor Res2Conv1dReluBnImpl::forward(const torch::Tensor& x) {
   for (std::size_t i = 0; i < convs->size(); ++i) {
     if (i > 0) sp = sp + groups[i];
     sp = convs[i]->as<torch::nn::Conv1d>()->forward(sp);
-    sp = bns[i]->as<torch::nn::BatchNorm1d>()->forward(torch::relu(sp));
+    sp = ApplyBatchNorm(*bns[i]->as<torch::nn::BatchNorm1d>(), torch::relu(sp));
     out.push_back(sp);
   }
   out.push_back(groups[convs->size()]);
@@ -134,7 +135,7 @@ torch::Tensor EcapaTdnnImpl::FrameLevelFeatures(const torch::Tensor& x) {
 }
 
 torch::Tensor EcapaTdnnImpl::forward(const torch::Tensor& x) {
-  return linear(bn(pool(torch::relu(FrameLevelFeatures(x)))));
+  return linear(ApplyBatchNorm(*bn, pool(torch::relu(FrameLevelFeatures(x)))));
 }
 
 }  // namespace asv::nnet

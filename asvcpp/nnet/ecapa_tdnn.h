@@ -112,7 +112,8 @@ class SeRes2BlockImpl : public torch::nn::Module {
 };
 TORCH_MODULE(SeRes2Block);
 
-/// The ECAPA-TDNN above. BatchNorm: eps 1e-5, momentum 0.1 (PyTorch's defaults, as WeSpeaker).
+/// The ECAPA-TDNN above. BatchNorm: eps 1e-5, momentum 0.1 (PyTorch's defaults, as WeSpeaker);
+/// every one runs through ApplyBatchNorm (sync_batch_norm.h).
 /// Weights: LibTorch's default initialisation (the same as PyTorch's).
 class EcapaTdnnImpl : public torch::nn::Module {
  public:

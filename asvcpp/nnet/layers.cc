@@ -8,6 +8,7 @@
 #include <torch/autograd.h>
 
 #include "asvcpp/base/error.h"
+#include "asvcpp/nnet/sync_batch_norm.h"
 
 namespace asv::nnet {
 
@@ -129,9 +130,9 @@ torch::Tensor ConvolveFrames(torch::nn::Conv1d& conv, std::int64_t reach, const 
 }
 
 torch::Tensor NormalizeFrames(torch::nn::BatchNorm1d& bn, const torch::Tensor& x) {
-  if (!IsFramesMajor(x) || x.size(1) == 1) return bn(x);
+  if (!IsFramesMajor(x) || x.size(1) == 1) return ApplyBatchNorm(*bn, x);
   const torch::Tensor frames = x.transpose(1, 2);  // [B, T, C] contiguous
-  return bn(frames.reshape({-1, x.size(1)})).view(frames.sizes()).transpose(1, 2);
+  return ApplyBatchNorm(*bn, frames.reshape({-1, x.size(1)})).view(frames.sizes()).transpose(1, 2);
 }
 
 torch::Tensor MeanStdPoolingLayerImpl::forward(const torch::Tensor& x) {
@@ -147,7 +148,7 @@ LinearBatchNormLayerImpl::LinearBatchNormLayerImpl(std::int64_t in_features, std
 }
 
 torch::Tensor LinearBatchNormLayerImpl::forward(const torch::Tensor& x) {
-  return batchnorm(linear(x));
+  return ApplyBatchNorm(*batchnorm, linear(x));
 }
 
 LinearReluBatchNormLayerImpl::LinearReluBatchNormLayerImpl(std::int64_t in_features, std::int64_t out_features,
@@ -158,7 +159,7 @@ LinearReluBatchNormLayerImpl::LinearReluBatchNormLayerImpl(std::int64_t in_featu
 }
 
 torch::Tensor LinearReluBatchNormLayerImpl::forward(const torch::Tensor& x) {
-  return batchnorm(Activate(linear(x), options_));
+  return ApplyBatchNorm(*batchnorm, Activate(linear(x), options_));
 }
 
 SeLayerImpl::SeLayerImpl(std::int64_t channels, std::int64_t ser, const LayerOptions& options) {

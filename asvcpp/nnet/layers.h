@@ -5,7 +5,9 @@
 // Tensor layout of every frame-level block: [batch, channels, frames]. The convolutions are
 // Conv1d with stride 1, dilation 1, kernel 2r+1 and padding r ("same" length), bias on, PyTorch's
 // default initialisation (LibTorch's defaults are the same). Activation comes BEFORE batch norm,
-// as in ASVtorch (unlike Kaldi's TDNN recipes). BatchNorm eps is 1e-5.
+// as in ASVtorch (unlike Kaldi's TDNN recipes). BatchNorm eps is 1e-5. Every batch norm runs
+// through ApplyBatchNorm (sync_batch_norm.h): synchronised across ranks in training when the
+// trainer asks for it, the module's own forward otherwise.
 #pragma once
 
 #include <cstdint>
@@ -57,9 +59,10 @@ torch::nn::Conv1d MakeFrameConv(std::int64_t in_channels, std::int64_t out_chann
 /// Throws what `conv(x)` throws for bad shapes.
 torch::Tensor ConvolveFrames(torch::nn::Conv1d& conv, std::int64_t reach, const torch::Tensor& x);
 
-/// Batch norm of frame-level x [batch, channels, frames] over batch and frames (as `bn(x)`). A
-/// frames-major x (ConvolveFrames' output) is normalised as its contiguous [batch·frames,
-/// channels] view and the result keeps that layout; any other x goes to `bn(x)`.
+/// Batch norm of frame-level x [batch, channels, frames] over batch and frames (as `bn(x)`, through
+/// ApplyBatchNorm: synchronised across ranks inside a SyncBatchNormScope). A frames-major x
+/// (ConvolveFrames' output) is normalised as its contiguous [batch·frames, channels] view and the
+/// result keeps that layout; any other x goes to ApplyBatchNorm(bn, x) as it is.
 torch::Tensor NormalizeFrames(torch::nn::BatchNorm1d& bn, const torch::Tensor& x);
 
 /// Mean and standard deviation over time (ASVtorch MeanStdPoolingLayer; Snyder et al. 2018

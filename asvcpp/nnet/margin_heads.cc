@@ -7,6 +7,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/nnet/layers.h"
+#include "asvcpp/nnet/sync_batch_norm.h"
 
 namespace asv::nnet {
 namespace {
@@ -154,7 +155,9 @@ void SoftmaxHead::UpdateMargin(double margin) {
 
 torch::Tensor SoftmaxHead::forward(const torch::Tensor& embeddings, const torch::Tensor& labels) {
   CheckInputs(embeddings, labels, embed_dim_);
-  return trans->forward(embeddings);
+  // trans->forward(embeddings), with the batch norm through ApplyBatchNorm.
+  const torch::Tensor normalized = ApplyBatchNorm(*trans[0]->as<torch::nn::BatchNorm1d>(), embeddings);
+  return trans[2]->as<torch::nn::Linear>()->forward(trans[1]->as<torch::nn::ReLU>()->forward(normalized));
 }
 
 std::shared_ptr<MarginHead> MakeMarginHead(const MarginHeadOptions& options) {

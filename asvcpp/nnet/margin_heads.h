@@ -117,7 +117,8 @@ class AddMarginHead : public MarginHead {
   double margin_ = 0;
 };
 
-/// Plain softmax, WeSpeaker's Linear: BatchNorm1d -> ReLU -> Linear.
+/// Plain softmax, WeSpeaker's Linear: BatchNorm1d -> ReLU -> Linear (the batch norm through
+/// ApplyBatchNorm, sync_batch_norm.h).
 class SoftmaxHead : public MarginHead {
  public:
   /// Throws std::invalid_argument for non-positive sizes.

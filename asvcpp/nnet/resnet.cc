@@ -6,6 +6,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/nnet/layers.h"
+#include "asvcpp/nnet/sync_batch_norm.h"
 
 namespace asv::nnet {
 namespace {
@@ -48,9 +49,11 @@ BasicBlockImpl::BasicBlockImpl(std::int64_t in_planes, std::int64_t planes, std:
 }
 
 torch::Tensor BasicBlockImpl::forward(const torch::Tensor& x) {
-  torch::Tensor out = bn2(conv2(torch::relu(bn1(conv1(x)))));
-  out = out + (shortcut->is_empty() ? x : shortcut->forward(x));
-  return torch::relu(out);
+  torch::Tensor out = ApplyBatchNorm(*bn2, conv2(torch::relu(ApplyBatchNorm(*bn1, conv1(x)))));
+  if (shortcut->is_empty()) return torch::relu(out + x);
+  // shortcut->forward(x), with the batch norm through ApplyBatchNorm.
+  const torch::Tensor projected = shortcut[0]->as<torch::nn::Conv2d>()->forward(x);
+  return torch::relu(out + ApplyBatchNorm(*shortcut[1]->as<torch::nn::BatchNorm2d>(), projected));
 }
 
 ResNetImpl::ResNetImpl(const ResNetOptions& options) : options_(options) {
@@ -95,7 +98,7 @@ torch::Tensor ResNetImpl::FrameLevelFeatures(const torch::Tensor& x) {
   // [batch, frames, feat] -> [batch, 1, feat, frames]
   torch::Tensor input = x.permute({0, 2, 1}).unsqueeze(1);
   if (options_.channels_last) input = input.contiguous(torch::MemoryFormat::ChannelsLast);
-  torch::Tensor out = torch::relu(bn1(conv1(input)));
+  torch::Tensor out = torch::relu(ApplyBatchNorm(*bn1, conv1(input)));
   out = layer1->forward(out);
   out = layer2->forward(out);
   out = layer3->forward(out);

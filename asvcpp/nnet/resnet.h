@@ -63,7 +63,8 @@ class BasicBlockImpl : public torch::nn::Module {
 };
 TORCH_MODULE(BasicBlock);
 
-/// The ResNet above. BatchNorm: eps 1e-5, momentum 0.1 (PyTorch's defaults, as WeSpeaker).
+/// The ResNet above. BatchNorm: eps 1e-5, momentum 0.1 (PyTorch's defaults, as WeSpeaker); every
+/// one (bn1, the blocks' bn1/bn2 and shortcut.1) runs through ApplyBatchNorm (sync_batch_norm.h).
 /// Weights: LibTorch's default initialisation (the same as PyTorch's).
 class ResNetImpl : public torch::nn::Module {
  public:

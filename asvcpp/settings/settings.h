@@ -163,6 +163,7 @@ struct NetworkSettings {
   // asvcpp additions:
   train::Precision precision = train::Precision::kFloat32;
   bool allow_unverified_checkpoints = false;
+  bool sync_batch_norm = false;
 
   /// The architecture named by network_class without ASVtorch's module path, e.g.
   /// "StandardNet" for "asvtorch.src.networks.architectures.StandardNet". network_class must have
@@ -257,6 +258,12 @@ struct NetworkSettings {
       "checksum the experiment database recorded when it was written (e.g. one copied without its checksum "
       "file from another machine). Default False: such a checkpoint is refused, so that a corrupt one is never "
       "resumed, averaged or extracted with (asvcpp addition)");
+    v("sync_batch_norm", sync_batch_norm,
+      "Data-parallel training (world size > 1): every BatchNorm normalises with the statistics of the global "
+      "minibatch, all ranks' shares together, as PyTorch's torch.nn.SyncBatchNorm does, instead of each rank's "
+      "own share; the running statistics are then the same on every rank. Costs one all-reduce per BatchNorm in "
+      "the forward and one in the backward pass of every step; worth it when the per-rank minibatch is small "
+      "(a few clips). No effect in one process; checkpoints are the same either way (asvcpp addition)");
   }
 
   void Validate(Validator& v) const;

@@ -13,12 +13,16 @@
 //                      before the optimizer step: gradients averaged over ranks, in place
 //   SyncBuffers        at the end of each epoch, before validation and the checkpoint: BatchNorm
 //                      running statistics averaged over ranks (each rank normalises with its own
-//                      minibatch statistics during training)
+//                      minibatch statistics during training); not called with network.sync_batch_norm,
+//                      whose running statistics are the same on every rank
+//   AllReduceTensorSum with network.sync_batch_norm: in every BatchNorm's forward and backward pass
+//                      (batch_norm_sync.h, nnet/sync_batch_norm.h)
 //   AllReduceSum       epoch statistics (loss sums, counts, frames) summed over ranks
 //   BroadcastFlag      decisions made on rank 0 (halve the learning rate, stop)
 //   Barrier            after rank 0 wrote a checkpoint
 #pragma once
 
+#include <stdexcept>
 #include <vector>
 
 #include <torch/nn/module.h>
@@ -41,6 +45,15 @@ class GradientReducer {
   virtual void SyncBuffers(torch::nn::Module& module) { (void)module; }
   /// Element-wise sum of `values` over all ranks.
   virtual std::vector<double> AllReduceSum(const std::vector<double>& values) = 0;
+  /// Replaces `tensor` (contiguous, on the training device; same shape and dtype on every rank)
+  /// by its element-wise sum over all ranks, blocking (on CUDA the current stream waits). Called
+  /// from the forward pass and from autograd's backward threads, interleaved with the gradient
+  /// all-reduces, in the same order on every rank. The default serves one process (the identity)
+  /// and throws std::logic_error for a world size > 1.
+  virtual void AllReduceTensorSum(torch::Tensor& tensor) {
+    (void)tensor;
+    if (world_size() > 1) throw std::logic_error("this gradient reducer cannot all-reduce tensors");
+  }
   /// Rank 0's `flag` on every rank.
   virtual bool BroadcastFlag(bool flag) = 0;
   virtual void Barrier() = 0;

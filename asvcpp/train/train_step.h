@@ -7,7 +7,9 @@
 // the loss divided by the optimizer step interval (gradient accumulation), then, on the last
 // minibatch of an interval, the reducer's ReduceGradients, the optimizer step and zeroed
 // gradients; the loss and the number of correctly classified clips are added to StepReadings,
-// read every few steps by the caller.
+// read every few steps by the caller. With a batch-norm sync (network.sync_batch_norm,
+// batch_norm_sync.h) the forward pass runs inside a nnet::SyncBatchNormScope: BatchNorm statistics
+// over all ranks' minibatches (the backward pass keeps the sync of its forward pass).
 #pragma once
 
 #include <memory>
@@ -16,6 +18,7 @@
 #include <torch/types.h>
 
 #include "asvcpp/nnet/speaker_net.h"
+#include "asvcpp/nnet/sync_batch_norm.h"
 #include "asvcpp/train/gradient_reducer.h"
 #include "asvcpp/train/precision.h"
 #include "asvcpp/train/sgd.h"
@@ -26,9 +29,11 @@ namespace asv::train {
 class TrainStep {
  public:
   /// `net` is trained on `device` ("cpu" or "cuda:N", where `net` already is) with `optimizer`
-  /// over its parameters; `reducer` averages gradients over ranks (NoOpReducer in one process).
-  TrainStep(std::shared_ptr<nnet::SpeakerNet> net, Optimizer& optimizer, std::shared_ptr<GradientReducer> reducer, const std::string& device,
-            Precision precision);
+  /// over its parameters; `reducer` averages gradients over ranks (NoOpReducer in one process);
+  /// `batch_norm_sync` (may be null: each rank's own statistics) synchronises BatchNorm.
+  TrainStep(std::shared_ptr<nnet::SpeakerNet> net, Optimizer& optimizer, std::shared_ptr<GradientReducer> reducer,
+            const std::string& device, Precision precision,
+            std::shared_ptr<nnet::CrossRankSum> batch_norm_sync = nullptr);
 
   /// One minibatch: `features` [batch, feat_dim, frames] float32 (handed to the network in its
   /// layout, nnet::ToLayout) and `labels` [batch] int64 in 0..n_speakers-1, both on the CPU (or
@@ -49,6 +54,7 @@ class TrainStep {
   torch::Device device_;
   Precision precision_;
   std::vector<torch::Tensor> parameters_;
+  std::shared_ptr<nnet::CrossRankSum> batch_norm_sync_;
   StepReadings readings_;
 };
 

@@ -17,6 +17,7 @@
 #include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/train/batch_loader.h"
+#include "asvcpp/train/batch_norm_sync.h"
 #include "asvcpp/train/batch_source.h"
 #include "asvcpp/train/checkpoint_io.h"
 #include "asvcpp/train/cpu_allocator.h"
@@ -73,6 +74,8 @@ struct Trainer::Impl {
   TrainerOptions options;
   TrainingData data;
   std::shared_ptr<GradientReducer> reducer;
+  // network.sync_batch_norm with world size > 1 (batch_norm_sync.h); null otherwise.
+  std::shared_ptr<nnet::CrossRankSum> batch_norm_sync;
   torch::Device device{torch::kCPU};
   std::shared_ptr<nnet::SpeakerNet> net;
   nnet::SpeakerNetInfo info;
@@ -329,7 +332,7 @@ struct Trainer::Impl {
     const int interval = std::max(1, ns.optimizer_step_interval);
     double loss_sum = 0, correct = 0, clips = 0, frames = 0, window_loss = 0, validation_seconds = 0;
     // Loss and accuracy stay on the device and are read every few steps (step_readings.h).
-    TrainStep train_step(net, *optimizer, reducer, options.device, options.precision);
+    TrainStep train_step(net, *optimizer, reducer, options.device, options.precision, batch_norm_sync);
     std::size_t batches_read = 0;
     const auto read_steps = [&] {
       for (const auto& step : train_step.readings().Read()) {
@@ -381,7 +384,7 @@ struct Trainer::Impl {
         if ((i + 1) % static_cast<std::size_t>(ns.print_interval * ns.accuracy_print_interval) == 0 &&
             !validation.empty()) {
           const auto v_start = Clock::now();
-          reducer->SyncBuffers(*net);
+          if (!batch_norm_sync) reducer->SyncBuffers(*net);
           const auto v = Validate();
           validation_seconds += SecondsSince(v_start);
           line += fmt::format(", subset-loss: {:.3f}, val-loss: {:.3f}, subset-acc: {:.3f} val-acc: {:.3f}",
@@ -395,8 +398,9 @@ struct Trainer::Impl {
     progress.Finish();
     const double train_seconds = SecondsSince(train_start) - validation_seconds;
     const double wait_seconds = loader.wait_seconds();
-    // BatchNorm running statistics: averaged over ranks before validation and the checkpoint.
-    reducer->SyncBuffers(*net);
+    // BatchNorm running statistics: averaged over ranks before validation and the checkpoint
+    // (with SyncBatchNorm they are the same on every rank already).
+    if (!batch_norm_sync) reducer->SyncBuffers(*net);
 
     const auto sums =
         reducer->AllReduceSum({loss_sum, static_cast<double>(n_batches), correct, clips, frames, train_seconds});
@@ -512,6 +516,15 @@ Trainer::Trainer(TrainerOptions options, TrainingData data, std::shared_ptr<Grad
            "device {}",
            m.info.architecture, m.data.n_speakers, m.info.n_speakers, m.data.source->FeatDim(),
            nnet::CountParameters(*m.net), m.optimizer->groups()[0].params.size(), m.options.device);
+  if (ns.sync_batch_norm && m.reducer->world_size() > 1) {
+    m.batch_norm_sync = MakeBatchNormSync(m.reducer);
+    ASV_LOG0(Info,
+             "SyncBatchNorm on (network.sync_batch_norm): BatchNorm normalises with the statistics of all {} ranks' "
+             "minibatches, one all-reduce per BatchNorm in each forward and backward pass",
+             m.reducer->world_size());
+  } else if (ns.sync_batch_norm) {
+    ASV_LOG0(Info, "network.sync_batch_norm has no effect in one process");
+  }
 }
 
 Trainer::~Trainer() = default;

@@ -13,6 +13,8 @@
 //   network input on the device (device_batch.h); before each optimizer step the per-step
 //   schedule's learning rate and margin, if any; forward and cross-entropy (batch mean), under bfloat16
 //   autocast when `precision` says so (precision.h); loss / optimizer_step_interval, backward;
+//   with network.sync_batch_norm and several ranks, every BatchNorm of the training forward pass
+//   normalises with the statistics of all ranks' minibatches (batch_norm_sync.h);
 //   every optimizer_step_interval batches: ReduceGradients,
 //   optimizer step (network.optimizer: sgd.h or adamw.h, two weight-decay groups), zero gradients (left-over gradients at the end
 //   of an epoch are dropped, as ASVtorch's zero_grad at the epoch start does);
@@ -109,7 +111,8 @@ struct TrainerOptions {
   /// longest clips are first drawn, and the caching allocators (cpu_allocator.h, CUDA's) hold
   /// blocks for the largest training step from the start (other shapes, e.g. the embedding
   /// extraction of an in-training evaluation, still add theirs when they first run). Costs one
-  /// step.
+  /// step. Each rank runs it alone (no collective, BatchNorm unsynchronised even with
+  /// network.sync_batch_norm).
   bool preflight = true;
   /// What the pre-flight step's out-of-memory error tells the user to lower.
   std::string memory_advice = "lower network.minibatch_size or network.max_clip_size";

@@ -163,17 +163,22 @@ TEST_F(DistE2eTest, TwoProcessesTrainEvaluateAndScore) {
   EXPECT_EQ(progress[1].record.done, progress[1].record.total.value_or(-1));
 }
 
+// Job b trains with network.sync_batch_norm (BatchNorm statistics over both ranks).
 TEST_F(DistE2eTest, TwoConcurrentTwoProcessJobsBothFinish) {
   auto a = std::async(std::launch::async, [&] {
     return Run(Asvrun("train", {"--nproc-per-node", "2", "--set", "paths.system_folder=a"}), {}, "a");
   });
   auto b = std::async(std::launch::async, [&] {
-    return Run(Asvrun("train", {"--nproc-per-node", "2", "--set", "paths.system_folder=b"}), {}, "b");
+    return Run(Asvrun("train", {"--nproc-per-node", "2", "--set", "paths.system_folder=b", "--set",
+                                "network.sync_batch_norm=True"}),
+               {}, "b");
   });
   const auto ra = a.get();
   const auto rb = b.get();
   EXPECT_EQ(ra.status, 0) << ra.err;
   EXPECT_EQ(rb.status, 0) << rb.err;
+  EXPECT_EQ(ra.err.find("SyncBatchNorm on"), std::string::npos) << ra.err;
+  EXPECT_NE(rb.err.find("r0] SyncBatchNorm on (network.sync_batch_norm)"), std::string::npos) << rb.err;
   db::Database database(db_path());
   const auto runs = database.ListRuns();
   ASSERT_EQ(runs.size(), 2u);

@@ -3,7 +3,8 @@
 // with on-the-fly augmentation and fbank), stage 6 (averaging, rank 0) and stage 7 (large-margin
 // fine-tuning); a fine-tuning resumed by one process continues the two ranks' checkpoints; a global
 // batch that two ranks cannot share is refused before anything runs; a second training run of the
-// same config gives bit-identical losses. Skipped when espeak-ng or ffmpeg is missing.
+// same config gives bit-identical losses; stage 5 with network.sync_batch_norm. Skipped when
+// espeak-ng or ffmpeg is missing.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -99,6 +100,42 @@ TEST(MarginDistE2eTest, TwoGlooRanksTrainAverageAndFineTune) {
     EXPECT_EQ(repeated[i].record.loss, epochs[i].record.loss) << "epoch " << i + 1;
     EXPECT_EQ(repeated[i].record.accuracy, epochs[i].record.accuracy) << "epoch " << i + 1;
   }
+}
+
+// ECAPA-TDNN's 29 BatchNorms with the statistics of both ranks' minibatches (stage 5), whose
+// checkpoints one process then averages (stage 6).
+TEST(MarginDistE2eTest, SyncBatchNormTrainsTwoGlooRanks) {
+  if (!testing::HaveDemoCorpusTools()) {
+    GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
+  }
+  testing::ScratchDir dir("margin_dist_e2e_sync_bn");
+  const auto corpus = testing::LinkTinyCorpus(dir.path());
+  ASSERT_EQ(corpus.status, 0) << corpus.err;
+  dir.Write("configs/run_configs", kConfigs);
+  dir.Write("configs/init_config", kInitConfig);
+  const auto prepared = Asvrun(dir.path(), {"--set", "recipe.end_stage=1"});
+  ASSERT_EQ(prepared.status, 0) << prepared.err;
+
+  const auto run = Asvrun(dir.path(), {"--set", "recipe.start_stage=5", "--set", "recipe.end_stage=5", "--set",
+                                       "network.sync_batch_norm=True", "--nproc-per-node", "2"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const std::string log = run.out + run.err;
+  EXPECT_NE(log.find("r0] SyncBatchNorm on (network.sync_batch_norm): BatchNorm normalises with the statistics of "
+                     "all 2 ranks' minibatches"),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("r1] Epoch 3 done: loss "), std::string::npos) << log;
+
+  const auto averaged = Asvrun(dir.path(), {"--set", "recipe.start_stage=6", "--set", "recipe.end_stage=6"});
+  ASSERT_EQ(averaged.status, 0) << averaged.err;
+  db::Database database(dir / "out/experiments.db");
+  const auto runs = database.ListRuns();
+  ASSERT_EQ(runs.size(), 3u);
+  for (const auto& r : runs) EXPECT_EQ(r.status, db::RunStatus::kFinished);
+  const auto epochs = database.Epochs(runs[1].id);  // newest first: stage 6, stage 5, stages 0-1
+  ASSERT_EQ(epochs.size(), 3u);
+  for (const auto& e : epochs) EXPECT_TRUE(std::isfinite(e.record.loss));
+  EXPECT_TRUE(fs::exists(dir / "out/tiny_system/networks/avg_model.pt"));
 }
 
 }  // namespace

@@ -9,28 +9,40 @@
 //                gradient reducer (overlapped and fallback paths) against values computed locally;
 //                prints "OK" and exits 0, or prints what differs and exits 1
 //   train        a Trainer on synthetic data (minibatch=, interval=, epochs=, max_lr_updates=,
-//                resume=, folder=, out=); writes its parameters to OUT.start.RANK.pt after Start() and OUT.RANK.pt at
-//                the end (world=1: a single process without a group)
+//                resume=, folder=, out=, sync_bn=1 for network.sync_batch_norm); writes its parameters
+//                to OUT.start.RANK.pt after Start() and OUT.RANK.pt at the end, its buffers to
+//                OUT.buffers.RANK.pt (world=1: a single process without a group)
+//   syncbn       SyncBatchNorm over the reducer (train::MakeBatchNormSync), gradients reduced by
+//                its hooks during the backward pass: a ResNet with WeSpeaker's softmax head and an
+//                x-vector network, each rank with its share of a minibatch, against one process
+//                with the whole minibatch (float64); prints "OK" and exits 0, or what differs and 1
 //   fail         rank 1 reports an error, rank 0 idles until its watchdog ends it
 //   fail-wait    as fail, but rank 0 has its own peer-failure handler and waits in WaitFor, which
 //                must throw naming rank 1
 //   sequential   three groups one after the other on the same store address
 //   hang         all ranks print "ready" and idle (the test kills one)
 // Exit status: 0 success, 1 failure (error reported to the other ranks), 5 peer failure (watchdog).
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <torch/torch.h>
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/dist/process_group.h"
+#include "asvcpp/nnet/speaker_net.h"
+#include "asvcpp/nnet/sync_batch_norm.h"
 #include "asvcpp/nnet/xvector_net.h"
+#include "asvcpp/train/batch_norm_sync.h"
 #include "asvcpp/train/gradient_reducer.h"
 #include "asvcpp/train/trainer.h"
 #include "tests/asvcpp/train/synthetic_data.h"
@@ -280,6 +292,99 @@ int Collectives(const Args& args, std::shared_ptr<ProcessGroup>& group) {
   return 0;
 }
 
+// ---- syncbn --------------------------------------------------------------------------------------
+
+// max |a − b| over max(max |b|, floor).
+double Deviation(const torch::Tensor& a, const torch::Tensor& b, double floor = 0) {
+  const double scale = std::max(b.abs().max().item<double>(), floor);
+  return (a - b).abs().max().item<double>() / std::max(scale, 1e-300);
+}
+
+// One network: this rank's rows of a minibatch of 4·world examples with SyncBatchNorm, gradients
+// averaged by the reducer's hooks, against the whole minibatch in one process without a group.
+void CheckSyncBatchNorm(Checker& check, const std::string& what,
+                        const std::function<std::shared_ptr<asv::nnet::SpeakerNet>()>& make,
+                        const std::vector<std::int64_t>& input_shape, asv::train::GradientReducer& reducer,
+                        const std::shared_ptr<asv::nnet::CrossRankSum>& sync) {
+  const int rank = reducer.rank();
+  const int world = reducer.world_size();
+  const std::int64_t share = input_shape[0] / world;
+  torch::manual_seed(7);
+  auto net = make();
+  torch::manual_seed(7);
+  auto single = make();
+  net->to(torch::kFloat64);
+  single->to(torch::kFloat64);
+  reducer.SyncModel(*net);
+  torch::manual_seed(100);
+  const auto x = torch::randn(input_shape, torch::kFloat64);
+  const auto labels = torch::randint(5, {input_shape[0]}, torch::kInt64);
+  const auto g = torch::randn({input_shape[0], 5}, torch::kFloat64);
+
+  single->train();
+  const auto expected = single->Logits(x, labels);
+  (expected * g).sum().backward();
+
+  net->train();
+  torch::Tensor logits;
+  {
+    const asv::nnet::SyncBatchNormScope scope(sync);
+    logits = net->Logits(x.narrow(0, rank * share, share), labels.narrow(0, rank * share, share));
+  }
+  reducer.BeginBackward(true);
+  (logits * g.narrow(0, rank * share, share)).sum().backward();
+  reducer.ReduceGradients(net->parameters());
+
+  check.Expect(Deviation(logits, expected.narrow(0, rank * share, share)) < 1e-9, what + ": logits");
+  const auto ours = net->named_parameters();
+  const auto theirs = single->named_parameters();
+  double largest = 0;
+  for (const auto& p : theirs) largest = std::max(largest, p.value().grad().abs().max().item<double>());
+  for (const auto& p : theirs) {
+    // The reducer averages: the sum over ranks is world times that. Biases right before a batch
+    // norm have gradient 0 up to rounding: at least 1e-6 of the largest gradient as the scale;
+    // the small gradients of the squeeze-excitation biases (whose batch norm follows a leaky
+    // ReLU) lose a few more digits to cancellation than the others: 1e-8.
+    const auto& ours_grad = ours[p.key()].grad();
+    const double deviation = ours_grad.defined() ? Deviation(ours_grad * world, p.value().grad(), 1e-6 * largest) : 1.0;
+    check.Expect(deviation < 1e-8, fmt::format("{}: gradient of {} deviates by {:g} of its scale (largest {:g})", what,
+                                               p.key(), deviation, largest));
+  }
+  const auto buffers = single->named_buffers();
+  for (const auto& b : net->named_buffers()) {
+    const auto& want = buffers[b.key()];
+    check.Expect(want.is_floating_point() ? Deviation(b.value(), want) < 1e-9 : torch::equal(b.value(), want),
+                 what + ": buffer " + b.key());
+  }
+}
+
+int SyncBatchNormMode(const Args& args, std::shared_ptr<ProcessGroup>& group) {
+  group = ProcessGroup::Create(Options(args));
+  auto reducer = group->reducer();
+  const auto sync = asv::train::MakeBatchNormSync(reducer);
+  const std::int64_t batch = 4 * group->world_size();
+  Checker check;
+  asv::nnet::MarginHeadOptions softmax;
+  softmax.type = asv::nnet::HeadType::kSoftmax;
+  CheckSyncBatchNorm(
+      check, "ResNet34", [&] { return asv::nnet::MakeMarginNet("ResNet34", 16, 8, 5, softmax, /*channels=*/4).ptr(); },
+      {batch, 24, 16}, *reducer, sync);
+  asv::nnet::XvectorNetOptions o;
+  o.architecture = asv::nnet::Architecture::kStandardResSeNet;
+  o.feat_dim = 6;
+  o.n_speakers = 5;
+  o.frame_layer_size = 16;
+  o.stat_size = 12;
+  o.embedding_size = 8;
+  o.ser = 4;
+  CheckSyncBatchNorm(
+      check, "StandardResSeNet", [&] { return asv::nnet::XvectorNet(o).ptr(); }, {batch, 6, 15}, *reducer, sync);
+  group->StoreBarrier("end");
+  if (check.failures() > 0) return 1;
+  std::cout << "OK" << std::endl;
+  return 0;
+}
+
 // ---- train ---------------------------------------------------------------------------------------
 
 // trainer_test.cc's small StandardNet on 8 Gaussian-blob speakers (8 x 16 clips per epoch).
@@ -291,6 +396,7 @@ asv::train::TrainerOptions TrainOptions(const Args& a) {
   n.max_epochs = a.Int("epochs", 1);
   n.max_consecutive_lr_updates = a.Int("max_lr_updates", 2);
   n.resume_epoch = a.Int("resume", 0);
+  n.sync_batch_norm = a.Int("sync_bn", 0) != 0;
   o.dataloader_workers = 0;
   const auto folder = a.Get("folder");
   if (!folder.empty()) o.checkpoint_folder = std::filesystem::path(folder) / "networks";
@@ -304,6 +410,12 @@ void SaveParameters(const asv::train::Trainer& trainer, const std::string& path)
   torch::save(params, path);
 }
 
+void SaveBuffers(const asv::train::Trainer& trainer, const std::string& path) {
+  std::vector<torch::Tensor> buffers;
+  for (const auto& b : trainer.net().buffers()) buffers.push_back(b.detach().clone());
+  torch::save(buffers, path);
+}
+
 int Train(const Args& args, const std::shared_ptr<ProcessGroup>& group) {
   const int rank = group ? group->rank() : 0;
   const auto out = args.Get("out");
@@ -313,7 +425,10 @@ int Train(const Args& args, const std::shared_ptr<ProcessGroup>& group) {
   if (!out.empty()) SaveParameters(trainer, out + ".start." + std::to_string(rank) + ".pt");
   std::cout << "training" << std::endl;
   const auto result = trainer.Train();
-  if (!out.empty()) SaveParameters(trainer, out + "." + std::to_string(rank) + ".pt");
+  if (!out.empty()) {
+    SaveParameters(trainer, out + "." + std::to_string(rank) + ".pt");
+    SaveBuffers(trainer, out + ".buffers." + std::to_string(rank) + ".pt");
+  }
   std::cout << "trained to epoch " << result.last_epoch << std::endl;
   return 0;
 }
@@ -324,6 +439,7 @@ void Idle(int seconds) {
 
 int Run(const Args& args, std::shared_ptr<ProcessGroup>& group) {
   if (args.mode == "collectives") return Collectives(args, group);
+  if (args.mode == "syncbn") return SyncBatchNormMode(args, group);
   if (args.mode == "train") {
     if (args.Int("world", 1) > 1) group = ProcessGroup::Create(Options(args));
     return Train(args, group);

@@ -244,6 +244,53 @@ TEST(GroupTest, TwoRanksTrainLikeOneProcessAccumulatingTwoMicrobatches) {
   ExpectClose(folder / "two.0.pt", folder / "one.0.pt");
 }
 
+// network.sync_batch_norm through the process group (worker mode "syncbn" checks the values
+// itself): the reducer's tensor all-reduce as the batch norms' CrossRankSum, interleaved with the
+// gradient buckets its hooks launch during the backward pass (tiny buckets: many of them), gives
+// one process's logits, gradients and running statistics, on 2 and 3 ranks.
+TEST(GroupTest, SyncBatchNormOverTheReducerMatchesOneProcess) {
+  ASV_REQUIRE_GLOO();
+  TempFolder folder("syncbn");
+  auto two = StartJob("syncbn", 2, FreePort(), false, folder, "two", {"bucket_bytes=4096", "log=debug"});
+  auto three = StartJob("syncbn", 3, FreePort(), false, folder, "three", {"bucket_bytes=4096"});
+  for (int r = 0; r < 2; ++r) ExpectSuccess(two[r], "2 ranks, rank " + std::to_string(r));
+  for (int r = 0; r < 3; ++r) ExpectSuccess(three[r], "3 ranks, rank " + std::to_string(r));
+  EXPECT_NE(two[0].out().find("OK"), std::string::npos) << two[0].Logs();
+  // Buckets went out while backward still ran, between the batch norms' all-reduces.
+  EXPECT_NE(two[0].err().find("buckets were all-reduced during the first backward pass"), std::string::npos)
+      << two[0].Logs();
+}
+
+// Training with network.sync_batch_norm: the ranks end with the same parameters and the same
+// BatchNorm running statistics, bit for bit, without averaging them (the statistics are global),
+// and train otherwise than without it.
+TEST(GroupTest, SyncBatchNormTrainsTwoRanksAlike) {
+  ASV_REQUIRE_GLOO();
+  TempFolder folder("syncbn_train");
+  auto synced = StartJob("train", 2, FreePort(), false, folder, "synced",
+                         {"minibatch=16", "epochs=2", "sync_bn=1", "out=" + folder / "synced"});
+  auto plain =
+      StartJob("train", 2, FreePort(), false, folder, "plain", {"minibatch=16", "epochs=2", "out=" + folder / "plain"});
+  for (int r = 0; r < 2; ++r) {
+    ExpectSuccess(synced[r], "SyncBatchNorm, rank " + std::to_string(r));
+    ExpectSuccess(plain[r], "without SyncBatchNorm, rank " + std::to_string(r));
+  }
+  if (HasFailure()) return;
+  EXPECT_NE(synced[0].err().find("SyncBatchNorm on (network.sync_batch_norm)"), std::string::npos) << synced[0].Logs();
+  EXPECT_EQ(plain[0].err().find("SyncBatchNorm on"), std::string::npos) << plain[0].Logs();
+  ExpectIdentical(folder / "synced.0.pt", folder / "synced.1.pt");
+  ExpectIdentical(folder / "synced.buffers.0.pt", folder / "synced.buffers.1.pt");
+  ExpectIdentical(folder / "synced.start.0.pt", folder / "plain.start.0.pt");
+  const auto a = LoadParameters(folder / "synced.0.pt");
+  const auto b = LoadParameters(folder / "plain.0.pt");
+  ASSERT_EQ(a.size(), b.size());
+  double largest_difference = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    largest_difference = std::max(largest_difference, (a[i] - b[i]).abs().max().item<double>());
+  }
+  EXPECT_GT(largest_difference, 1e-3);
+}
+
 // A rank that reports an error ends the others through their watchdogs (exit status 5, message
 // naming the rank), or makes their store waits throw when they handle failures themselves.
 TEST(GroupTest, ReportedErrorEndsTheOtherRanks) {

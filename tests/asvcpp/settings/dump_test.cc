@@ -32,6 +32,7 @@ TEST(SettingsDump, JsonIsFlatAndTyped) {
   EXPECT_EQ(json.at("network.max_epochs").dump(), "1000");
   EXPECT_EQ(json.at("computing.use_gpu").dump(), "true");
   EXPECT_EQ(json.at("network.weight_decay_skiplist").dump(), R"(["batchnorm"])");
+  EXPECT_EQ(json.at("network.sync_batch_norm").dump(), "false");
   EXPECT_EQ(json.at("recipe.augmentation_datasets").dump(), "{}");
 }
 

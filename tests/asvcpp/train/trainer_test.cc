@@ -389,6 +389,22 @@ TEST(TrainerTest, PreflightLeavesTrainingUnchanged) {
   for (std::size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(torch::equal(a[i].second, b[i].second)) << a[i].first;
 }
 
+// network.sync_batch_norm needs other ranks: in one process training is unchanged, bit for bit
+// (the two-rank behaviour: GroupTest.SyncBatchNorm* in tests/asvcpp/dist/process_group_test.cc).
+TEST(TrainerTest, SyncBatchNormChangesNothingInOneProcess) {
+  const auto data = testing::MakeSyntheticData({});
+  auto options = SmallOptions({});
+  options.network.max_epochs = 1;
+  Trainer without(options, data);
+  const auto r0 = without.Train();
+  options.network.sync_batch_norm = true;
+  Trainer with(options, data);
+  const auto r1 = with.Train();
+  ASSERT_EQ(r1.epochs.size(), 1u);
+  EXPECT_EQ(r1.epochs[0].loss, r0.epochs[0].loss);
+  ExpectSameState(with.net(), without.net());
+}
+
 TEST(TrainerTest, NegativeResumeEpochOnlyLoads) {
   const auto dir = TempFolder("evaluate");
   const auto data = testing::MakeSyntheticData({});
