@@ -29,17 +29,23 @@ testing::CommandResult Asvrun(const fs::path& dir, std::vector<std::string> args
   return testing::RunCommand(argv, dir);
 }
 
+// The tiny corpus linked into `dir`, the configs written, and stages 0-1 (lists and PCM stores)
+// run in one process. Returns "" or what failed.
+std::string PrepareTinyCorpus(const testing::ScratchDir& dir) {
+  const auto corpus = testing::LinkTinyCorpus(dir.path());
+  if (corpus.status != 0) return "no tiny corpus: " + corpus.err;
+  dir.Write("configs/run_configs", kConfigs);
+  dir.Write("configs/init_config", kInitConfig);
+  const auto prepared = Asvrun(dir.path(), {"--set", "recipe.end_stage=1"});
+  return prepared.status == 0 ? "" : "stages 0-1 failed: " + prepared.err;
+}
+
 TEST(MarginDistE2eTest, TwoGlooRanksTrainAverageAndFineTune) {
   if (!testing::HaveDemoCorpusTools()) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("margin_dist_e2e");
-  const auto corpus = testing::LinkTinyCorpus(dir.path());
-  ASSERT_EQ(corpus.status, 0) << corpus.err;
-  dir.Write("configs/run_configs", kConfigs);
-  dir.Write("configs/init_config", kInitConfig);
-  const auto prepared = Asvrun(dir.path(), {"--set", "recipe.end_stage=1"});
-  ASSERT_EQ(prepared.status, 0) << prepared.err;
+  ASSERT_EQ(PrepareTinyCorpus(dir), "");
 
   // 7 fine-tuning segments cannot be shared by two ranks: refused before the ranks start.
   const auto odd = Asvrun(dir.path(), {"--set", "recipe.start_stage=5", "--set", "recipe.lm_minibatch_size=7",
@@ -109,12 +115,7 @@ TEST(MarginDistE2eTest, SyncBatchNormTrainsTwoGlooRanks) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("margin_dist_e2e_sync_bn");
-  const auto corpus = testing::LinkTinyCorpus(dir.path());
-  ASSERT_EQ(corpus.status, 0) << corpus.err;
-  dir.Write("configs/run_configs", kConfigs);
-  dir.Write("configs/init_config", kInitConfig);
-  const auto prepared = Asvrun(dir.path(), {"--set", "recipe.end_stage=1"});
-  ASSERT_EQ(prepared.status, 0) << prepared.err;
+  ASSERT_EQ(PrepareTinyCorpus(dir), "");
 
   const auto run = Asvrun(dir.path(), {"--set", "recipe.start_stage=5", "--set", "recipe.end_stage=5", "--set",
                                        "network.sync_batch_norm=True", "--nproc-per-node", "2"});

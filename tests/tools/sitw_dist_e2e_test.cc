@@ -29,11 +29,8 @@ TEST(SitwDistE2eTest, TwoGlooRanksTrainAndRankZeroScoresBothLists) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("sitw_dist_e2e");
-  const auto corpus = testing::LinkTinyCorpus(dir.path());
+  const auto corpus = testing::SetUpSitwDir(dir);
   ASSERT_EQ(corpus.status, 0) << corpus.err;
-  dir.Write("configs/run_configs", testing::kSitwConfigs);
-  dir.Write("configs/init_config", testing::kSitwInitConfig);
-  fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/sitw/xvector/mfcc.conf", dir / "configs/mfcc.conf");
   const auto prepared = AsvrunSitw(dir.path(), {"--set", "recipe.end_stage=2"});
   ASSERT_EQ(prepared.status, 0) << prepared.err;
 
@@ -99,11 +96,8 @@ TEST(SitwDistE2eTest, TorchrunStartsTwoWorkers) {
   testing::ScratchDir dir("sitw_torchrun_e2e");
   const std::string python = PythonWithMatchingTorch(dir.path());
   if (python.empty()) GTEST_SKIP() << "no python3 with the torch of asvrun's LibTorch (tools/setup.sh: python3-torch)";
-  const auto corpus = testing::LinkTinyCorpus(dir.path());
+  const auto corpus = testing::SetUpSitwDir(dir);
   ASSERT_EQ(corpus.status, 0) << corpus.err;
-  dir.Write("configs/run_configs", testing::kSitwConfigs);
-  dir.Write("configs/init_config", testing::kSitwInitConfig);
-  fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/sitw/xvector/mfcc.conf", dir / "configs/mfcc.conf");
   const auto prepared = AsvrunSitw(dir.path(), {"--set", "recipe.end_stage=2"});
   ASSERT_EQ(prepared.status, 0) << prepared.err;
 

@@ -48,11 +48,8 @@ TEST(SitwRecipeE2eTest, TinyCorpusThroughEveryStage) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("sitw_e2e");
-  const auto corpus = testing::LinkTinyCorpus(dir.path());
+  const auto corpus = testing::SetUpSitwDir(dir);
   ASSERT_EQ(corpus.status, 0) << corpus.err;
-  dir.Write("configs/run_configs", testing::kSitwConfigs);
-  dir.Write("configs/init_config", testing::kSitwInitConfig);
-  fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/sitw/xvector/mfcc.conf", dir / "configs/mfcc.conf");
 
   // The first VoxCeleb1 speaker is excluded by a speaker list, the first video of the second by
   // its utterance-id prefix (in voxceleb1_cat, with its augmented copies).
@@ -146,11 +143,8 @@ TEST(SitwRecipeE2eTest, BadSpeakerListNamesFileAndLine) {
     GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
   }
   testing::ScratchDir dir("sitw_e2e_bad_list");
-  const auto corpus = testing::LinkTinyCorpus(dir.path());
+  const auto corpus = testing::SetUpSitwDir(dir);
   ASSERT_EQ(corpus.status, 0) << corpus.err;
-  dir.Write("configs/run_configs", testing::kSitwConfigs);
-  dir.Write("configs/init_config", testing::kSitwInitConfig);
-  fs::copy_file(fs::path(ASV_SOURCE_DIR) / "run_configs/sitw/xvector/mfcc.conf", dir / "configs/mfcc.conf");
   dir.Write("excluded_speakers.txt", "id10001\nid10002 id10003\n");
   const auto run = testing::RunCommand(
       {ASV_ASVRUN, "sitw/xvector", "tiny", "--run-configs", "configs/run_configs", "--set",

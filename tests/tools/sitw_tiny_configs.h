@@ -3,8 +3,11 @@
 // layouts) with a tiny x-vector network and cosine scoring.
 #pragma once
 
+#include <filesystem>
 #include <string>
 
+#include "tests/build_paths.h"
+#include "tests/tools/test_util.h"
 #include "tests/tools/xvector_tiny.h"
 
 namespace asv::testing {
@@ -34,5 +37,18 @@ inline constexpr const char* kSitwInitConfig =
     "paths.datasets = {'voxceleb1': 'corpus/voxceleb1', 'voxceleb2': 'corpus/voxceleb2', 'sitw': 'corpus/sitw'}\n"
     "paths.musan_folder = 'corpus/musan'\n"
     "paths.rirs_folder = 'corpus/RIRS_NOISES'\n";
+
+/// Sets `dir` up for the sitw/xvector tests: the shared tiny corpus linked as corpus/, and
+/// configs/{run_configs,init_config,mfcc.conf} (kSitwConfigs, kSitwInitConfig, the recipe's
+/// mfcc.conf). Returns LinkTinyCorpus's result (status 0: ready).
+inline CommandResult SetUpSitwDir(const ScratchDir& dir) {
+  auto corpus = LinkTinyCorpus(dir.path());
+  if (corpus.status != 0) return corpus;
+  dir.Write("configs/run_configs", kSitwConfigs);
+  dir.Write("configs/init_config", kSitwInitConfig);
+  std::filesystem::copy_file(std::filesystem::path(ASV_SOURCE_DIR) / "run_configs/sitw/xvector/mfcc.conf",
+                             dir / "configs/mfcc.conf");
+  return corpus;
+}
 
 }  // namespace asv::testing
