@@ -24,21 +24,12 @@ using table_text::LineError;
 // after the id (possibly empty).
 template <typename F>
 void ForEachTableLine(const std::filesystem::path& path, F&& line_fn) {
-  const std::string contents = fs::ReadFile(path);
-  std::size_t start = 0;
-  int line_no = 0;
-  while (start < contents.size()) {
-    std::size_t end = contents.find('\n', start);
-    if (end == std::string::npos) end = contents.size();
-    ++line_no;
-    text::CheckLineLength(std::string_view(contents).substr(start, end - start), path.string(), line_no);
-    const std::string_view line = text::Trim(std::string_view(contents).substr(start, end - start));
-    start = end + 1;
-    if (line.empty()) continue;
+  table_text::ForEachLine(path, [&](int line_no, std::string_view line) {
     std::size_t id_end = 0;
     while (id_end < line.size() && !IsFieldSpace(line[id_end])) ++id_end;
     line_fn(line_no, line.substr(0, id_end), text::Trim(line.substr(id_end)));
-  }
+    return true;
+  });
 }
 
 }  // namespace

@@ -37,12 +37,11 @@ inline std::vector<std::string_view> SplitFields(std::string_view line) {
   return fields;
 }
 
-/// Calls fn(line, fields) for every non-blank line of `path` (line counted from 1; fields as
-/// SplitFields gives them, after trimming), until fn returns false. Throws DataError naming the
-/// path when it cannot be read (fs::ReadFile) and "path:line" for a line over 1 MiB
-/// (text::CheckLineLength).
+/// Calls fn(line, text) for every non-blank line of `path` (line counted from 1; text trimmed),
+/// until fn returns false. Throws DataError naming the path when it cannot be read (fs::ReadFile)
+/// and "path:line" for a line over 1 MiB (text::CheckLineLength).
 template <typename F>
-void ForEachFieldLine(const std::filesystem::path& path, F&& fn) {
+void ForEachLine(const std::filesystem::path& path, F&& fn) {
   const std::string contents = fs::ReadFile(path);
   std::size_t start = 0;
   int line_no = 0;
@@ -54,8 +53,16 @@ void ForEachFieldLine(const std::filesystem::path& path, F&& fn) {
     const std::string_view line = text::Trim(std::string_view(contents).substr(start, end - start));
     start = end + 1;
     if (line.empty()) continue;
-    if (!fn(line_no, SplitFields(line))) return;
+    if (!fn(line_no, line)) return;
   }
+}
+
+/// Calls fn(line, fields) for every non-blank line of `path` (line counted from 1; fields as
+/// SplitFields gives them, after trimming), until fn returns false. Throws what ForEachLine
+/// throws.
+template <typename F>
+void ForEachFieldLine(const std::filesystem::path& path, F&& fn) {
+  ForEachLine(path, [&](int line_no, std::string_view line) { return fn(line_no, SplitFields(line)); });
 }
 
 /// The DataError for a bad line: "<path>:<line>: <message>" (line counted from 1).
