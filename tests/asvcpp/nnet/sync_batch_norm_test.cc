@@ -114,6 +114,9 @@ void RunRanks(int world, const std::function<void(int, const std::shared_ptr<Cro
   auto shared = std::make_shared<ThreadGroup>();
 #endif
   std::vector<std::exception_ptr> errors(static_cast<std::size_t>(world));
+  // Every rank's group lives until all ranks are done: a rank that finished first and closed its
+  // connections would fail the others' Gloo pairs ("Connection closed by peer").
+  std::vector<std::shared_ptr<CrossRankSum>> groups_alive(static_cast<std::size_t>(world));
   std::vector<std::thread> threads;
   for (int r = 0; r < world; ++r) {
     threads.emplace_back([&, r] {
@@ -123,6 +126,7 @@ void RunRanks(int world, const std::function<void(int, const std::shared_ptr<Cro
 #else
         std::shared_ptr<CrossRankSum> sync = std::make_shared<ThreadSum>(shared, r, world);
 #endif
+        groups_alive[static_cast<std::size_t>(r)] = sync;
         body(r, sync);
       } catch (...) {
         errors[static_cast<std::size_t>(r)] = std::current_exception();
@@ -130,6 +134,7 @@ void RunRanks(int world, const std::function<void(int, const std::shared_ptr<Cro
     });
   }
   for (auto& t : threads) t.join();
+  groups_alive.clear();
   stdfs::remove(store_file);
   for (const auto& e : errors) {
     if (e) std::rethrow_exception(e);
