@@ -1,7 +1,7 @@
 # Unity builds of the libraries and test programs: their sources are compiled in batches, each
 # batch one translation unit, because most of a source's compile time is spent on the headers and
 # templates that every source of the target shares (LibTorch, GoogleTest, fmt). Measured with GCC
-# 12 at -O2: asv_dist's five LibTorch sources in 22 s as one unit instead of 70 s one by one; six
+# 12 at -O2: asv_distributed's five LibTorch sources in 22 s as one unit instead of 70 s one by one; six
 # LibTorch test sources of asv_train_test in 35 s instead of 78 s; asv_db_test's twelve sources in
 # 27 s instead of 63 s.
 #

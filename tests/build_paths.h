@@ -14,7 +14,7 @@ const char* SourceDir();
 const char* BinaryDir();
 /// The asvrun executable of this build (build/tools/asvrun/asvrun).
 const char* AsvrunPath();
-/// The worker program of the process-group tests (build/tests/asvcpp/dist/asv_dist_worker).
+/// The worker program of the process-group tests (build/tests/asvcpp/distributed/asv_dist_worker).
 const char* DistWorkerPath();
 /// The scoring benchmark of this build (build/tools/bench/asv_bench_scoring).
 const char* BenchScoringPath();

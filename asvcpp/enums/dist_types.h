@@ -1,10 +1,10 @@
 // The enumerated `computing.*` setting of data-parallel training, with its names. Header only,
-// no LibTorch: below both asv_settings and asv_dist.
+// no LibTorch: below both asv_settings and asv_distributed.
 #pragma once
 
 #include "asvcpp/base/enum_names.h"
 
-namespace asv::dist {
+namespace asv::distributed {
 
 /// Communication backend of data-parallel training (`computing.dist_backend`; SpeechBrain's
 /// `--distributed_backend`).
@@ -18,4 +18,4 @@ inline constexpr EnumName<DistBackend> kDistBackendNames[] = {
 /// Name table of DistBackend (enum_names.h).
 constexpr const auto& EnumNames(DistBackend) { return kDistBackendNames; }
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

@@ -27,7 +27,7 @@ namespace asv::recipe {
 
 /// The LibTorch-free face of a data-parallel job's rendezvous store, for the stage driver:
 /// rank 0 signals keys, the other ranks wait for them without any timeout (rank 0 may work alone
-/// for hours, e.g. extracting features). Implemented over dist::ProcessGroup in asvrun.
+/// for hours, e.g. extracting features). Implemented over distributed::ProcessGroup in asvrun.
 class RankCoordinator {
  public:
   virtual ~RankCoordinator() = default;
@@ -82,8 +82,8 @@ class RunContext {
 
   /// Records `file` as an artifact of `kind` ("list", "features", "model", ...) with its size in
   /// bytes from the file system and its checksum, fs::FileChecksum (asvcpp/base/checksum.h:
-  /// "sha256:<hex>", reading the whole file); a missing file gets size 0 and no checksum. Throws DataError when the file
-  /// exists but cannot be read.
+  /// "sha256:<hex>", reading the whole file); a missing file gets size 0 and no checksum. Throws DataError when the
+  /// file exists but cannot be read.
   void RecordArtifact(const std::filesystem::path& file, const std::string& kind);
   /// As RecordArtifact, with a checksum its writer computed ("sha256:<hex>"), so that a large file
   /// (a PCM store's samples) is not read again. Throws DataError when the file's size cannot be read.

@@ -76,7 +76,7 @@ struct ComputingSettings {
   int world_size = 1;
   // asvcpp additions:
   bool allow_tf32 = true;
-  dist::DistBackend dist_backend = dist::DistBackend::kAuto;
+  distributed::DistBackend dist_backend = distributed::DistBackend::kAuto;
 
   template <class V>
   void Register(V& v) {
@@ -238,8 +238,9 @@ struct NetworkSettings {
     v("cluster_assignment_mode", cluster_assignment_mode, "Cluster assignment of the clustering pooling layer");
     v("supervector_mode", supervector_mode, "Component-vector normalisation of the clustering pooling layer");
     v("lde_covariance_type", lde_covariance_type, "Precision shape of LDE assignment")
-        .Unsupported({"full", "shared_full"}, "ASVtorch has no full covariances either; use spherical, shared_spherical, "
-                                              "diagonal or shared_diagonal");
+        .Unsupported({"full", "shared_full"},
+                     "ASVtorch has no full covariances either; use spherical, shared_spherical, "
+                     "diagonal or shared_diagonal");
     v("normalize_supervector", normalize_supervector, "L2-normalise the pooled supervector");
     v("n_clusters", n_clusters, "Clusters of the clustering pooling layer").Range(1, 4096);
     v("n_ghost_clusters", n_ghost_clusters, "Ghost clusters (NetVLAD assignment)").Range(0, 4096);

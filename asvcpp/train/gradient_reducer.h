@@ -1,7 +1,7 @@
 // The seam for data-parallel training (the idea of flashlight's fl::Reducer,
 // flashlight/fl/distributed/reducers/Reducer.h; README.md, "GPUs and data-parallel training").
 // The trainer calls it at fixed points; the single-process NoOpReducer does nothing. The
-// process-group implementation (dist::ProcessGroup::reducer() in asvcpp/dist/process_group.h:
+// process-group implementation (distributed::ProcessGroup::reducer() in asvcpp/distributed/process_group.h:
 // NCCL/Gloo, bucketed all-reduce overlapped with the backward pass) plugs in here without
 // touching the trainer.
 //

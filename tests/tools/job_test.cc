@@ -17,14 +17,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-dist::RuntimeInfo Machine(int gpus, bool gloo = true) {
-  dist::RuntimeInfo info;
+distributed::RuntimeInfo Machine(int gpus, bool gloo = true) {
+  distributed::RuntimeInfo info;
   info.torch_version = "2.11.0";
   info.cuda_build = gpus > 0;
   info.cuda_available = gpus > 0;
   info.gloo_build = gloo;
   info.nccl_build = gpus > 0;
-  for (int i = 0; i < gpus; ++i) info.gpus.push_back(dist::GpuInfo{i, "H100", 80LL << 30, 9, 0});
+  for (int i = 0; i < gpus; ++i) info.gpus.push_back(distributed::GpuInfo{i, "H100", 80LL << 30, 9, 0});
   return info;
 }
 
@@ -151,8 +151,8 @@ TEST_F(JobTest, CpuProcessesNeedGloo) {
 TEST_F(JobTest, DistBackendIsChosenAndChecked) {
   DistOptions options;
   options.nproc_per_node = 2;
-  computing().dist_backend = dist::DistBackend::kNccl;
-  const auto error = [&](const dist::RuntimeInfo& machine) {
+  computing().dist_backend = distributed::DistBackend::kNccl;
+  const auto error = [&](const distributed::RuntimeInfo& machine) {
     try {
       PlanProcesses(*settings_, options, machine, std::nullopt);
     } catch (const ConfigError& e) {
@@ -172,7 +172,7 @@ TEST_F(JobTest, DistBackendIsChosenAndChecked) {
   EXPECT_TRUE(nccl.nccl);
   EXPECT_EQ(nccl.Describe(), "2 processes on GPUs 0, 1 (NCCL)");
 
-  computing().dist_backend = dist::DistBackend::kGloo;
+  computing().dist_backend = distributed::DistBackend::kGloo;
   const auto gloo = PlanProcesses(*settings_, options, Machine(2), std::nullopt);
   EXPECT_FALSE(gloo.nccl);
   EXPECT_EQ(gloo.Describe(), "2 processes on GPUs 0, 1 (Gloo)");
@@ -180,7 +180,7 @@ TEST_F(JobTest, DistBackendIsChosenAndChecked) {
             "2 GPU processes need Gloo, which this LibTorch (2.11.0) lacks; use computing.dist_backend = 'nccl' or "
             "'auto'");
 
-  computing().dist_backend = dist::DistBackend::kAuto;
+  computing().dist_backend = distributed::DistBackend::kAuto;
   auto no_nccl = Machine(2);
   no_nccl.nccl_build = false;
   EXPECT_THAT(error(no_nccl), HasSubstr("2 GPU processes need NCCL"));

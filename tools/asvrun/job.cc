@@ -14,10 +14,10 @@
 #include "asvcpp/base/log.h"
 #include "asvcpp/db/database.h"
 #include "asvcpp/db/gpu_queue.h"
-#include "asvcpp/dist/gpu_selection.h"
-#include "asvcpp/dist/launcher.h"
-#include "asvcpp/dist/process_group.h"
-#include "asvcpp/dist/world.h"
+#include "asvcpp/distributed/gpu_selection.h"
+#include "asvcpp/distributed/launcher.h"
+#include "asvcpp/distributed/process_group.h"
+#include "asvcpp/distributed/world.h"
 #include "asvcpp/recipe/config_loader.h"
 #include "asvcpp/recipe/recorded_run.h"
 #include "asvcpp/recipe/run_context.h"
@@ -106,12 +106,12 @@ std::vector<std::string> WorkerArgv(const RunOptions& options, const std::string
 // configs of one torchrun/srun invocation never see each other's keys.
 class GroupCoordinator final : public recipe::RankCoordinator {
  public:
-  GroupCoordinator(dist::ProcessGroup& group, std::string prefix) : group_(group), prefix_(std::move(prefix)) {}
+  GroupCoordinator(distributed::ProcessGroup& group, std::string prefix) : group_(group), prefix_(std::move(prefix)) {}
   void Signal(const std::string& key) override { group_.Signal(prefix_ + key); }
   void WaitFor(const std::string& key) override { group_.WaitFor(prefix_ + key); }
 
  private:
-  dist::ProcessGroup& group_;
+  distributed::ProcessGroup& group_;
   std::string prefix_;
 };
 
@@ -159,21 +159,21 @@ int RunLauncher(const recipe::Recipe& recipe, recipe::LoadedConfig& config, cons
   }
 
   // The store: in this process on node 0 (a free port on one node, so two jobs never collide).
-  std::unique_ptr<dist::StoreServer> store;
+  std::unique_ptr<distributed::StoreServer> store;
   std::string master_addr = "127.0.0.1";
   int master_port = d.master_port;
   if (d.nnodes > 1) master_addr = d.master_addr;
   if (node0) {
-    store = std::make_unique<dist::StoreServer>(d.nnodes > 1 ? d.master_port : 0);
+    store = std::make_unique<distributed::StoreServer>(d.nnodes > 1 ? d.master_port : 0);
     master_port = store->port();
   }
 
-  std::vector<dist::WorkerSpec> workers;
+  std::vector<distributed::WorkerSpec> workers;
   for (int local = 0; local < plan.nproc_per_node; ++local) {
-    dist::WorkerSpec w;
+    distributed::WorkerSpec w;
     w.rank = d.node_rank * plan.nproc_per_node + local;
     w.argv = WorkerArgv(options, config.name);
-    dist::WorldInfo world;
+    distributed::WorldInfo world;
     world.rank = w.rank;
     world.world_size = plan.world_size;
     world.local_rank = local;
@@ -182,7 +182,7 @@ int RunLauncher(const recipe::Recipe& recipe, recipe::LoadedConfig& config, cons
     world.nnodes = d.nnodes;
     world.master_addr = master_addr;
     world.master_port = master_port;
-    w.env = dist::AsvrunWorkerEnvironment(world);
+    w.env = distributed::AsvrunWorkerEnvironment(world);
     w.env["ASV_SETTINGS_HASH"] = settings::SettingsHash(s.tree());
     w.env["ASV_DEVICE"] = plan.cuda ? "cuda:0" : "cpu";
     if (run) {
@@ -193,17 +193,17 @@ int RunLauncher(const recipe::Recipe& recipe, recipe::LoadedConfig& config, cons
       w.env["CUDA_VISIBLE_DEVICES"] = plan.visible[static_cast<std::size_t>(local)];
       w.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     }
-    w.unset_env = dist::kWorkerUnsetEnvironment;
+    w.unset_env = distributed::kWorkerUnsetEnvironment;
     workers.push_back(std::move(w));
   }
 
-  dist::Launcher launcher;
+  distributed::Launcher launcher;
   int interrupted = 0;
   guard.SetInterruptHandler([&launcher, &interrupted](int sig) {
     interrupted = sig;
     launcher.Terminate(sig);
   });
-  dist::LaunchResult result;
+  distributed::LaunchResult result;
   try {
     launcher.Start(workers);
     ASV_LOG(Info, "started {} worker processes (ranks {}-{}), rendezvous at {}:{}", workers.size(),
@@ -232,7 +232,7 @@ int RunLauncher(const recipe::Recipe& recipe, recipe::LoadedConfig& config, cons
   } else {
     // The rank to blame: e.g. a rank found hung by its peer's watchdog, not the peer that exited
     // with status 5 on finding it.
-    const auto failure = dist::DescribeJobFailure(result, [&store](int rank) -> std::optional<std::string> {
+    const auto failure = distributed::DescribeJobFailure(result, [&store](int rank) -> std::optional<std::string> {
       if (!store) return std::nullopt;
       return store->Get(fmt::format("error/{}", rank));
     });
@@ -252,8 +252,8 @@ int RunLauncher(const recipe::Recipe& recipe, recipe::LoadedConfig& config, cons
 // The device of a worker. asvrun's launcher pinned it already (ASV_DEVICE); under torchrun or
 // srun this process pins itself to one GPU before CUDA starts: the one CUDA_VISIBLE_DEVICES
 // leaves if it names a single device, else entry LOCAL_RANK of the visible ones.
-std::string WorkerDevice(const dist::WorldInfo& world, const recipe::RecipeSettings& settings) {
-  if (world.protocol == dist::LaunchProtocol::kAsvrun) {
+std::string WorkerDevice(const distributed::WorldInfo& world, const recipe::RecipeSettings& settings) {
+  if (world.protocol == distributed::LaunchProtocol::kAsvrun) {
     if (auto device = GetEnv("ASV_DEVICE")) return *device;
   }
   if (!settings.common().computing.use_gpu) return "cpu";
@@ -261,19 +261,19 @@ std::string WorkerDevice(const dist::WorldInfo& world, const recipe::RecipeSetti
   if (!visible) {
     ::setenv("CUDA_VISIBLE_DEVICES", std::to_string(world.local_rank).c_str(), 1);
   } else {
-    const auto entries = dist::SplitVisibleDevices(*visible);
+    const auto entries = distributed::SplitVisibleDevices(*visible);
     if (entries.size() > 1 && static_cast<std::size_t>(world.local_rank) < entries.size()) {
       ::setenv("CUDA_VISIBLE_DEVICES", entries[static_cast<std::size_t>(world.local_rank)].c_str(), 1);
     }
   }
-  const auto runtime = dist::GetRuntimeInfo();
+  const auto runtime = distributed::GetRuntimeInfo();
   if (runtime.cuda_available) return "cuda:0";
   if (runtime.cuda_build) ASV_LOG(Warning, "computing.use_gpu is True but no GPU is usable by this rank: CPU");
   return "cpu";
 }
 
 int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const RunOptions& options,
-              const dist::WorldInfo& world, SignalGuard& guard) {
+              const distributed::WorldInfo& world, SignalGuard& guard) {
   auto& s = *config.settings;
   log::SetRank(world.rank, world.world_size);
   // torchrun and srun choose the world size: the batches are checked against it here.
@@ -286,13 +286,13 @@ int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const 
   const std::string device = WorkerDevice(world, s);
   if (device == "cpu") {
     const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    dist::SetIntraOpThreads(std::max(1, cores / std::max(1, world.local_world_size)));
+    distributed::SetIntraOpThreads(std::max(1, cores / std::max(1, world.local_world_size)));
   }
-  dist::ProcessGroupOptions group_options;
+  distributed::ProcessGroupOptions group_options;
   group_options.world = world;
   group_options.device = device;
   group_options.backend = s.common().computing.dist_backend;
-  auto group = dist::ProcessGroup::Create(group_options);
+  auto group = distributed::ProcessGroup::Create(group_options);
   ASV_LOG(Info, "{} on {}", world.Describe(), device);
 
   // Rank 0 writes the database: into the launcher's run, or (torchrun, srun) into its own.
@@ -302,7 +302,7 @@ int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const 
   db::Database* database = nullptr;
   std::int64_t run_id = 0;
   if (world.rank == 0) {
-    if (world.protocol == dist::LaunchProtocol::kAsvrun) {
+    if (world.protocol == distributed::LaunchProtocol::kAsvrun) {
       const auto env_db = GetEnv("ASV_DB");
       const auto env_run = GetEnv("ASV_RUN_ID");
       if (!env_db || !env_run) throw ConfigError("rank 0 of an asvrun job needs ASV_DB and ASV_RUN_ID");
@@ -369,7 +369,8 @@ std::string ProcessPlan::Describe() const {
 }
 
 ProcessPlan PlanProcesses(const recipe::RecipeSettings& settings, const DistOptions& options,
-                          const dist::RuntimeInfo& runtime, const std::optional<std::string>& cuda_visible_devices) {
+                          const distributed::RuntimeInfo& runtime,
+                          const std::optional<std::string>& cuda_visible_devices) {
   if (options.nnodes < 1) throw ConfigError(fmt::format("--nnodes must be at least 1, not {}", options.nnodes));
   if (options.node_rank < 0 || options.node_rank >= options.nnodes) {
     throw ConfigError(fmt::format("--node-rank {} is outside 0..{} (--nnodes {})", options.node_rank,
@@ -387,7 +388,7 @@ ProcessPlan PlanProcesses(const recipe::RecipeSettings& settings, const DistOpti
   if (plan.cuda) {
     plan.gpu_ids.assign(computing.gpu_ids.begin(), computing.gpu_ids.end());
     plan.visible =
-        dist::WorkerVisibleDevices(plan.gpu_ids, cuda_visible_devices, static_cast<int>(runtime.gpus.size()));
+        distributed::WorkerVisibleDevices(plan.gpu_ids, cuda_visible_devices, static_cast<int>(runtime.gpus.size()));
     plan.nproc_per_node = static_cast<int>(plan.gpu_ids.size());
     if (options.nproc_per_node > 0 && options.nproc_per_node != plan.nproc_per_node) {
       throw ConfigError(fmt::format("--nproc-per-node {} contradicts computing.gpu_ids = ({}): one process runs "
@@ -399,14 +400,14 @@ ProcessPlan PlanProcesses(const recipe::RecipeSettings& settings, const DistOpti
   }
   plan.world_size = plan.nproc_per_node * options.nnodes;
   const auto backend = computing.dist_backend;
-  if (backend == dist::DistBackend::kNccl && !plan.cuda) {
+  if (backend == distributed::DistBackend::kNccl && !plan.cuda) {
     throw ConfigError(fmt::format("computing.dist_backend = 'nccl' needs GPUs, but this config runs on the CPU ({}); "
                                   "use 'gloo' or 'auto'",
                                   !computing.use_gpu           ? "computing.use_gpu = False"
                                   : !runtime.cuda_build        ? "a LibTorch without CUDA"
                                                                : "no usable GPU"));
   }
-  plan.nccl = backend == dist::DistBackend::kNccl || (backend == dist::DistBackend::kAuto && plan.cuda);
+  plan.nccl = backend == distributed::DistBackend::kNccl || (backend == distributed::DistBackend::kAuto && plan.cuda);
   if (plan.world_size > 1 && plan.nccl && !runtime.nccl_build) {
     throw ConfigError(fmt::format("{} GPU processes need NCCL, which this LibTorch ({}) lacks; use "
                                   "computing.dist_backend = 'gloo' or a LibTorch with NCCL",
@@ -423,10 +424,10 @@ ProcessPlan PlanProcesses(const recipe::RecipeSettings& settings, const DistOpti
 }
 
 int RunJob(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const RunOptions& options,
-           const dist::WorldInfo& world, SignalGuard& guard) {
-  if (world.protocol != dist::LaunchProtocol::kNone) return RunWorker(recipe, config, options, world, guard);
+           const distributed::WorldInfo& world, SignalGuard& guard) {
+  if (world.protocol != distributed::LaunchProtocol::kNone) return RunWorker(recipe, config, options, world, guard);
   const auto plan =
-      PlanProcesses(*config.settings, options.dist, dist::GetRuntimeInfo(), GetEnv("CUDA_VISIBLE_DEVICES"));
+      PlanProcesses(*config.settings, options.dist, distributed::GetRuntimeInfo(), GetEnv("CUDA_VISIBLE_DEVICES"));
   if (!plan.needs_launcher() && options.dist.nnodes == 1) return RunInProcess(recipe, config, options, guard);
   return RunLauncher(recipe, config, options, plan, guard);
 }

@@ -1,6 +1,6 @@
 // How asvrun runs one resolved config: in this process, as the launcher of one worker process
 // per GPU (or per --nproc-per-node on the CPU), or as one worker of a data-parallel job started
-// by asvrun's launcher, torchrun or srun (asvcpp/dist/world.h; README.md, "GPUs and data-parallel
+// by asvrun's launcher, torchrun or srun (asvcpp/distributed/world.h; README.md, "GPUs and data-parallel
 // training").
 //
 //   single process   CPU and world size 1: stages run here (the only path without a launcher).
@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
-#include "asvcpp/dist/runtime_info.h"
-#include "asvcpp/dist/world.h"
+#include "asvcpp/distributed/runtime_info.h"
+#include "asvcpp/distributed/world.h"
 
 namespace asv::recipe {
 class Recipe;
@@ -58,7 +58,7 @@ struct ProcessPlan {
 };
 
 /// Decides the processes of a config: GPUs when computing.use_gpu and CUDA is usable (one
-/// process per computing.gpu_ids entry, validated with dist::WorkerVisibleDevices), else
+/// process per computing.gpu_ids entry, validated with distributed::WorkerVisibleDevices), else
 /// --nproc-per-node CPU processes. `cuda_visible_devices`: the launcher's variable (nullopt:
 /// unset). Throws ConfigError for a GPU that does not exist, --nproc-per-node that contradicts
 /// computing.gpu_ids, a bad --nnodes/--node-rank, computing.dist_backend = 'nccl' without GPUs,
@@ -66,11 +66,12 @@ struct ProcessPlan {
 /// global batch that the world size does not divide (recipe::CheckGlobalBatches: each rank trains
 /// on an equal share of every minibatch).
 ProcessPlan PlanProcesses(const recipe::RecipeSettings& settings, const DistOptions& options,
-                          const dist::RuntimeInfo& runtime, const std::optional<std::string>& cuda_visible_devices);
+                          const distributed::RuntimeInfo& runtime,
+                          const std::optional<std::string>& cuda_visible_devices);
 
 /// Runs `config` in this process, as launcher or as worker (see above); returns the exit status.
-/// `world`: from the environment (dist::WorldFromEnvironment); protocol kNone = not a worker.
+/// `world`: from the environment (distributed::WorldFromEnvironment); protocol kNone = not a worker.
 int RunJob(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const RunOptions& options,
-           const dist::WorldInfo& world, SignalGuard& guard);
+           const distributed::WorldInfo& world, SignalGuard& guard);
 
 }  // namespace asv::tools

@@ -7,8 +7,8 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/db/database.h"
-#include "asvcpp/dist/runtime_info.h"
-#include "asvcpp/dist/world.h"
+#include "asvcpp/distributed/runtime_info.h"
+#include "asvcpp/distributed/world.h"
 #include "asvcpp/recipe/config_loader.h"
 #include "asvcpp/recipe/memory_check.h"
 #include "asvcpp/recipe/run_context.h"
@@ -27,7 +27,7 @@ namespace {
 
 // The memory one rank of `plan` may use: its GPU's (the first of computing.gpu_ids; they are
 // alike on the servers asvrun plans for), or the CPU's shared by the local ranks.
-recipe::DeviceMemory RankMemory(const ProcessPlan& plan, const dist::RuntimeInfo& runtime) {
+recipe::DeviceMemory RankMemory(const ProcessPlan& plan, const distributed::RuntimeInfo& runtime) {
   if (plan.cuda && !plan.gpu_ids.empty()) {
     for (const auto& gpu : runtime.gpus) {
       if (gpu.index == plan.gpu_ids.front()) return recipe::GpuMemory(gpu.index, gpu.total_memory_bytes);
@@ -64,9 +64,9 @@ int RunConfigs(const RunOptions& options) {
                  options.db.empty() ? db::Database::DefaultPath(out).string() : options.db);
       fmt::print("  settings hash: {}\n", settings::SettingsHash(s.tree()));
       const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
-      const auto runtime = dist::GetRuntimeInfo();
-      const auto plan =
-          PlanProcesses(s, options.dist, runtime, visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
+      const auto runtime = distributed::GetRuntimeInfo();
+      const auto plan = PlanProcesses(s, options.dist, runtime,
+                                      visible != nullptr ? std::optional<std::string>(visible) : std::nullopt);
       fmt::print("  processes:     {}{}\n", plan.Describe(),
                  options.dist.nnodes > 1 ? fmt::format(" per node, {} nodes", options.dist.nnodes) : "");
       const auto stages = recipe.SelectStages(s.start_stage(), s.end_stage());
@@ -105,7 +105,7 @@ int RunConfigs(const RunOptions& options) {
   }
 
   SignalGuard guard;
-  const auto world = dist::WorldFromEnvironment(dist::CurrentEnvironment());
+  const auto world = distributed::WorldFromEnvironment(distributed::CurrentEnvironment());
   for (auto& config : loaded) {
     const int status = RunJob(recipe, config, options, world, guard);
     if (status != kExitOk) return status;
@@ -115,7 +115,7 @@ int RunConfigs(const RunOptions& options) {
 
 int Info() {
   fmt::print("asvcpp {}\n", kAsvcppVersion);
-  std::cout << dist::Describe(dist::GetRuntimeInfo());
+  std::cout << distributed::Describe(distributed::GetRuntimeInfo());
   return kExitOk;
 }
 

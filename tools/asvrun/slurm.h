@@ -41,7 +41,7 @@ struct JobSpec {
   std::string output_folder;  ///< ASV_OUTPUT_FOLDER: paths.output_folder of the config (absolute)
 
   /// True when the ranks are started by srun: several tasks, or GPUs (each rank then picks its
-  /// GPU from SLURM's CUDA_VISIBLE_DEVICES, asvcpp/dist/world.h).
+  /// GPU from SLURM's CUDA_VISIBLE_DEVICES, asvcpp/distributed/world.h).
   bool uses_srun() const { return ntasks > 1 || gpus > 0; }
 };
 

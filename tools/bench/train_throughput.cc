@@ -4,7 +4,7 @@
 // (voxceleb/margin's networks). Usage: --help and README.md.
 //
 // The launcher (this program without --worker-result) starts, for each world size N of --nproc,
-// N copies of itself as workers through dist::Launcher, hosting the rendezvous store as asvrun
+// N copies of itself as workers through distributed::Launcher, hosting the rendezvous store as asvrun
 // does (tools/asvrun/job.cc). Each worker builds the network with nnet::MakeXvectorNet, trains on
 // random minibatches with the trainer's own step (train::TrainStep; data loading excluded)
 // and times `steps` steps, `repeats` times. Rank 0 writes the timings to a JSON file that the
@@ -40,11 +40,11 @@
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/compat/torch_compat.h"
-#include "asvcpp/dist/gpu_selection.h"
-#include "asvcpp/dist/launcher.h"
-#include "asvcpp/dist/process_group.h"
-#include "asvcpp/dist/runtime_info.h"
-#include "asvcpp/dist/world.h"
+#include "asvcpp/distributed/gpu_selection.h"
+#include "asvcpp/distributed/launcher.h"
+#include "asvcpp/distributed/process_group.h"
+#include "asvcpp/distributed/runtime_info.h"
+#include "asvcpp/distributed/world.h"
 #include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/settings/settings.h"
@@ -168,9 +168,9 @@ asv::settings::NetworkSettings NetworkFor(const BenchOptions& o) {
 }
 
 int RunWorker(const BenchOptions& o) {
-  const auto world = asv::dist::WorldFromEnvironment(asv::dist::CurrentEnvironment());
+  const auto world = asv::distributed::WorldFromEnvironment(asv::distributed::CurrentEnvironment());
   asv::log::SetRank(world.rank, world.world_size);
-  asv::dist::SetIntraOpThreads(o.threads);
+  asv::distributed::SetIntraOpThreads(o.threads);
   asv::train::ApplyMathModes(o.tf32 == "on");
   const auto precision = asv::EnumFromName<asv::train::Precision>(o.precision).value();  // checked by CLI11
   // The launcher pinned this process to one GPU (CUDA_VISIBLE_DEVICES), so it is always cuda:0.
@@ -181,13 +181,13 @@ int RunWorker(const BenchOptions& o) {
   }
   const torch::Device device(device_name);
 
-  std::shared_ptr<asv::dist::ProcessGroup> group;
+  std::shared_ptr<asv::distributed::ProcessGroup> group;
   std::shared_ptr<asv::train::GradientReducer> reducer;
   if (world.world_size > 1) {
-    asv::dist::ProcessGroupOptions group_options;
+    asv::distributed::ProcessGroupOptions group_options;
     group_options.world = world;
     group_options.device = device_name;
-    group = asv::dist::ProcessGroup::Create(group_options);
+    group = asv::distributed::ProcessGroup::Create(group_options);
     reducer = group->reducer();
   } else {
     reducer = std::make_shared<asv::train::NoOpReducer>();
@@ -297,7 +297,7 @@ int RunWorker(const BenchOptions& o) {
     }
 
     if (world.rank == 0) {
-      const auto runtime = asv::dist::GetRuntimeInfo();
+      const auto runtime = asv::distributed::GetRuntimeInfo();
       Json out;
       out["parameters"] = asv::nnet::CountParameters(*net);
       out["per_process_batch"] = local_batch;
@@ -392,7 +392,7 @@ class TempDir {
   std::filesystem::path path_;
 };
 
-RunResult RunWorld(const BenchOptions& o, int n, const asv::dist::RuntimeInfo& runtime, int cores,
+RunResult RunWorld(const BenchOptions& o, int n, const asv::distributed::RuntimeInfo& runtime, int cores,
                    const TempDir& temp) {
   RunResult r;
   r.world_size = n;
@@ -419,8 +419,8 @@ RunResult RunWorld(const BenchOptions& o, int n, const asv::dist::RuntimeInfo& r
     ids.resize(static_cast<std::size_t>(n));
     const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
     try {
-      r.visible = asv::dist::WorkerVisibleDevices(ids, visible ? std::optional<std::string>(visible) : std::nullopt,
-                                                  static_cast<int>(runtime.gpus.size()));
+      r.visible = asv::distributed::WorkerVisibleDevices(
+          ids, visible ? std::optional<std::string>(visible) : std::nullopt, static_cast<int>(runtime.gpus.size()));
     } catch (const ConfigError& e) {
       r.status = fmt::format("skipped: {} GPUs needed, {} visible ({})", n, runtime.gpus.size(), e.what());
       return r;
@@ -432,32 +432,32 @@ RunResult RunWorld(const BenchOptions& o, int n, const asv::dist::RuntimeInfo& r
   }
 
   const auto result_file = temp.path() / fmt::format("world{}.json", n);
-  asv::dist::StoreServer store(0);
-  std::vector<asv::dist::WorkerSpec> workers;
+  asv::distributed::StoreServer store(0);
+  std::vector<asv::distributed::WorkerSpec> workers;
   for (int rank = 0; rank < n; ++rank) {
-    asv::dist::WorkerSpec w;
+    asv::distributed::WorkerSpec w;
     w.rank = rank;
     w.argv = WorkerArgv(o, r.threads, result_file);
-    asv::dist::WorldInfo world;
+    asv::distributed::WorldInfo world;
     world.rank = rank;
     world.world_size = n;
     world.local_rank = rank;
     world.local_world_size = n;
     world.master_port = store.port();
-    w.env = asv::dist::AsvrunWorkerEnvironment(world);
+    w.env = asv::distributed::AsvrunWorkerEnvironment(world);
     // OpenMP's pool must not start with every core before set_num_threads runs.
     w.env["OMP_NUM_THREADS"] = std::to_string(r.threads);
     if (cuda) {
       w.env["CUDA_VISIBLE_DEVICES"] = r.visible[static_cast<std::size_t>(rank)];
       w.env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     }
-    w.unset_env = asv::dist::kWorkerUnsetEnvironment;
+    w.unset_env = asv::distributed::kWorkerUnsetEnvironment;
     workers.push_back(std::move(w));
   }
 
   ASV_LOG(Info, "{} process{} on {}, {} intra-op thread{} each{}", n, n > 1 ? "es" : "", o.device, r.threads,
           r.threads > 1 ? "s" : "", cuda ? fmt::format(" (CUDA_VISIBLE_DEVICES {})", fmt::join(r.visible, " | ")) : "");
-  asv::dist::Launcher launcher;
+  asv::distributed::Launcher launcher;
   launcher.Start(workers);
   const auto launched = launcher.Wait();
   if (!launched.ok()) {
@@ -480,7 +480,7 @@ std::string Thousands(double x) {
 }
 
 int RunLauncher(const BenchOptions& o, const std::string& command_line) {
-  const auto runtime = asv::dist::GetRuntimeInfo();
+  const auto runtime = asv::distributed::GetRuntimeInfo();
   if (o.device == "cuda" && !runtime.cuda_available) {
     throw ConfigError(fmt::format(
         "--device cuda: {}", runtime.cuda_build ? "no GPU is usable on this machine" : "this LibTorch is a CPU build"));
@@ -517,7 +517,7 @@ int RunLauncher(const BenchOptions& o, const std::string& command_line) {
   }
   const std::string single_mode =
       "1 process: a launched worker with train::NoOpReducer (as asvrun trains without data parallelism); "
-      "N > 1: dist::ProcessGroup's bucketed all-reduce (Gloo on the CPU, NCCL on GPUs)";
+      "N > 1: distributed::ProcessGroup's bucketed all-reduce (Gloo on the CPU, NCCL on GPUs)";
 
   const std::string network_name = o.model.empty() ? o.architecture : o.model;
   std::cout << fmt::format("## Training throughput: {} ({})\n\n", network_name, o.device);
@@ -536,7 +536,8 @@ int RunLauncher(const BenchOptions& o, const std::string& command_line) {
     std::cout << fmt::format(
         "- network: {} (WeSpeaker), {}-dim input, embedding {}, AAM-softmax over {} classes ({} parameters); "
         "SGD with Nesterov momentum 0.9, weight decay 1e-4\n",
-        o.model, o.feat_dim, o.embedding, o.speakers, parameters > 0 ? Thousands(static_cast<double>(parameters)) : "?");
+        o.model, o.feat_dim, o.embedding, o.speakers,
+        parameters > 0 ? Thousands(static_cast<double>(parameters)) : "?");
   }
   std::cout << fmt::format(
       "- step: forward + cross-entropy + backward + gradient all-reduce + SGD (train::Trainer's loop, "

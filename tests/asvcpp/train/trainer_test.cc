@@ -253,7 +253,8 @@ TEST(TrainerTest, TrainsOnWhatTheBatchSourceAndDeviceTransformGive) {
   sampler.max_clip_size = options.network.max_clip_size;
   sampler.utts_per_speaker_in_epoch = options.network.utts_per_speaker_in_epoch;
   sampler.seed = options.seed;
-  auto source = std::make_shared<CountingClips>(std::make_shared<ClipBatchSource>(data.source, utterances, index, sampler));
+  auto source =
+      std::make_shared<CountingClips>(std::make_shared<ClipBatchSource>(data.source, utterances, index, sampler));
   options.batches = source;
   options.device_transform = std::make_shared<RepeatAndRelabel>();
   Trainer trainer(options, data);
@@ -390,7 +391,7 @@ TEST(TrainerTest, PreflightLeavesTrainingUnchanged) {
 }
 
 // network.sync_batch_norm needs other ranks: in one process training is unchanged, bit for bit
-// (the two-rank behaviour: GroupTest.SyncBatchNorm* in tests/asvcpp/dist/process_group_test.cc).
+// (the two-rank behaviour: GroupTest.SyncBatchNorm* in tests/asvcpp/distributed/process_group_test.cc).
 TEST(TrainerTest, SyncBatchNormChangesNothingInOneProcess) {
   const auto data = testing::MakeSyntheticData({});
   auto options = SmallOptions({});

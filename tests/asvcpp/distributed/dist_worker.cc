@@ -38,7 +38,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
-#include "asvcpp/dist/process_group.h"
+#include "asvcpp/distributed/process_group.h"
 #include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/nnet/sync_batch_norm.h"
 #include "asvcpp/nnet/xvector_net.h"
@@ -49,8 +49,8 @@
 
 namespace {
 
-using asv::dist::ProcessGroup;
-using asv::dist::ProcessGroupOptions;
+using asv::distributed::ProcessGroup;
+using asv::distributed::ProcessGroupOptions;
 
 struct Args {
   std::string mode;
@@ -81,7 +81,7 @@ Args Parse(int argc, char** argv) {
 
 ProcessGroupOptions Options(const Args& a) {
   ProcessGroupOptions o;
-  o.world.protocol = asv::dist::LaunchProtocol::kAsvrun;
+  o.world.protocol = asv::distributed::LaunchProtocol::kAsvrun;
   o.world.rank = a.Int("rank", 0);
   o.world.world_size = a.Int("world", 1);
   o.world.local_rank = o.world.rank;

@@ -1,4 +1,4 @@
-#include "asvcpp/dist/launcher.h"
+#include "asvcpp/distributed/launcher.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -17,7 +17,7 @@
 
 #include "asvcpp/base/log.h"
 
-namespace asv::dist {
+namespace asv::distributed {
 
 namespace {
 
@@ -39,7 +39,8 @@ struct ExecPlan {
 
 ExecPlan MakePlan(const WorkerSpec& spec) {
   if (spec.argv.empty()) {
-    throw std::system_error(EINVAL, std::generic_category(), fmt::format("cannot start rank {}: empty argv", spec.rank));
+    throw std::system_error(EINVAL, std::generic_category(),
+                            fmt::format("cannot start rank {}: empty argv", spec.rank));
   }
   std::map<std::string, std::string> env;
   for (char** entry = environ; entry != nullptr && *entry != nullptr; ++entry) {
@@ -332,4 +333,4 @@ std::vector<pid_t> Launcher::pids() const {
   return result;
 }
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

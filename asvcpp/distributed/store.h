@@ -1,4 +1,4 @@
-// Internal to asvcpp/dist: the c10d TCPStore side of a process group, shared by store.cc,
+// Internal to asvcpp/distributed: the c10d TCPStore side of a process group, shared by store.cc,
 // process_group.cc and bucketed_reducer.cc. Not a public header (it includes LibTorch).
 //   Coordinator  one rank's store connection and collective backend, with the store-based waits
 //                (WaitKey, Barrier) that never time out but throw as soon as a peer reported an
@@ -37,7 +37,7 @@
 #include <torch/types.h>
 
 #include "asvcpp/compat/torch_compat.h"
-#include "asvcpp/dist/process_group.h"
+#include "asvcpp/distributed/process_group.h"
 
 #if TORCH_VERSION_MAJOR >= 2
 #include <torch/csrc/distributed/c10d/Backend.hpp>
@@ -45,7 +45,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #endif
 
-namespace asv::dist {
+namespace asv::distributed {
 
 using Clock = std::chrono::steady_clock;
 using Milliseconds = std::chrono::milliseconds;
@@ -171,4 +171,4 @@ class Watchdog {
   std::atomic<bool> failed_{false};  // the peer-failure handler ran
 };
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

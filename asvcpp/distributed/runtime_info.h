@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace asv::dist {
+namespace asv::distributed {
 
 /// One visible CUDA device. `index` is the CUDA runtime index (after CUDA_VISIBLE_DEVICES).
 struct GpuInfo {
@@ -38,4 +38,4 @@ void SetIntraOpThreads(int threads);
 /// Multi-line human-readable summary of `info` (one "key: value" per line).
 std::string Describe(const RuntimeInfo& info);
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

@@ -20,7 +20,7 @@
 
 extern char** environ;
 
-namespace asv::dist::testing {
+namespace asv::distributed::testing {
 
 inline std::string ReadFile(const std::filesystem::path& path) {
   std::ifstream in(path);
@@ -113,4 +113,4 @@ class ChildProcess {
   double seconds_ = 0;
 };
 
-}  // namespace asv::dist::testing
+}  // namespace asv::distributed::testing

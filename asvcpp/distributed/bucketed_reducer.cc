@@ -7,7 +7,7 @@
 //    defined on some ranks gives the mean (zeros for the others) everywhere.
 //  - ReduceGradients with parameters other than the hooked model's ones (or before SyncModel)
 //    buckets them after backward instead.
-#include "asvcpp/dist/bucketed_reducer.h"
+#include "asvcpp/distributed/bucketed_reducer.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -28,11 +28,11 @@
 #include <torch/types.h>
 
 #include "asvcpp/base/log.h"
-#include "asvcpp/dist/bucket_plan.h"
-#include "asvcpp/dist/store.h"
+#include "asvcpp/distributed/bucket_plan.h"
+#include "asvcpp/distributed/store.h"
 #include "asvcpp/train/gradient_reducer.h"
 
-namespace asv::dist {
+namespace asv::distributed {
 namespace {
 
 constexpr std::size_t kFirstBucketBytes = 1u << 20;
@@ -328,4 +328,4 @@ std::shared_ptr<train::GradientReducer> MakeBucketedReducer(std::shared_ptr<Coor
   return std::make_shared<BucketedReducer>(std::move(coordinator));
 }
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

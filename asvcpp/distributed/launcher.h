@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-namespace asv::dist {
+namespace asv::distributed {
 
 struct WorkerSpec {
   int rank = 0;                                ///< global rank, used in messages
@@ -64,7 +64,7 @@ struct JobFailure {
 
 /// Attributes the failure of a job (`result` not ok) to a rank. `reported(rank)` gives the error
 /// that rank reported, or that another rank's watchdog reported on its behalf (the process
-/// group's "error/<rank>" key, dist::StoreServer::Get), or nullopt. The first rank to end is the
+/// group's "error/<rank>" key, distributed::StoreServer::Get), or nullopt. The first rank to end is the
 /// cause, unless a rank was killed by a signal the launcher did not send (the others then failed
 /// in a collective), or unless the ending rank reported nothing while another rank has a
 /// reported error: a rank found hung or dead by a watchdog, which ends the watching rank with
@@ -104,4 +104,4 @@ class Launcher {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
-#include "asvcpp/dist/process_group.h"
+#include "asvcpp/distributed/process_group.h"
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/train/checkpoint_io.h"
 #include "asvcpp/train/gradient_reducer.h"
@@ -78,13 +78,13 @@ TEST(GpuTest, Bf16TrainingOnTheGpuKeepsFloat32Weights) {
 
 TEST(GpuTest, NcclGroupOfOneRank) {
   ASV_REQUIRE_GPU();
-  dist::StoreServer store(0);
-  dist::ProcessGroupOptions options;
+  distributed::StoreServer store(0);
+  distributed::ProcessGroupOptions options;
   options.world.world_size = 1;
   options.world.master_port = store.port();
   options.world.store_hosted_externally = true;
   options.device = "cuda:0";
-  auto group = dist::ProcessGroup::Create(options);
+  auto group = distributed::ProcessGroup::Create(options);
   auto reducer = group->reducer();
   EXPECT_EQ(reducer->AllReduceSum({1.5, -2.0}), (std::vector<double>{1.5, -2.0}));
   EXPECT_TRUE(reducer->BroadcastFlag(true));

@@ -1,4 +1,4 @@
-#include "asvcpp/dist/process_group.h"
+#include "asvcpp/distributed/process_group.h"
 
 #include <chrono>
 #include <filesystem>
@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "asvcpp/base/error.h"
-#include "tests/asvcpp/dist/dist_process.h"
+#include "tests/asvcpp/distributed/dist_process.h"
 #include "tests/build_paths.h"
 
-namespace asv::dist {
+namespace asv::distributed {
 namespace {
 
 namespace stdfs = std::filesystem;
@@ -390,4 +390,4 @@ TEST(GroupTest, CheckpointsMoveBetweenWorldSizes) {
 }
 
 }  // namespace
-}  // namespace asv::dist
+}  // namespace asv::distributed

@@ -6,7 +6,7 @@
 //    the same port never reaches the old one. Later groups of a process use key prefixes
 //    asvcpp.2, ...
 //  - ProcessGroup::Create sets SIGPIPE to ignored unless the program installed a handler.
-#include "asvcpp/dist/process_group.h"
+#include "asvcpp/distributed/process_group.h"
 
 #include <algorithm>
 #include <atomic>
@@ -25,8 +25,8 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/compat/torch_compat.h"
-#include "asvcpp/dist/bucketed_reducer.h"
-#include "asvcpp/dist/store.h"
+#include "asvcpp/distributed/bucketed_reducer.h"
+#include "asvcpp/distributed/store.h"
 
 // The c10d headers compile to nothing without LibTorch's own USE_C10D_* definitions.
 #if defined(ASV_WITH_GLOO) && defined(USE_C10D_GLOO)
@@ -39,7 +39,7 @@
 #include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
-namespace asv::dist {
+namespace asv::distributed {
 namespace {
 
 #ifdef ASV_HAVE_GLOO_PG
@@ -303,4 +303,4 @@ void ProcessGroup::SetPeerFailureHandler(std::function<void(int rank, const std:
   impl_->watchdog.SetHandler(std::move(handler));
 }
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

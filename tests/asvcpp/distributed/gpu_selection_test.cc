@@ -1,11 +1,11 @@
-#include "asvcpp/dist/gpu_selection.h"
+#include "asvcpp/distributed/gpu_selection.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "asvcpp/base/error.h"
 
-namespace asv::dist {
+namespace asv::distributed {
 namespace {
 
 using ::testing::ElementsAre;
@@ -86,4 +86,4 @@ TEST(GpuSelectionTest, SplitVisibleDevices) {
 }
 
 }  // namespace
-}  // namespace asv::dist
+}  // namespace asv::distributed

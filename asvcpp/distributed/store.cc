@@ -4,7 +4,7 @@
 //    that stands still for 60 polls (30 s by default) is reported as failed on its behalf, so a
 //    rank killed while the others wait in the store ends the job too.
 //  - The peer-failure handler gets rank -1 when a store hosted outside the workers vanished.
-#include "asvcpp/dist/store.h"
+#include "asvcpp/distributed/store.h"
 
 #include <cstdlib>
 #include <exception>
@@ -19,7 +19,7 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 
-namespace asv::dist {
+namespace asv::distributed {
 namespace {
 
 // A rank whose watchdog heartbeat stood still this many polls (at least 1 s) is reported dead.
@@ -289,4 +289,4 @@ std::optional<std::string> StoreServer::Get(const std::string& key) const {
   return Text(impl_->store->get(key));
 }
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

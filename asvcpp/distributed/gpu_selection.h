@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-namespace asv::dist {
+namespace asv::distributed {
 
 /// The entries of a CUDA_VISIBLE_DEVICES value, split at commas and trimmed: "2, 3" -> {"2", "3"};
 /// an empty or blank value gives none. Never throws.
@@ -35,4 +35,4 @@ std::vector<std::string> WorkerVisibleDevices(const std::vector<int>& gpu_ids,
                                               const std::optional<std::string>& cuda_visible_devices,
                                               int device_count);
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

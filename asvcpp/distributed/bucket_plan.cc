@@ -1,13 +1,13 @@
 // Bucket layout for the gradient reducer (bucket_plan.h): DDP's bucket assignment and the
 // flattening of parameter and buffer chunks.
-#include "asvcpp/dist/bucket_plan.h"
+#include "asvcpp/distributed/bucket_plan.h"
 
 #include <algorithm>
 #include <map>
 #include <string>
 #include <utility>
 
-namespace asv::dist {
+namespace asv::distributed {
 namespace {
 
 // Gloo has no bool reductions/broadcasts in every version: move bools as bytes.
@@ -104,4 +104,4 @@ void Unflatten(const torch::Tensor& flat, const std::vector<torch::Tensor>& tens
   }
 }
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

@@ -1,4 +1,4 @@
-#include "asvcpp/dist/world.h"
+#include "asvcpp/distributed/world.h"
 
 #include <charconv>
 #include <cstdint>
@@ -12,7 +12,7 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
 
-namespace asv::dist {
+namespace asv::distributed {
 
 namespace {
 
@@ -420,4 +420,4 @@ std::vector<int> ExpandTasksPerNode(std::string_view spec) {
   return ExpandTasksPerNodeLabelled(spec, fmt::format("tasks-per-node list '{}'", spec));
 }
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

@@ -1,4 +1,4 @@
-#include "asvcpp/dist/launcher.h"
+#include "asvcpp/distributed/launcher.h"
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -19,7 +19,7 @@
 #include <system_error>
 #include <thread>
 
-namespace asv::dist {
+namespace asv::distributed {
 namespace {
 
 using ::testing::HasSubstr;
@@ -226,7 +226,8 @@ TEST(LauncherTest, EnvironmentOverridesAndUnsetsReachTheWorker) {
   ASSERT_EQ(setenv("ASV_LAUNCH_TEST_OVERRIDE", "old", 1), 0);
   ASSERT_EQ(setenv("ASV_LAUNCH_TEST_DROP", "dropped", 1), 0);
   WorkerSpec spec = Sh(0, "env > \"$ASV_LAUNCH_TEST_OUT\"");
-  spec.env = {{"ASV_LAUNCH_TEST_OVERRIDE", "new value"}, {"ASV_LAUNCH_TEST_ADDED", "a=b"}, {"ASV_LAUNCH_TEST_OUT", out}};
+  spec.env = {
+      {"ASV_LAUNCH_TEST_OVERRIDE", "new value"}, {"ASV_LAUNCH_TEST_ADDED", "a=b"}, {"ASV_LAUNCH_TEST_OUT", out}};
   spec.unset_env = {"ASV_LAUNCH_TEST_DROP"};
   Launcher launcher;
   launcher.Start({spec});
@@ -348,4 +349,4 @@ TEST(LauncherTest, DescribeAndExitCode) {
 }
 
 }  // namespace
-}  // namespace asv::dist
+}  // namespace asv::distributed

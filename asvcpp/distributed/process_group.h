@@ -34,14 +34,14 @@
 #include <string>
 #include <utility>
 
-#include "asvcpp/dist/world.h"
+#include "asvcpp/distributed/world.h"
 #include "asvcpp/enums/dist_types.h"
 
 namespace asv::train {
 class GradientReducer;
 }
 
-namespace asv::dist {
+namespace asv::distributed {
 
 /// A TCPStore server in this process (asvrun's launcher, or node 0 of a multi-node asvrun job).
 class StoreServer {
@@ -112,4 +112,4 @@ class ProcessGroup {
   std::unique_ptr<Impl> impl_;
 };
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

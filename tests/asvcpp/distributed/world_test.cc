@@ -1,4 +1,4 @@
-#include "asvcpp/dist/world.h"
+#include "asvcpp/distributed/world.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 
 #include "asvcpp/base/error.h"
 
-namespace asv::dist {
+namespace asv::distributed {
 namespace {
 
 using ::testing::ElementsAre;
@@ -365,4 +365,4 @@ TEST(WorldTest, ExpandTasksPerNode) {
 }
 
 }  // namespace
-}  // namespace asv::dist
+}  // namespace asv::distributed

@@ -39,7 +39,7 @@
 #include <string_view>
 #include <vector>
 
-namespace asv::dist {
+namespace asv::distributed {
 
 enum class LaunchProtocol { kNone, kAsvrun, kTorchrun, kSlurm };
 
@@ -100,4 +100,4 @@ std::vector<std::string> ExpandHostList(std::string_view list);
 /// a count or repetition is 0.
 std::vector<int> ExpandTasksPerNode(std::string_view spec);
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

@@ -1,4 +1,4 @@
-#include "asvcpp/dist/runtime_info.h"
+#include "asvcpp/distributed/runtime_info.h"
 
 #include <fmt/format.h>
 #include <torch/torch.h>
@@ -10,7 +10,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
-namespace asv::dist {
+namespace asv::distributed {
 
 RuntimeInfo GetRuntimeInfo() {
   RuntimeInfo info;
@@ -68,4 +68,4 @@ std::string Describe(const RuntimeInfo& info) {
   return out;
 }
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

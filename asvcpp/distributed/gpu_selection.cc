@@ -1,4 +1,4 @@
-#include "asvcpp/dist/gpu_selection.h"
+#include "asvcpp/distributed/gpu_selection.h"
 
 #include <fmt/format.h>
 
@@ -10,7 +10,7 @@
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/text.h"
 
-namespace asv::dist {
+namespace asv::distributed {
 
 std::vector<std::string> SplitVisibleDevices(std::string_view list) {
   std::vector<std::string> entries;
@@ -100,4 +100,4 @@ std::vector<std::string> WorkerVisibleDevices(const std::vector<int>& gpu_ids,
   return result;
 }
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

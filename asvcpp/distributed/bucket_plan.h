@@ -1,4 +1,4 @@
-// Internal to asvcpp/dist: how bucketed_reducer.cc lays tensors out for collectives. A
+// Internal to asvcpp/distributed: how bucketed_reducer.cc lays tensors out for collectives. A
 // BucketPlan groups gradients into flat buckets (DDP's assignment); Chunks, Flatten and Unflatten
 // move parameters and buffers as few flat tensors. Not a public header (it includes LibTorch).
 #pragma once
@@ -11,7 +11,7 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <torch/types.h>
 
-namespace asv::dist {
+namespace asv::distributed {
 
 /// Gradients of several parameters (same dtype) reduced as one flat tensor: the gradients one
 /// after the other, then one "defined on this rank" flag per parameter, so that a parameter whose
@@ -55,4 +55,4 @@ torch::Tensor Flatten(const std::vector<torch::Tensor>& tensors, const torch::De
 /// Copies `flat` (as made by Flatten) back into `tensors`.
 void Unflatten(const torch::Tensor& flat, const std::vector<torch::Tensor>& tensors);
 
-}  // namespace asv::dist
+}  // namespace asv::distributed

@@ -1,4 +1,4 @@
-// Internal to asvcpp/dist: the process group's gradient reducer (train::GradientReducer over
+// Internal to asvcpp/distributed: the process group's gradient reducer (train::GradientReducer over
 // Gloo/NCCL), made by ProcessGroup::reducer(). Not a public header.
 #pragma once
 
@@ -8,7 +8,7 @@ namespace asv::train {
 class GradientReducer;
 }
 
-namespace asv::dist {
+namespace asv::distributed {
 
 class Coordinator;
 
@@ -18,4 +18,4 @@ class Coordinator;
 /// hooked are bucketed after backward. Using it after the group ended throws std::logic_error.
 std::shared_ptr<train::GradientReducer> MakeBucketedReducer(std::shared_ptr<Coordinator> coordinator);
 
-}  // namespace asv::dist
+}  // namespace asv::distributed
