@@ -33,8 +33,17 @@ function(asv_add_test name)
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} asv_test_paths GTest::gtest GTest::gtest_main asv_warnings)
   asv_unity_candidate(${name})
+  # The labels are set by a file of their own that ctest reads after the discovered tests: in
+  # gtest_discover_tests' PROPERTIES a second label would be read as a property name and shift
+  # every property after it (TIMEOUT, COST, FIXTURES_REQUIRED and RUN_SERIAL would be lost).
   gtest_discover_tests(${name}
     WORKING_DIRECTORY ${PROJECT_BINARY_DIR}
-    PROPERTIES LABELS "${ARG_LABELS}" TIMEOUT ${ARG_TIMEOUT} COST ${ARG_COST} ${ARG_PROPERTIES}
+    PROPERTIES TIMEOUT ${ARG_TIMEOUT} COST ${ARG_COST} ${ARG_PROPERTIES}
     DISCOVERY_TIMEOUT 60)
+  set(labels_file "${CMAKE_CURRENT_BINARY_DIR}/${name}_labels.cmake")
+  file(WRITE "${labels_file}"
+    "foreach(asv_test IN LISTS ${name}_TESTS)\n"
+    "  set_tests_properties(\"\${asv_test}\" PROPERTIES LABELS \"${ARG_LABELS}\")\n"
+    "endforeach()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${labels_file}")
 endfunction()

@@ -79,10 +79,21 @@ inline bool HaveTool(const std::string& tool) {
   return std::system(("command -v " + tool + " >/dev/null 2>&1").c_str()) == 0;
 }
 
-/// Runs `args` (args[0] is the program) in folder `cwd`, capturing stdout and stderr.
+/// A new empty file under the system temp folder (mkstemp), for one command's captured output.
+inline std::filesystem::path NewCaptureFile(const char* stream) {
+  std::string name = (std::filesystem::temp_directory_path() / ("asv_cmd_" + std::string(stream) + "_XXXXXX")).string();
+  const int fd = ::mkstemp(name.data());
+  if (fd < 0) throw std::runtime_error("cannot make a temporary file like " + name);
+  ::close(fd);
+  return name;
+}
+
+/// Runs `args` (args[0] is the program) in folder `cwd`, capturing stdout and stderr. The output
+/// goes to files of its own under the system temp folder, so that tests running at once in the
+/// same `cwd` never read each other's output.
 inline CommandResult RunCommand(const std::vector<std::string>& args, const std::filesystem::path& cwd) {
-  const auto out = cwd / ".cmd_stdout";
-  const auto err = cwd / ".cmd_stderr";
+  const auto out = NewCaptureFile("stdout");
+  const auto err = NewCaptureFile("stderr");
   std::string command = "cd " + ShellQuote(cwd.string()) + " &&";
   for (const auto& a : args) command += " " + ShellQuote(a);
   command += " >" + ShellQuote(out.string()) + " 2>" + ShellQuote(err.string()) + " </dev/null";
@@ -103,8 +114,8 @@ inline bool HaveDemoCorpusTools() { return HaveTool("espeak-ng") && HaveTool("ff
 
 /// Makes the tiny demo corpus (`tools/make_demo_corpus.py --small`) in `folder`/corpus.
 inline CommandResult MakeTinyCorpus(const std::filesystem::path& folder) {
-  return RunCommand({"python3", std::string(ASV_SOURCE_DIR) + "/tools/make_demo_corpus.py", "--small", "--out", "corpus"},
-                    folder);
+  return RunCommand(
+      {"python3", std::string(ASV_SOURCE_DIR) + "/tools/make_demo_corpus.py", "--small", "--out", "corpus"}, folder);
 }
 
 /// The tiny demo corpus shared by the tests of this build: BinaryDir()/test_data/tiny_corpus/corpus,
