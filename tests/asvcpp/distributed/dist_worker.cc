@@ -429,6 +429,11 @@ int Train(const Args& args, const std::shared_ptr<ProcessGroup>& group) {
     SaveParameters(trainer, out + "." + std::to_string(rank) + ".pt");
     SaveBuffers(trainer, out + ".buffers." + std::to_string(rank) + ".pt");
   }
+  // The epochs as the trainer reports them (combined over the ranks), at full precision.
+  for (const auto& e : result.epochs) {
+    std::cout << fmt::format("epoch {} batches {} clips {} frames {} loss {:.17g} accuracy {:.17g}\n", e.epoch,
+                             e.batches, e.clips, e.frames, e.loss, e.accuracy);
+  }
   std::cout << "trained to epoch " << result.last_epoch << std::endl;
   return 0;
 }

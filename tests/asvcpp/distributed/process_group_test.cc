@@ -1,8 +1,12 @@
 #include "asvcpp/distributed/process_group.h"
 
 #include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -242,6 +246,55 @@ TEST(GroupTest, TwoRanksTrainLikeOneProcessAccumulatingTwoMicrobatches) {
   ExpectIdentical(folder / "two.start.0.pt", folder / "one.start.0.pt");
   ExpectIdentical(folder / "two.0.pt", folder / "two.1.pt");
   ExpectClose(folder / "two.0.pt", folder / "one.0.pt");
+}
+
+// The "epoch ..." lines of a train worker's stdout: batches, clips, frames, loss, accuracy.
+struct ReportedEpoch {
+  std::int64_t batches = 0, clips = 0, frames = 0;
+  double loss = 0, accuracy = 0;
+};
+std::vector<ReportedEpoch> ReportedEpochs(const std::string& out) {
+  std::vector<ReportedEpoch> epochs;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    ReportedEpoch e;
+    int epoch = 0;
+    if (std::sscanf(line.c_str(), "epoch %d batches %" SCNd64 " clips %" SCNd64 " frames %" SCNd64 " loss %lf accuracy %lf", &epoch,
+                    &e.batches, &e.clips, &e.frames, &e.loss, &e.accuracy) == 6) {
+      epochs.push_back(e);
+    }
+  }
+  return epochs;
+}
+
+// The epoch figures are over all ranks' samples: each of 2 ranks trains on its own half of every
+// global batch of 16, and both report the batches, clips, frames, mean loss and accuracy of one
+// process that trains on all 16 clips as two microbatches of 8. Rank-local figures would differ
+// between the ranks (different clips) and from the single process (half the counts).
+TEST(GroupTest, EpochFiguresCombineTheRanksSamples) {
+  ASV_REQUIRE_GLOO();
+  TempFolder folder("metrics");
+  auto two = StartJob("train", 2, FreePort(), false, folder, "two", {"minibatch=16", "interval=1", "epochs=2"});
+  auto one = StartSingle(folder, "one", {"minibatch=8", "interval=2", "epochs=2"});
+  ExpectSuccess(two[0], "rank 0");
+  ExpectSuccess(two[1], "rank 1");
+  ExpectSuccess(*one, "single process");
+  if (HasFailure()) return;
+  const auto single = ReportedEpochs(one->out());
+  ASSERT_EQ(single.size(), 2u) << one->Logs();
+  for (int r = 0; r < 2; ++r) {
+    const auto epochs = ReportedEpochs(two[r].out());
+    ASSERT_EQ(epochs.size(), 2u) << two[r].Logs();
+    for (std::size_t e = 0; e < 2; ++e) {
+      SCOPED_TRACE("rank " + std::to_string(r) + ", epoch " + std::to_string(e + 1));
+      EXPECT_GT(single[e].clips, 0);
+      EXPECT_EQ(epochs[e].batches, single[e].batches);
+      EXPECT_EQ(epochs[e].clips, single[e].clips);
+      EXPECT_EQ(epochs[e].frames, single[e].frames);
+      EXPECT_NEAR(epochs[e].loss, single[e].loss, 1e-4 * std::abs(single[e].loss));
+      EXPECT_NEAR(epochs[e].accuracy, single[e].accuracy, 1e-9);
+    }
+  }
 }
 
 // network.sync_batch_norm through the process group (worker mode "syncbn" checks the values
