@@ -23,3 +23,8 @@ asv_configure_cpu() {
 # (tools/setup.sh --cuda installs it there and checks its version): ASV_VENV, or
 # $XDG_CACHE_HOME/asvcpp/torch-2.11.0 (~/.cache/asvcpp/torch-2.11.0).
 asv_venv="${ASV_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/asvcpp/torch-2.11.0}"
+
+# ONNX Runtime for the ONNX export tests (tools/setup.sh installs it): a virtual environment
+# outside the clone, once per machine and user; ASV_ONNXRUNTIME_VENV chooses another folder.
+asv_onnxruntime_version=1.20.1
+asv_onnxruntime_venv="${ASV_ONNXRUNTIME_VENV:-${XDG_CACHE_HOME:-$HOME/.cache}/asvcpp/onnxruntime-$asv_onnxruntime_version}"

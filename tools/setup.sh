@@ -19,6 +19,7 @@ packages=(
   libjs-chart.js chromium  # asvrun report: Chart.js inlined into the page; its browser test
   python3-torch  # torchrun of the PyTorch whose LibTorch asvrun links (its data-parallel test)
   slurm-wlm munge  # asvrun --slurm: tests/tools/slurm_e2e_test.cc starts a one-node cluster (as root)
+  libonnx-dev  # ONNX export (asvcpp/deploy): ONNX's protobuf classes, checker and shape inference
 )
 cuda=0
 for arg in "$@"; do
@@ -40,8 +41,22 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
+# ONNX Runtime (PyPI; Debian has none) for the tests that run asvcpp's exported ONNX graphs, in a
+# virtual environment of its own, once per machine and user (as the torch wheel below).
+source "$root/tools/build_common.sh"
+ort_venv="$asv_onnxruntime_venv"
+mkdir -p "$(dirname "$ort_venv")"
+exec {ort_lock}>"$ort_venv.lock"
+flock "$ort_lock"
+if [ ! -f "$ort_venv/.asvcpp-onnxruntime-$asv_onnxruntime_version-complete" ]; then
+  echo "setup: installing onnxruntime==$asv_onnxruntime_version into $ort_venv"
+  [ -x "$ort_venv/bin/python" ] || python3 -m venv "$ort_venv"
+  "$ort_venv/bin/pip" install -q --disable-pip-version-check --no-cache-dir "onnxruntime==$asv_onnxruntime_version"
+  touch "$ort_venv/.asvcpp-onnxruntime-$asv_onnxruntime_version-complete"
+fi
+exec {ort_lock}>&-
+
 if [ "$cuda" -eq 1 ]; then
-  source "$root/tools/build_common.sh"
   venv="$asv_venv"
   mkdir -p "$(dirname "$venv")"
   # One install per machine and user, shared by every clone: concurrent set-ups wait for each

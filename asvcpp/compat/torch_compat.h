@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <variant>
 
 #include <torch/version.h>
 
@@ -12,6 +13,18 @@
   (TORCH_VERSION_MAJOR > (major) || (TORCH_VERSION_MAJOR == (major) && TORCH_VERSION_MINOR >= (minor)))
 
 namespace asv::compat {
+
+/// The explicit padding held by a convolution's options (torch::nn::ConvNdOptions<D>::padding(),
+/// `Array` = torch::ExpandingArray<D>), or nullptr when the padding is kValid or kSame. Its
+/// padding_t is a c10::variant up to 2.0 and a std::variant from 2.1 (c10/util/variant.h removed).
+template <class Array, class Padding>
+const Array* ExplicitPadding(const Padding& padding) {
+#if ASV_TORCH_VERSION_AT_LEAST(2, 1)
+  return std::get_if<Array>(&padding);
+#else
+  return c10::get_if<Array>(&padding);
+#endif
+}
 
 /// "major.minor.patch" of the LibTorch headers this file was compiled against.
 inline std::string TorchVersion() {

@@ -85,6 +85,8 @@ class MarginNetImpl : public SpeakerNet {
   void train(bool on = true) override;
 
   MarginHead& head() const { return *head_; }
+  /// The embedding model (a ResNetImpl or EcapaTdnnImpl for MakeMarginNet's networks).
+  const std::shared_ptr<torch::nn::Module>& model() const { return model_; }
 
  private:
   std::shared_ptr<torch::nn::Module> model_;

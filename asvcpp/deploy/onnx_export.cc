@@ -1,0 +1,523 @@
+#include "asvcpp/deploy/onnx_export.h"
+
+#include <fmt/format.h>
+#include <torch/torch.h>
+
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/compat/torch_compat.h"
+#include "asvcpp/nnet/ecapa_tdnn.h"
+#include "asvcpp/nnet/layers.h"
+#include "asvcpp/nnet/pooling.h"
+#include "asvcpp/nnet/resnet.h"
+#include "asvcpp/nnet/speaker_net.h"
+#include "asvcpp/nnet/xvector_net.h"
+
+#ifdef ASV_WITH_ONNX
+#include <onnx/checker.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+#endif
+
+namespace asv::deploy {
+
+#ifndef ASV_WITH_ONNX
+
+bool OnnxExportAvailable() { return false; }
+
+OnnxExportSummary ExportOnnx(nnet::SpeakerNet& /*net*/, const std::filesystem::path& out) {
+  throw ConfigError(fmt::format("cannot write {}: this asvcpp was built without ONNX (install libonnx-dev, "
+                                "tools/setup.sh does, and build again)",
+                                out.string()));
+}
+
+#else
+
+bool OnnxExportAvailable() { return true; }
+
+namespace {
+
+constexpr std::int64_t kOpset = 17;
+
+// Builds one ONNX graph: named values, weight initializers and nodes, in order.
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(::onnx::GraphProto* graph) : graph_(graph) {}
+
+  // A float32 initializer holding `t` (any device and dtype; copied to the CPU as float32).
+  std::string Weight(const std::string& name, const torch::Tensor& t) {
+    const torch::Tensor c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
+    auto* init = graph_->add_initializer();
+    init->set_name(name);
+    init->set_data_type(::onnx::TensorProto::FLOAT);
+    for (std::int64_t d : c.sizes()) init->add_dims(d);
+    init->set_raw_data(std::string(static_cast<const char*>(c.data_ptr()), c.numel() * sizeof(float)));
+    return name;
+  }
+
+  // An int64 initializer (1-D, or a scalar when `scalar`), named uniquely.
+  std::string Ints(const std::vector<std::int64_t>& values, bool scalar = false) {
+    auto* init = graph_->add_initializer();
+    const std::string name = Fresh("const_i");
+    init->set_name(name);
+    init->set_data_type(::onnx::TensorProto::INT64);
+    if (!scalar) init->add_dims(static_cast<std::int64_t>(values.size()));
+    for (std::int64_t v : values) init->add_int64_data(v);
+    return name;
+  }
+
+  // A float32 scalar initializer, named uniquely.
+  std::string Scalar(float value) {
+    auto* init = graph_->add_initializer();
+    const std::string name = Fresh("const_f");
+    init->set_name(name);
+    init->set_data_type(::onnx::TensorProto::FLOAT);
+    init->add_float_data(value);
+    return name;
+  }
+
+  // Adds a node of `op` on `inputs` with one output, returned; `configure` sets its attributes.
+  std::string Node(const std::string& op, const std::vector<std::string>& inputs,
+                   const std::function<void(::onnx::NodeProto&)>& configure = nullptr) {
+    auto* node = graph_->add_node();
+    node->set_op_type(op);
+    node->set_name(Fresh(op));
+    for (const auto& in : inputs) node->add_input(in);
+    const std::string out = Fresh(op + "_out");
+    node->add_output(out);
+    if (configure) configure(*node);
+    return out;
+  }
+
+  // A node with `n_outputs` outputs (Split).
+  std::vector<std::string> MultiNode(const std::string& op, const std::vector<std::string>& inputs, int n_outputs,
+                                     const std::function<void(::onnx::NodeProto&)>& configure = nullptr) {
+    auto* node = graph_->add_node();
+    node->set_op_type(op);
+    node->set_name(Fresh(op));
+    for (const auto& in : inputs) node->add_input(in);
+    std::vector<std::string> outs;
+    for (int i = 0; i < n_outputs; ++i) {
+      outs.push_back(Fresh(op + "_out"));
+      node->add_output(outs.back());
+    }
+    if (configure) configure(*node);
+    return outs;
+  }
+
+  // Renames the graph's value `value` to `name` by an Identity node (graph outputs).
+  void Output(const std::string& value, const std::string& name) {
+    auto* node = graph_->add_node();
+    node->set_op_type("Identity");
+    node->set_name(Fresh("Identity"));
+    node->add_input(value);
+    node->add_output(name);
+  }
+
+  std::string Fresh(const std::string& stem) { return fmt::format("{}_{}", stem, counter_++); }
+
+ private:
+  ::onnx::GraphProto* graph_;
+  std::int64_t counter_ = 0;
+};
+
+void SetInts(::onnx::NodeProto& node, const std::string& name, const std::vector<std::int64_t>& values) {
+  auto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INTS);
+  for (std::int64_t v : values) a->add_ints(v);
+}
+
+void SetInt(::onnx::NodeProto& node, const std::string& name, std::int64_t value) {
+  auto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::INT);
+  a->set_i(value);
+}
+
+void SetFloat(::onnx::NodeProto& node, const std::string& name, float value) {
+  auto* a = node.add_attribute();
+  a->set_name(name);
+  a->set_type(::onnx::AttributeProto::FLOAT);
+  a->set_f(value);
+}
+
+std::vector<std::int64_t> Vec(c10::IntArrayRef values) { return {values.begin(), values.end()}; }
+
+// The ops of the networks' layers, on named graph values. `prefix` names the weights as the
+// state dict does ("layer1.0.conv1.weight").
+class Emitter {
+ public:
+  explicit Emitter(GraphBuilder& g) : g_(g) {}
+
+  std::string Conv1d(const std::string& x, torch::nn::Conv1dImpl& conv, const std::string& prefix) {
+    const auto& o = conv.options;
+    if (torch::enumtype::get_enum_name(o.padding_mode()) != std::string("kZeros")) {
+      throw ConfigError(
+          "ONNX export: network.cnn_padding_mode = 'circular' has no ONNX convolution; export a network trained "
+          "with 'zeros'");
+    }
+    const auto* padding = compat::ExplicitPadding<torch::ExpandingArray<1>>(o.padding());
+    if (padding == nullptr) throw std::invalid_argument("ONNX export: a Conv1d with 'valid' or 'same' padding");
+    const std::int64_t pad = (**padding)[0];
+    std::vector<std::string> inputs{x, g_.Weight(prefix + ".weight", conv.weight)};
+    if (conv.bias.defined()) inputs.push_back(g_.Weight(prefix + ".bias", conv.bias));
+    return g_.Node("Conv", inputs, [&](::onnx::NodeProto& n) {
+      SetInts(n, "kernel_shape", {conv.weight.size(2)});
+      SetInts(n, "pads", {pad, pad});
+      SetInts(n, "strides", Vec(*o.stride()));
+      SetInts(n, "dilations", Vec(*o.dilation()));
+      SetInt(n, "group", o.groups());
+    });
+  }
+
+  std::string Conv2d(const std::string& x, torch::nn::Conv2dImpl& conv, const std::string& prefix) {
+    const auto& o = conv.options;
+    const auto* padding = compat::ExplicitPadding<torch::ExpandingArray<2>>(o.padding());
+    if (padding == nullptr) throw std::invalid_argument("ONNX export: a Conv2d with 'valid' or 'same' padding");
+    const std::int64_t pad_h = (**padding)[0], pad_w = (**padding)[1];
+    std::vector<std::string> inputs{x, g_.Weight(prefix + ".weight", conv.weight)};
+    if (conv.bias.defined()) inputs.push_back(g_.Weight(prefix + ".bias", conv.bias));
+    return g_.Node("Conv", inputs, [&](::onnx::NodeProto& n) {
+      SetInts(n, "kernel_shape", {conv.weight.size(2), conv.weight.size(3)});
+      SetInts(n, "pads", {pad_h, pad_w, pad_h, pad_w});
+      SetInts(n, "strides", Vec(*o.stride()));
+      SetInts(n, "dilations", Vec(*o.dilation()));
+      SetInt(n, "group", o.groups());
+    });
+  }
+
+  // Inference batch norm (running statistics) over axis 1 of [N, C, ...].
+  template <typename BatchNorm>
+  std::string Norm(const std::string& x, BatchNorm& bn, const std::string& prefix) {
+    const std::int64_t c = bn.running_mean.size(0);
+    const torch::Tensor scale = bn.weight.defined() ? bn.weight : torch::ones({c});
+    const torch::Tensor shift = bn.bias.defined() ? bn.bias : torch::zeros({c});
+    const auto eps = static_cast<float>(bn.options.eps());
+    return g_.Node("BatchNormalization",
+                   {x, g_.Weight(prefix + ".weight", scale), g_.Weight(prefix + ".bias", shift),
+                    g_.Weight(prefix + ".running_mean", bn.running_mean),
+                    g_.Weight(prefix + ".running_var", bn.running_var)},
+                   [&](::onnx::NodeProto& n) { SetFloat(n, "epsilon", eps); });
+  }
+
+  // x [N, in] -> [N, out].
+  std::string Linear(const std::string& x, torch::nn::LinearImpl& linear, const std::string& prefix) {
+    std::vector<std::string> inputs{x, g_.Weight(prefix + ".weight", linear.weight)};
+    if (linear.bias.defined()) inputs.push_back(g_.Weight(prefix + ".bias", linear.bias));
+    return g_.Node("Gemm", inputs, [](::onnx::NodeProto& n) { SetInt(n, "transB", 1); });
+  }
+
+  std::string Unary(const std::string& op, const std::string& x) { return g_.Node(op, {x}); }
+  std::string Binary(const std::string& op, const std::string& a, const std::string& b) {
+    return g_.Node(op, {a, b});
+  }
+
+  std::string Activate(const std::string& x, const nnet::LayerOptions& o) {
+    switch (o.activation) {
+      case nnet::Activation::kRelu:
+        return Unary("Relu", x);
+      case nnet::Activation::kLeakyRelu:
+        return g_.Node("LeakyRelu", {x},
+                       [&](::onnx::NodeProto& n) { SetFloat(n, "alpha", static_cast<float>(o.lrelu_slope)); });
+      case nnet::Activation::kSelu:
+        // PyTorch's constants (ONNX's defaults are the same values rounded to float32).
+        return g_.Node("Selu", {x}, [](::onnx::NodeProto& n) {
+          SetFloat(n, "alpha", 1.6732632423543772f);
+          SetFloat(n, "gamma", 1.0507009873554805f);
+        });
+    }
+    throw std::invalid_argument("ONNX export: unknown activation");
+  }
+
+  std::string Mean(const std::string& x, std::int64_t axis, bool keepdims) {
+    return g_.Node("ReduceMean", {x}, [&](::onnx::NodeProto& n) {
+      SetInts(n, "axes", {axis});
+      SetInt(n, "keepdims", keepdims ? 1 : 0);
+    });
+  }
+
+  std::string Sum(const std::string& x, std::int64_t axis, bool keepdims) {
+    return g_.Node("ReduceSum", {x, g_.Ints({axis})},
+                   [&](::onnx::NodeProto& n) { SetInt(n, "keepdims", keepdims ? 1 : 0); });
+  }
+
+  std::string Concat(const std::vector<std::string>& xs, std::int64_t axis) {
+    return g_.Node("Concat", xs, [&](::onnx::NodeProto& n) { SetInt(n, "axis", axis); });
+  }
+
+  std::string Transpose(const std::string& x, const std::vector<std::int64_t>& perm) {
+    return g_.Node("Transpose", {x}, [&](::onnx::NodeProto& n) { SetInts(n, "perm", perm); });
+  }
+
+  std::string Unsqueeze(const std::string& x, std::int64_t axis) { return g_.Node("Unsqueeze", {x, g_.Ints({axis})}); }
+
+  // The size of axis `axis` of x as a float32 scalar.
+  std::string SizeOf(const std::string& x, std::int64_t axis) {
+    const std::string dims = g_.Node("Shape", {x});
+    const std::string n = g_.Node("Gather", {dims, g_.Ints({axis}, /*scalar=*/true)});
+    return g_.Node("Cast", {n}, [](::onnx::NodeProto& node) { SetInt(node, "to", ::onnx::TensorProto::FLOAT); });
+  }
+
+  // sqrt(var_t(x) + floor) over the last axis of [N, C, T] with the unbiased variance (divisor
+  // T - 1), as nnet's UnbiasedStd: [N, C] or [N, C, 1] with keepdims.
+  std::string UnbiasedStd(const std::string& x, bool keepdims, float floor) {
+    const std::string mean = Mean(x, 2, true);
+    const std::string centred = Binary("Sub", x, mean);
+    const std::string squares = Sum(Binary("Mul", centred, centred), 2, keepdims);
+    const std::string frames_minus_one = Binary("Sub", SizeOf(x, 2), g_.Scalar(1.0f));
+    return Unary("Sqrt", Binary("Add", Binary("Div", squares, frames_minus_one), g_.Scalar(floor)));
+  }
+
+  GraphBuilder& graph() { return g_; }
+
+ private:
+  GraphBuilder& g_;
+};
+
+// ---- WeSpeaker's ResNet (resnet.h) ----
+
+std::string ResNetBlock(Emitter& e, nnet::BasicBlockImpl& block, const std::string& x, const std::string& prefix) {
+  std::string out = e.Unary("Relu", e.Norm(e.Conv2d(x, *block.conv1, prefix + ".conv1"), *block.bn1, prefix + ".bn1"));
+  out = e.Norm(e.Conv2d(out, *block.conv2, prefix + ".conv2"), *block.bn2, prefix + ".bn2");
+  std::string shortcut = x;
+  if (!block.shortcut->is_empty()) {
+    shortcut = e.Conv2d(x, *block.shortcut[0]->as<torch::nn::Conv2d>(), prefix + ".shortcut.0");
+    shortcut = e.Norm(shortcut, *block.shortcut[1]->as<torch::nn::BatchNorm2d>(), prefix + ".shortcut.1");
+  }
+  return e.Unary("Relu", e.Binary("Add", out, shortcut));
+}
+
+std::string ResNetGraph(Emitter& e, nnet::ResNetImpl& net, const std::string& feats) {
+  // [batch, frames, feat] -> [batch, 1, feat, frames]
+  std::string x = e.Unsqueeze(e.Transpose(feats, {0, 2, 1}), 1);
+  x = e.Unary("Relu", e.Norm(e.Conv2d(x, *net.conv1, "conv1"), *net.bn1, "bn1"));
+  int layer_index = 1;
+  for (auto* layer : {&net.layer1, &net.layer2, &net.layer3, &net.layer4}) {
+    for (std::size_t i = 0; i < (*layer)->size(); ++i) {
+      x = ResNetBlock(e, *(*layer)[i]->as<nnet::BasicBlock>(), x, fmt::format("layer{}.{}", layer_index, i));
+    }
+    ++layer_index;
+  }
+  // TSTP: [batch, C, F, T] -> [batch, C·F, T] -> [mean, unbiased std] over T.
+  const std::int64_t rows = net.pool_out_dim() / 2;
+  const std::string flat = e.graph().Node("Reshape", {x, e.graph().Ints({0, rows, -1})});
+  const std::string pooled = e.Concat({e.Mean(flat, 2, false), e.UnbiasedStd(flat, false, 1e-7f)}, 1);
+  return e.Linear(pooled, *net.seg_1, "seg_1");
+}
+
+// ---- WeSpeaker's ECAPA-TDNN (ecapa_tdnn.h) ----
+
+std::string ConvReluBn(Emitter& e, nnet::Conv1dReluBnImpl& layer, const std::string& x, const std::string& prefix) {
+  return e.Norm(e.Unary("Relu", e.Conv1d(x, *layer.conv, prefix + ".conv")), *layer.bn, prefix + ".bn");
+}
+
+std::string Res2(Emitter& e, nnet::Res2Conv1dReluBnImpl& layer, const std::string& x, const std::string& prefix) {
+  const std::int64_t n_convs = static_cast<std::int64_t>(layer.convs->size());
+  const std::int64_t width = layer.convs[0]->as<torch::nn::Conv1d>()->weight.size(0);
+  const auto groups = e.graph().MultiNode("Split", {x, e.graph().Ints(std::vector<std::int64_t>(n_convs + 1, width))},
+                                          static_cast<int>(n_convs + 1),
+                                          [](::onnx::NodeProto& n) { SetInt(n, "axis", 1); });
+  std::vector<std::string> out;
+  std::string sp = groups[0];
+  for (std::int64_t i = 0; i < n_convs; ++i) {
+    if (i > 0) sp = e.Binary("Add", sp, groups[i]);
+    sp = e.Conv1d(sp, *layer.convs[i]->as<torch::nn::Conv1d>(), fmt::format("{}.convs.{}", prefix, i));
+    sp = e.Norm(e.Unary("Relu", sp), *layer.bns[i]->as<torch::nn::BatchNorm1d>(), fmt::format("{}.bns.{}", prefix, i));
+    out.push_back(sp);
+  }
+  out.push_back(groups[n_convs]);
+  return e.Concat(out, 1);
+}
+
+std::string SeConnect(Emitter& e, nnet::SeConnectImpl& se, const std::string& x, const std::string& prefix) {
+  std::string w = e.Unary("Relu", e.Linear(e.Mean(x, 2, false), *se.linear1, prefix + ".linear1"));
+  w = e.Unary("Sigmoid", e.Linear(w, *se.linear2, prefix + ".linear2"));
+  return e.Binary("Mul", x, e.Unsqueeze(w, 2));
+}
+
+std::string SeRes2Block(Emitter& e, nnet::SeRes2BlockImpl& block, const std::string& x, const std::string& prefix) {
+  auto& seq = block.se_res2block;
+  const std::string p = prefix + ".se_res2block";
+  std::string y = ConvReluBn(e, *seq[0]->as<nnet::Conv1dReluBn>(), x, p + ".0");
+  y = Res2(e, *seq[1]->as<nnet::Res2Conv1dReluBn>(), y, p + ".1");
+  y = ConvReluBn(e, *seq[2]->as<nnet::Conv1dReluBn>(), y, p + ".2");
+  y = SeConnect(e, *seq[3]->as<nnet::SeConnect>(), y, p + ".3");
+  return e.Binary("Add", x, y);
+}
+
+// ASTP (pooling.h): [batch, C, T] -> [batch, 2C].
+std::string AttentivePooling(Emitter& e, nnet::AttentiveStatsPoolingImpl& pool, const std::string& x) {
+  std::string attention_in = x;
+  if (pool.global_context()) {
+    const std::string shape = e.graph().Node("Shape", {x});
+    const std::string mean = e.graph().Node("Expand", {e.Mean(x, 2, true), shape});
+    const std::string std = e.graph().Node("Expand", {e.UnbiasedStd(x, true, 1e-7f), shape});
+    attention_in = e.Concat({x, mean, std}, 1);
+  }
+  const std::string hidden = e.Unary("Tanh", e.Conv1d(attention_in, *pool.linear1, "pool.linear1"));
+  const std::string alpha = e.graph().Node("Softmax", {e.Conv1d(hidden, *pool.linear2, "pool.linear2")},
+                                           [](::onnx::NodeProto& n) { SetInt(n, "axis", 2); });
+  const std::string mean = e.Sum(e.Binary("Mul", alpha, x), 2, false);
+  const std::string second = e.Sum(e.Binary("Mul", alpha, e.Binary("Mul", x, x)), 2, false);
+  const std::string variance = e.Binary("Sub", second, e.Binary("Mul", mean, mean));
+  const std::string std = e.Unary("Sqrt", e.Binary("Max", variance, e.graph().Scalar(1e-7f)));
+  return e.Concat({mean, std}, 1);
+}
+
+std::string EcapaGraph(Emitter& e, nnet::EcapaTdnnImpl& net, const std::string& feats) {
+  const std::string x = e.Transpose(feats, {0, 2, 1});  // [batch, feat, frames]
+  const std::string out1 = ConvReluBn(e, *net.layer1, x, "layer1");
+  const std::string out2 = SeRes2Block(e, *net.layer2, out1, "layer2");
+  const std::string out3 = SeRes2Block(e, *net.layer3, out2, "layer3");
+  const std::string out4 = SeRes2Block(e, *net.layer4, out3, "layer4");
+  const std::string frames = e.Unary("Relu", e.Conv1d(e.Concat({out2, out3, out4}, 1), *net.conv, "conv"));
+  const std::string pooled = e.Norm(AttentivePooling(e, *net.pool, frames), *net.bn, "bn");
+  return e.Linear(pooled, *net.linear, "linear");
+}
+
+// ---- ASVtorch's x-vector networks (layers.h, xvector_net.h) ----
+
+// ASVtorch MeanStdPoolingLayer: [batch, C, T] -> [batch, 2C].
+std::string MeanStd(Emitter& e, const std::string& x) {
+  const std::string mean = e.Mean(x, 2, false);
+  const std::string second = e.Mean(e.Binary("Mul", x, x), 2, false);
+  const std::string variance = e.Binary("Sub", second, e.Binary("Mul", mean, mean));
+  return e.Concat({mean, e.Unary("Sqrt", e.Binary("Max", variance, e.graph().Scalar(1e-6f)))}, 1);
+}
+
+std::string SeLayer(Emitter& e, nnet::SeLayerImpl& se, const std::string& x, const nnet::LayerOptions& o,
+                    const std::string& prefix) {
+  std::string w = e.Linear(MeanStd(e, x), *se.linear_relu_bn->linear, prefix + ".linear_relu_bn.linear");
+  w = e.Norm(e.Activate(w, o), *se.linear_relu_bn->batchnorm, prefix + ".linear_relu_bn.batchnorm");
+  w = e.Unary("Sigmoid", e.Linear(w, *se.fc, prefix + ".fc"));
+  return e.Binary("Mul", x, e.Unsqueeze(w, 2));
+}
+
+std::string XvectorGraph(Emitter& e, nnet::XvectorNetImpl& net, const std::string& feats) {
+  const auto& o = net.options();
+  if (net.clustering_pooling) {
+    throw ConfigError(
+        "ONNX export: network.pooling_layer_type = 'clustering' (NetVLAD, GhostVLAD, LDE) cannot be exported yet; "
+        "export a network with 'default' (mean and standard deviation) pooling");
+  }
+  std::string x = e.Transpose(feats, {0, 2, 1});  // [batch, feat, frames]
+  for (std::size_t i = 0; i < net.frame_layers.size(); ++i) {
+    const std::string prefix = fmt::format("tdnn_layers.{}", i);
+    if (auto* cnn = dynamic_cast<nnet::CnnLayerImpl*>(net.frame_layers[i].get())) {
+      std::string y = e.Conv1d(x, *cnn->cnn, prefix + ".cnn");
+      if (cnn->se) y = SeLayer(e, *cnn->se, y, o.layer, prefix + ".se");
+      x = e.Norm(e.Activate(y, o.layer), *cnn->batchnorm, prefix + ".batchnorm");
+    } else if (auto* res = dynamic_cast<nnet::ResCnnLayerImpl*>(net.frame_layers[i].get())) {
+      std::string y = e.Norm(e.Activate(e.Conv1d(x, *res->fc, prefix + ".fc"), o.layer), *res->fc_norm,
+                             prefix + ".fc_norm");
+      y = e.Conv1d(y, *res->cnn, prefix + ".cnn");
+      if (res->se) y = SeLayer(e, *res->se, y, o.layer, prefix + ".se");
+      x = e.Norm(e.Activate(e.Binary("Add", y, x), o.layer), *res->cnn_norm, prefix + ".cnn_norm");
+    } else {
+      throw std::invalid_argument(fmt::format("ONNX export: frame layer {} is of an unknown kind", i));
+    }
+  }
+  return e.Linear(MeanStd(e, x), *net.embedding_layer->linear, "utterance_layers.0.linear");
+}
+
+void AddValueInfo(::onnx::ValueInfoProto* info, const std::string& name,
+                  const std::vector<std::pair<std::string, std::int64_t>>& dims) {
+  info->set_name(name);
+  auto* tensor = info->mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(::onnx::TensorProto::FLOAT);
+  for (const auto& [param, value] : dims) {
+    auto* dim = tensor->mutable_shape()->add_dim();
+    if (param.empty()) {
+      dim->set_dim_value(value);
+    } else {
+      dim->set_dim_param(param);
+    }
+  }
+}
+
+}  // namespace
+
+OnnxExportSummary ExportOnnx(nnet::SpeakerNet& net, const std::filesystem::path& out) {
+  const nnet::SpeakerNetInfo info = net.info();
+  ::onnx::ModelProto model;
+  model.set_ir_version(8);  // ONNX 1.12's IR version for opset 17
+  model.set_producer_name("asvcpp");
+  model.set_model_version(1);
+  model.set_doc_string(fmt::format("{} speaker-embedding network: feats [batch, frames, {}] -> embedding "
+                                   "[batch, {}]",
+                                   info.architecture, info.feat_dim, info.embedding_size));
+  auto* opset = model.add_opset_import();
+  opset->set_domain("");
+  opset->set_version(kOpset);
+  auto* graph = model.mutable_graph();
+  graph->set_name(info.architecture);
+  GraphBuilder builder(graph);
+  Emitter emitter(builder);
+
+  torch::NoGradGuard no_grad;
+  std::string embedding;
+  if (auto* margin = dynamic_cast<nnet::MarginNetImpl*>(&net)) {
+    if (auto resnet = std::dynamic_pointer_cast<nnet::ResNetImpl>(margin->model())) {
+      embedding = ResNetGraph(emitter, *resnet, "feats");
+    } else if (auto ecapa = std::dynamic_pointer_cast<nnet::EcapaTdnnImpl>(margin->model())) {
+      embedding = EcapaGraph(emitter, *ecapa, "feats");
+    } else {
+      throw std::invalid_argument(fmt::format("ONNX export: no graph for the embedding model of {}", info.architecture));
+    }
+  } else if (auto* xvector = dynamic_cast<nnet::XvectorNetImpl*>(&net)) {
+    embedding = XvectorGraph(emitter, *xvector, "feats");
+  } else {
+    throw std::invalid_argument(fmt::format("ONNX export: no graph for a {} network", info.architecture));
+  }
+  builder.Output(embedding, "embedding");
+  AddValueInfo(graph->add_input(), "feats", {{"batch", 0}, {"frames", 0}, {"", info.feat_dim}});
+  AddValueInfo(graph->add_output(), "embedding", {{"batch", 0}, {"", info.embedding_size}});
+
+  try {
+    ::onnx::checker::check_model(model);
+    ::onnx::shape_inference::InferShapes(model);
+  } catch (const std::exception& e) {
+    throw DataError(fmt::format("ONNX export of {}: the graph does not pass ONNX's checks: {}", info.architecture,
+                                e.what()));
+  }
+
+  std::string bytes;
+  if (!model.SerializeToString(&bytes)) {
+    throw DataError(fmt::format("ONNX export of {}: cannot serialise the model for {}", info.architecture,
+                                out.string()));
+  }
+  const std::filesystem::path tmp = out.string() + ".tmp";
+  {
+    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
+    file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    file.close();
+    if (!file) throw DataError(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, out, ec);
+  if (ec) throw DataError(fmt::format("cannot rename {} to {}: {}", tmp.string(), out.string(), ec.message()));
+
+  OnnxExportSummary summary;
+  summary.architecture = info.architecture;
+  summary.feat_dim = info.feat_dim;
+  summary.embedding_size = info.embedding_size;
+  summary.min_frames = info.min_frames;
+  summary.nodes = graph->node_size();
+  summary.initializers = graph->initializer_size();
+  summary.bytes = static_cast<std::int64_t>(bytes.size());
+  return summary;
+}
+
+#endif  // ASV_WITH_ONNX
+
+}  // namespace asv::deploy

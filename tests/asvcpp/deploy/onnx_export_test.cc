@@ -1,0 +1,196 @@
+// ONNX export (asvcpp/deploy/onnx_export.h): every network kind is exported, run in ONNX Runtime
+// (tests/asvcpp/deploy/run_onnx.py, with the onnxruntime that tools/setup.sh installs) on inputs
+// of two lengths in one session, and compared with the network's own Embed() in eval mode:
+// cosine >= 0.9999 and max |difference| <= 1e-4 x the embedding's norm. Batch norms get random
+// running statistics so that inference normalisation is exercised. Settings the graph cannot
+// express are errors naming them.
+#include "asvcpp/deploy/onnx_export.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "asvcpp/base/error.h"
+#include "asvcpp/nnet/margin_heads.h"
+#include "asvcpp/nnet/speaker_net.h"
+#include "asvcpp/nnet/xvector_net.h"
+#include "asvcpp/settings/settings.h"
+#include "tests/build_paths.h"
+#include "tests/tools/test_util.h"
+
+namespace asv::deploy {
+namespace {
+
+namespace fs = std::filesystem;
+
+// The python of tools/setup.sh's ONNX Runtime environment (tools/build_common.sh names it), or ""
+// when it is not installed.
+std::string OnnxRuntimePython() {
+  const auto r = testing::RunCommand(
+      {"bash", "-c", "source tools/build_common.sh && printf %s \"$asv_onnxruntime_venv/bin/python\""},
+      ASV_SOURCE_DIR);
+  if (r.status != 0 || !fs::exists(r.out)) return "";
+  return testing::RunCommand({r.out, "-c", "import onnxruntime"}, ASV_SOURCE_DIR).status == 0 ? r.out : "";
+}
+
+// Gives every batch norm of `net` random running statistics (and keeps the weights).
+void RandomiseBatchNorms(torch::nn::Module& net) {
+  torch::NoGradGuard no_grad;
+  for (auto& item : net.named_buffers()) {
+    torch::Tensor& buffer = item.value();
+    if (item.key().find("running_mean") != std::string::npos) buffer.copy_(0.2 * torch::randn_like(buffer));
+    if (item.key().find("running_var") != std::string::npos) buffer.copy_(0.5 + torch::rand_like(buffer));
+  }
+}
+
+void WriteFloats(const fs::path& file, const torch::Tensor& t) {
+  const torch::Tensor c = t.contiguous();
+  std::ofstream out(file, std::ios::binary);
+  out.write(static_cast<const char*>(c.data_ptr()), static_cast<std::streamsize>(c.numel() * sizeof(float)));
+}
+
+torch::Tensor ReadFloats(const fs::path& file, std::vector<std::int64_t> shape) {
+  const std::string bytes = testing::Slurp(file);
+  torch::Tensor t = torch::empty(shape);
+  EXPECT_EQ(bytes.size(), static_cast<std::size_t>(t.numel()) * sizeof(float)) << file;
+  if (bytes.size() == static_cast<std::size_t>(t.numel()) * sizeof(float)) {
+    std::memcpy(t.data_ptr(), bytes.data(), bytes.size());
+  }
+  return t;
+}
+
+class OnnxExportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!OnnxExportAvailable()) GTEST_SKIP() << "built without libonnx-dev (tools/setup.sh installs it)";
+    python_ = OnnxRuntimePython();
+    if (python_.empty()) GTEST_SKIP() << "no ONNX Runtime: run tools/setup.sh";
+    torch::manual_seed(3);
+  }
+
+  // Exports `net` and checks ONNX Runtime's embeddings of random [batch, frames, feat_dim] inputs
+  // of each length in `frames` against net.Embed.
+  void ExpectOnnxMatches(nnet::SpeakerNet& net, const std::vector<std::int64_t>& frames) {
+    RandomiseBatchNorms(net);
+    net.eval();
+    const auto info = net.info();
+    const fs::path model = scratch_ / "model.onnx";
+    const auto summary = ExportOnnx(net, model);
+    EXPECT_EQ(summary.architecture, info.architecture);
+    EXPECT_EQ(summary.feat_dim, info.feat_dim);
+    EXPECT_EQ(summary.embedding_size, info.embedding_size);
+    EXPECT_EQ(summary.bytes, static_cast<std::int64_t>(fs::file_size(model)));
+    EXPECT_FALSE(fs::exists(model.string() + ".tmp"));
+
+    std::string runs;
+    std::vector<torch::Tensor> expected;
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      const torch::Tensor x = torch::randn({2, frames[i], info.feat_dim});
+      {
+        torch::NoGradGuard no_grad;
+        expected.push_back(net.Embed(nnet::ToLayout(x.transpose(1, 2), info.layout)).contiguous());
+      }
+      const auto in = scratch_ / ("x" + std::to_string(i) + ".f32");
+      WriteFloats(in, x);
+      runs += fmt::format("{}{{\"input\": \"{}\", \"shape\": [2, {}, {}], \"output\": \"{}\"}}", i ? ", " : "",
+                          in.string(), frames[i], info.feat_dim, (scratch_ / ("y" + std::to_string(i) + ".f32")).string());
+    }
+    const auto spec = scratch_.Write("spec.json", "{\"runs\": [" + runs + "]}");
+    const auto r = testing::RunCommand(
+        {python_, std::string(ASV_SOURCE_DIR) + "/tests/asvcpp/deploy/run_onnx.py", model.string(), spec.string()},
+        scratch_.path());
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (std::size_t i = 0; i < frames.size(); ++i) {
+      SCOPED_TRACE(fmt::format("{} frames", frames[i]));
+      const torch::Tensor got = ReadFloats(scratch_ / ("y" + std::to_string(i) + ".f32"), {2, info.embedding_size});
+      for (std::int64_t b = 0; b < 2; ++b) {
+        const torch::Tensor e = expected[i][b];
+        const double cosine = torch::cosine_similarity(got[b], e, 0).item<double>();
+        const double largest = (got[b] - e).abs().max().item<double>();
+        EXPECT_GE(cosine, 0.9999);
+        EXPECT_LE(largest, 1e-4 * e.norm().item<double>()) << "max |difference| " << largest;
+      }
+    }
+  }
+
+  testing::ScratchDir scratch_{"onnx_export"};
+  std::string python_;
+};
+
+nnet::MarginHeadOptions Head() {
+  nnet::MarginHeadOptions o;
+  o.type = nnet::HeadType::kArcMargin;
+  return o;
+}
+
+TEST_F(OnnxExportTest, ResNet34MatchesItsEmbeddings) {
+  auto net = nnet::MakeMarginNet("ResNet34", 40, 32, 5, Head(), /*channels=*/8);
+  ExpectOnnxMatches(*net, {64, 37});
+}
+
+TEST_F(OnnxExportTest, EcapaTdnnWithAndWithoutGlobalContextMatchesItsEmbeddings) {
+  auto glob = nnet::MakeMarginNet("ECAPA_TDNN_GLOB_c512", 40, 24, 5, Head(), /*channels=*/64);
+  ExpectOnnxMatches(*glob, {50, 23});
+  auto plain = nnet::MakeMarginNet("ECAPA_TDNN_c1024", 24, 16, 5, Head(), /*channels=*/32);
+  ExpectOnnxMatches(*plain, {41});
+}
+
+TEST_F(OnnxExportTest, XvectorNetworksMatchTheirEmbeddings) {
+  settings::NetworkSettings standard;
+  standard.frame_layer_size = 48;
+  standard.stat_size = 96;
+  standard.embedding_size = 32;
+  auto net = nnet::MakeXvectorNet(standard, 30, 7);
+  ExpectOnnxMatches(*net, {120, 31});
+
+  settings::NetworkSettings res_se = standard;
+  res_se.network_class = "StandardResSeNet";
+  res_se.ser = 4;
+  res_se.activation = nnet::Activation::kRelu;
+  auto res = nnet::MakeXvectorNet(res_se, 30, 7);
+  ExpectOnnxMatches(*res, {90});
+
+  settings::NetworkSettings selu = standard;
+  selu.network_class = "StandardSeNet";
+  selu.ser = 8;
+  selu.activation = nnet::Activation::kSelu;
+  selu.bn_affine = false;
+  auto se = nnet::MakeXvectorNet(selu, 30, 7);
+  ExpectOnnxMatches(*se, {60});
+}
+
+TEST(OnnxExportErrorsTest, SettingsTheGraphCannotExpressAreNamed) {
+  if (!OnnxExportAvailable()) GTEST_SKIP() << "built without libonnx-dev (tools/setup.sh installs it)";
+  testing::ScratchDir scratch("onnx_export_errors");
+  settings::NetworkSettings clustering;
+  clustering.network_class = "StandardNet";
+  clustering.pooling_layer_type = nnet::PoolingType::kClustering;
+  auto a = nnet::MakeXvectorNet(clustering, 30, 7);
+  try {
+    ExportOnnx(*a, scratch / "a.onnx");
+    FAIL() << "clustering pooling was exported";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("network.pooling_layer_type = 'clustering'"), std::string::npos) << e.what();
+  }
+  settings::NetworkSettings circular;
+  circular.cnn_padding_mode = nnet::PaddingMode::kCircular;
+  auto b = nnet::MakeXvectorNet(circular, 30, 7);
+  try {
+    ExportOnnx(*b, scratch / "b.onnx");
+    FAIL() << "circular padding was exported";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("network.cnn_padding_mode = 'circular'"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(scratch / "a.onnx"));
+  EXPECT_FALSE(fs::exists(scratch / "b.onnx"));
+}
+
+}  // namespace
+}  // namespace asv::deploy

@@ -1,0 +1,36 @@
+#!/usr/bin/env python3
+"""Runs an ONNX model in ONNX Runtime (CPU) for asvcpp's ONNX export tests.
+
+    run_onnx.py MODEL SPEC.json
+
+SPEC: {"runs": [{"input": "x.f32", "shape": [b, t, f], "output": "y.f32"}, ...]}: each run feeds
+the float32 file `input` of `shape` to the model's input "feats" and writes its output
+"embedding" as float32 to `output`, all in one session (so that dynamic axes are exercised).
+Prints the output shapes, one line per run.
+"""
+import json
+import sys
+
+import numpy as np
+import onnxruntime
+
+
+def main():
+    model, spec_path = sys.argv[1], sys.argv[2]
+    with open(spec_path) as f:
+        spec = json.load(f)
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = 1
+    session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    names = [i.name for i in session.get_inputs()], [o.name for o in session.get_outputs()]
+    if names != (["feats"], ["embedding"]):
+        sys.exit(f"unexpected inputs/outputs {names}")
+    for run in spec["runs"]:
+        x = np.fromfile(run["input"], dtype=np.float32).reshape(run["shape"])
+        (y,) = session.run(["embedding"], {"feats": x})
+        y.astype(np.float32).tofile(run["output"])
+        print(" ".join(str(d) for d in y.shape))
+
+
+if __name__ == "__main__":
+    main()
