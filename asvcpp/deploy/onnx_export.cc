@@ -3,7 +3,9 @@
 #include <fmt/format.h>
 #include <torch/torch.h>
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <fstream>
 #include <functional>
 #include <memory>
@@ -15,6 +17,8 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/compat/torch_compat.h"
+#include "asvcpp/features/feature_window.h"
+#include "asvcpp/features/mel_banks.h"
 #include "asvcpp/nnet/ecapa_tdnn.h"
 #include "asvcpp/nnet/layers.h"
 #include "asvcpp/nnet/pooling.h"
@@ -34,7 +38,8 @@ namespace asv::deploy {
 
 bool OnnxExportAvailable() { return false; }
 
-OnnxExportSummary ExportOnnx(nnet::SpeakerNet& /*net*/, const std::filesystem::path& out) {
+OnnxExportSummary ExportOnnx(nnet::SpeakerNet& /*net*/, const std::filesystem::path& out,
+                             const std::optional<OnnxFrontEnd>& /*front_end*/) {
   throw ConfigError(fmt::format("cannot write {}: this asvcpp was built without ONNX (install libonnx-dev, "
                                 "tools/setup.sh does, and build again)",
                                 out.string()));
@@ -430,6 +435,88 @@ std::string XvectorGraph(Emitter& e, nnet::XvectorNetImpl& net, const std::strin
   return e.Linear(MeanStd(e, x), *net.embedding_layer->linear, "utterance_layers.0.linear");
 }
 
+// ---- the filterbank front end ----
+
+// [window, 2·(padded/2 + 1)]: a frame's samples to the real and imaginary parts of the DFT of the
+// DC-removed, pre-emphasised, windowed and zero-padded frame (feature_window.h, Kaldi's
+// ProcessWindow), all linear maps composed in double precision.
+torch::Tensor FrameToSpectrum(const features::FrameOptions& fo) {
+  const std::int64_t length = fo.WindowSize(), padded = fo.PaddedWindowSize(), bins = padded / 2 + 1;
+  const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
+  torch::Tensor m = torch::eye(length, f64);  // row vector x -> x @ m
+  if (fo.remove_dc_offset) m = m - torch::full({length, length}, 1.0 / static_cast<double>(length), f64);
+  const double c = fo.preemph_coeff;
+  torch::Tensor preemphasis = torch::eye(length, f64);  // p[i] = d[i] - c d[i-1], d[-1] = d[0]
+  auto pa = preemphasis.accessor<double, 2>();
+  for (std::int64_t i = 0; i < length; ++i) pa[i == 0 ? 0 : i - 1][i] -= c;
+  const std::vector<float> window = features::MakeWindowFunction(fo);
+  torch::Tensor w = torch::zeros({length}, f64);
+  for (std::int64_t i = 0; i < length; ++i) w[i] = static_cast<double>(window[static_cast<std::size_t>(i)]);
+  m = m.matmul(preemphasis) * w.unsqueeze(0);
+  const torch::Tensor i = torch::arange(length, f64).unsqueeze(1);
+  const torch::Tensor k = torch::arange(bins, f64).unsqueeze(0);
+  const torch::Tensor angle = (2.0 * M_PI / static_cast<double>(padded)) * torch::fmod(i * k, padded);
+  const torch::Tensor dft = torch::cat({torch::cos(angle), -torch::sin(angle)}, 1);  // [length, 2·bins]
+  return m.matmul(dft).to(torch::kFloat32);
+}
+
+// The mel banks as a [padded/2 + 1, num_bins] matrix (features::MelBanks, no VTLN).
+torch::Tensor MelMatrix(const features::FbankOptions& fbank) {
+  const features::MelBanks banks(fbank.mel_opts, fbank.frame_opts);
+  const std::int64_t bins = fbank.frame_opts.PaddedWindowSize() / 2 + 1;
+  torch::Tensor mel = torch::zeros({bins, banks.NumBins()}, torch::kFloat32);
+  auto a = mel.accessor<float, 2>();
+  for (std::int32_t b = 0; b < banks.NumBins(); ++b) {
+    const auto& weights = banks.Weights(b);
+    for (std::size_t j = 0; j < weights.size(); ++j) a[banks.Offset(b) + static_cast<std::int64_t>(j)][b] = weights[j];
+  }
+  return mel;
+}
+
+void CheckFrontEnd(const OnnxFrontEnd& front_end, const nnet::SpeakerNetInfo& info) {
+  const auto& f = front_end.fbank;
+  f.Validate();
+  const auto refuse = [&](const std::string& what) {
+    throw ConfigError(fmt::format("ONNX export of {} with its front end: {}", info.architecture, what));
+  };
+  if (f.mel_opts.num_bins != info.feat_dim) {
+    refuse(fmt::format("num_mel_bins = {} but the network takes {} features", f.mel_opts.num_bins, info.feat_dim));
+  }
+  if (!f.frame_opts.snip_edges) refuse("snip_edges = false (frames centred on the edges) is not in the graph");
+  if (f.use_energy) refuse("use_energy = true (a log-energy column) is not in the graph");
+  if (!f.use_log_fbank) refuse("use_log_fbank = false is not in the graph");
+  if (f.frame_opts.samp_freq <= 0) refuse("the sampling rate must be positive");
+}
+
+// waveform [batch, samples] in [-1, 1) -> features [batch, frames, num_bins].
+std::string FbankGraph(Emitter& e, const OnnxFrontEnd& front_end, const std::string& waveform) {
+  GraphBuilder& g = e.graph();
+  const auto& fo = front_end.fbank.frame_opts;
+  const std::int64_t length = fo.WindowSize(), shift = fo.WindowShift();
+  const std::int64_t bins = fo.PaddedWindowSize() / 2 + 1;
+  const std::string samples = g.Node("Mul", {waveform, g.Scalar(32768.0f)});  // int16 units, as Kaldi
+  // Frame f holds samples f·shift .. f·shift + length - 1, for f < 1 + (n - length) / shift.
+  const std::string n = g.Node("Gather", {g.Node("Shape", {samples}), g.Ints({1}, /*scalar=*/true)});
+  const std::string count = g.Node(
+      "Add", {g.Node("Div", {g.Node("Sub", {n, g.Ints({length}, true)}), g.Ints({shift}, true)}), g.Ints({1}, true)});
+  const std::string starts = g.Node("Mul", {g.Node("Range", {g.Ints({0}, true), count, g.Ints({1}, true)}),
+                                            g.Ints({shift}, true)});
+  std::vector<std::int64_t> offsets(static_cast<std::size_t>(length));
+  for (std::int64_t i = 0; i < length; ++i) offsets[static_cast<std::size_t>(i)] = i;
+  const std::string index = g.Node("Add", {e.Unsqueeze(starts, 1), g.Ints(offsets)});  // [frames, length]
+  const std::string frames = g.Node("Gather", {samples, index}, [](::onnx::NodeProto& node) { SetInt(node, "axis", 1); });
+  const std::string spectrum = g.Node("MatMul", {frames, g.Weight("frontend.frame_to_spectrum", FrameToSpectrum(fo))});
+  const auto parts = g.MultiNode("Split", {spectrum, g.Ints({bins, bins})}, 2,
+                                 [](::onnx::NodeProto& node) { SetInt(node, "axis", 2); });
+  std::string power = e.Binary("Add", e.Binary("Mul", parts[0], parts[0]), e.Binary("Mul", parts[1], parts[1]));
+  if (!front_end.fbank.use_power) power = e.Unary("Sqrt", power);
+  const std::string mel = g.Node("MatMul", {power, g.Weight("frontend.mel_banks", MelMatrix(front_end.fbank))});
+  std::string feats =
+      e.Unary("Log", e.Binary("Max", mel, g.Scalar(std::numeric_limits<float>::epsilon())));
+  if (front_end.cmn) feats = e.Binary("Sub", feats, e.Mean(feats, 1, true));
+  return feats;
+}
+
 void AddValueInfo(::onnx::ValueInfoProto* info, const std::string& name,
                   const std::vector<std::pair<std::string, std::int64_t>>& dims) {
   info->set_name(name);
@@ -447,8 +534,16 @@ void AddValueInfo(::onnx::ValueInfoProto* info, const std::string& name,
 
 }  // namespace
 
-OnnxExportSummary ExportOnnx(nnet::SpeakerNet& net, const std::filesystem::path& out) {
+OnnxExportSummary ExportOnnx(nnet::SpeakerNet& net, const std::filesystem::path& out,
+                             const std::optional<OnnxFrontEnd>& front_end) {
   const nnet::SpeakerNetInfo info = net.info();
+  if (front_end && dynamic_cast<nnet::XvectorNetImpl*>(&net) != nullptr) {
+    throw ConfigError(fmt::format(
+        "ONNX export of {} with its front end: the x-vector recipe's MFCCs, energy VAD and sliding-window CMN "
+        "are not in the graph yet; export it without the front end (input: features)",
+        info.architecture));
+  }
+  if (front_end) CheckFrontEnd(*front_end, info);
   ::onnx::ModelProto model;
   model.set_ir_version(8);  // ONNX 1.12's IR version for opset 17
   model.set_producer_name("asvcpp");
@@ -466,21 +561,27 @@ OnnxExportSummary ExportOnnx(nnet::SpeakerNet& net, const std::filesystem::path&
 
   torch::NoGradGuard no_grad;
   std::string embedding;
+  const std::string input = front_end ? "waveform" : "feats";
   if (auto* margin = dynamic_cast<nnet::MarginNetImpl*>(&net)) {
+    const std::string feats = front_end ? FbankGraph(emitter, *front_end, input) : input;
     if (auto resnet = std::dynamic_pointer_cast<nnet::ResNetImpl>(margin->model())) {
-      embedding = ResNetGraph(emitter, *resnet, "feats");
+      embedding = ResNetGraph(emitter, *resnet, feats);
     } else if (auto ecapa = std::dynamic_pointer_cast<nnet::EcapaTdnnImpl>(margin->model())) {
-      embedding = EcapaGraph(emitter, *ecapa, "feats");
+      embedding = EcapaGraph(emitter, *ecapa, feats);
     } else {
       throw std::invalid_argument(fmt::format("ONNX export: no graph for the embedding model of {}", info.architecture));
     }
   } else if (auto* xvector = dynamic_cast<nnet::XvectorNetImpl*>(&net)) {
-    embedding = XvectorGraph(emitter, *xvector, "feats");
+    embedding = XvectorGraph(emitter, *xvector, input);
   } else {
     throw std::invalid_argument(fmt::format("ONNX export: no graph for a {} network", info.architecture));
   }
   builder.Output(embedding, "embedding");
-  AddValueInfo(graph->add_input(), "feats", {{"batch", 0}, {"frames", 0}, {"", info.feat_dim}});
+  if (front_end) {
+    AddValueInfo(graph->add_input(), "waveform", {{"batch", 0}, {"samples", 0}});
+  } else {
+    AddValueInfo(graph->add_input(), "feats", {{"batch", 0}, {"frames", 0}, {"", info.feat_dim}});
+  }
   AddValueInfo(graph->add_output(), "embedding", {{"batch", 0}, {"", info.embedding_size}});
 
   try {

@@ -14,10 +14,12 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <string>
 #include <vector>
 
 #include "asvcpp/base/error.h"
+#include "asvcpp/features/fbank.h"
 #include "asvcpp/nnet/margin_heads.h"
 #include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/nnet/xvector_net.h"
@@ -114,6 +116,8 @@ class OnnxExportTest : public ::testing::Test {
         const torch::Tensor e = expected[i][b];
         const double cosine = torch::cosine_similarity(got[b], e, 0).item<double>();
         const double largest = (got[b] - e).abs().max().item<double>();
+        std::cout << fmt::format("{}, {} frames: cosine {:.9f}, max |difference| / norm {:.2e}\n", info.architecture,
+                                 frames[i], cosine, largest / e.norm().item<double>());
         EXPECT_GE(cosine, 0.9999);
         EXPECT_LE(largest, 1e-4 * e.norm().item<double>()) << "max |difference| " << largest;
       }
@@ -166,6 +170,73 @@ TEST_F(OnnxExportTest, XvectorNetworksMatchTheirEmbeddings) {
   ExpectOnnxMatches(*se, {60});
 }
 
+// A speech-like test signal: a few harmonics of a gliding pitch with noise, quantised to 16 bits
+// (as audio decoded from a file is), [samples] in [-1, 1).
+torch::Tensor TestWaveform(std::int64_t samples, double f0) {
+  const torch::Tensor t = torch::arange(samples, torch::kFloat64) / 16000.0;
+  const torch::Tensor pitch = f0 * (1.0 + 0.1 * torch::sin(2 * M_PI * 3.0 * t));
+  const torch::Tensor phase = 2 * M_PI * torch::cumsum(pitch, 0) / 16000.0;
+  torch::Tensor x = 0.02 * torch::randn({samples}, torch::kFloat64);
+  for (int h = 1; h <= 5; ++h) x = x + (0.2 / h) * torch::sin(h * phase);
+  return (torch::round(x.clamp(-1.0, 0.999) * 32768.0) / 32768.0).to(torch::kFloat32);
+}
+
+// With the front end inside, the graph takes audio: its embeddings of two waveforms equal those
+// of features::Fbank (WeSpeaker's options) with per-utterance mean subtraction, then Embed().
+TEST_F(OnnxExportTest, FbankFrontEndInsideTheGraphMatchesTheRecipesFeatures) {
+  for (const char* model : {"ECAPA_TDNN_GLOB_c512", "ResNet34"}) {
+    SCOPED_TRACE(model);
+    auto net = nnet::MakeMarginNet(model, 40, 24, 5, Head(), /*channels=*/std::string(model) == "ResNet34" ? 8 : 64);
+    RandomiseBatchNorms(*net);
+    net->eval();
+    OnnxFrontEnd front_end;
+    front_end.fbank = features::WespeakerFbankOptions();
+    front_end.fbank.mel_opts.num_bins = 40;
+    const fs::path model_file = scratch_ / "with_frontend.onnx";
+    ExportOnnx(*net, model_file, front_end);
+
+    const features::Fbank fbank(front_end.fbank);
+    std::string runs;
+    std::vector<torch::Tensor> expected;
+    const std::vector<std::int64_t> lengths{16000, 9120};
+    for (std::size_t i = 0; i < lengths.size(); ++i) {
+      const torch::Tensor batch = torch::stack({TestWaveform(lengths[i], 120.0), TestWaveform(lengths[i], 210.0)});
+      std::vector<torch::Tensor> feats;
+      for (std::int64_t b = 0; b < 2; ++b) {
+        const torch::Tensor int16_range = (batch[b] * 32768.0f).contiguous();
+        const auto m = fbank.Compute(int16_range.data_ptr<float>(), int16_range.numel());
+        torch::Tensor f = torch::from_blob(const_cast<float*>(m.data()), {m.rows(), m.cols()}, torch::kFloat32).clone();
+        feats.push_back(f - f.mean(0, /*keepdim=*/true));
+      }
+      {
+        torch::NoGradGuard no_grad;
+        expected.push_back(net->Embed(torch::stack(feats)).contiguous());
+      }
+      const auto in = scratch_ / ("w" + std::to_string(i) + ".f32");
+      WriteFloats(in, batch);
+      runs += fmt::format("{}{{\"input\": \"{}\", \"shape\": [2, {}], \"output\": \"{}\"}}", i ? ", " : "",
+                          in.string(), lengths[i], (scratch_ / ("v" + std::to_string(i) + ".f32")).string());
+    }
+    const auto spec = scratch_.Write("spec_frontend.json", "{\"input\": \"waveform\", \"runs\": [" + runs + "]}");
+    const auto r = testing::RunCommand({python_, std::string(ASV_SOURCE_DIR) + "/tests/asvcpp/deploy/run_onnx.py",
+                                        model_file.string(), spec.string()},
+                                       scratch_.path());
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (std::size_t i = 0; i < lengths.size(); ++i) {
+      const torch::Tensor got = ReadFloats(scratch_ / ("v" + std::to_string(i) + ".f32"), {2, 24});
+      for (std::int64_t b = 0; b < 2; ++b) {
+        const torch::Tensor e = expected[i][b];
+        const double cosine = torch::cosine_similarity(got[b], e, 0).item<double>();
+        const double largest = (got[b] - e).abs().max().item<double>();
+        std::cout << fmt::format("{} with its front end, {} samples: cosine {:.9f}, max |difference| / norm {:.2e}\n",
+                                 model, lengths[i], cosine, largest / e.norm().item<double>());
+        EXPECT_GE(cosine, 0.9999);
+        EXPECT_LE(largest, 1e-4 * e.norm().item<double>());
+      }
+    }
+  }
+}
+
 TEST(OnnxExportErrorsTest, SettingsTheGraphCannotExpressAreNamed) {
   if (!OnnxExportAvailable()) GTEST_SKIP() << "built without libonnx-dev (tools/setup.sh installs it)";
   testing::ScratchDir scratch("onnx_export_errors");
@@ -188,6 +259,25 @@ TEST(OnnxExportErrorsTest, SettingsTheGraphCannotExpressAreNamed) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("network.cnn_padding_mode = 'circular'"), std::string::npos) << e.what();
   }
+  OnnxFrontEnd front_end;
+  front_end.fbank = features::WespeakerFbankOptions();
+  try {
+    ExportOnnx(*a, scratch / "c.onnx", front_end);
+    FAIL() << "an x-vector network was exported with a front end";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("sliding-window CMN"), std::string::npos) << e.what();
+  }
+  auto ecapa = nnet::MakeMarginNet("ECAPA_TDNN_c512", 40, 16, 5, Head(), 16);
+  try {
+    ExportOnnx(*ecapa, scratch / "d.onnx", front_end);  // 80 mel bins for a 40-dim network
+    FAIL() << "a front end of 80 bins was exported for a network of 40 features";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("num_mel_bins = 80 but the network takes 40 features"), std::string::npos)
+        << e.what();
+  }
+  front_end.fbank.mel_opts.num_bins = 40;
+  front_end.fbank.frame_opts.snip_edges = false;
+  EXPECT_THROW(ExportOnnx(*ecapa, scratch / "d.onnx", front_end), ConfigError);
   EXPECT_FALSE(fs::exists(scratch / "a.onnx"));
   EXPECT_FALSE(fs::exists(scratch / "b.onnx"));
 }

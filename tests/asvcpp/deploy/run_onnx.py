@@ -3,8 +3,9 @@
 
     run_onnx.py MODEL SPEC.json
 
-SPEC: {"runs": [{"input": "x.f32", "shape": [b, t, f], "output": "y.f32"}, ...]}: each run feeds
-the float32 file `input` of `shape` to the model's input "feats" and writes its output
+SPEC: {"input": NAME, "runs": [{"input": "x.f32", "shape": [...], "output": "y.f32"}, ...]}: each
+run feeds the float32 file `input` of `shape` to the model's input NAME ("feats" unless given:
+[batch, frames, feat_dim]; "waveform": [batch, samples]) and writes its output
 "embedding" as float32 to `output`, all in one session (so that dynamic axes are exercised).
 Prints the output shapes, one line per run.
 """
@@ -22,12 +23,13 @@ def main():
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1
     session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+    input_name = spec.get("input", "feats")
     names = [i.name for i in session.get_inputs()], [o.name for o in session.get_outputs()]
-    if names != (["feats"], ["embedding"]):
+    if names != ([input_name], ["embedding"]):
         sys.exit(f"unexpected inputs/outputs {names}")
     for run in spec["runs"]:
         x = np.fromfile(run["input"], dtype=np.float32).reshape(run["shape"])
-        (y,) = session.run(["embedding"], {"feats": x})
+        (y,) = session.run(["embedding"], {input_name: x})
         y.astype(np.float32).tofile(run["output"])
         print(" ".join(str(d) for d in y.shape))
 
