@@ -19,6 +19,8 @@
 #include "asvcpp/compat/torch_compat.h"
 #include "asvcpp/features/feature_window.h"
 #include "asvcpp/features/mel_banks.h"
+#include "asvcpp/features/mfcc.h"
+#include "asvcpp/features/vad.h"
 #include "asvcpp/nnet/ecapa_tdnn.h"
 #include "asvcpp/nnet/layers.h"
 #include "asvcpp/nnet/pooling.h"
@@ -435,24 +437,22 @@ std::string XvectorGraph(Emitter& e, nnet::XvectorNetImpl& net, const std::strin
   return e.Linear(MeanStd(e, x), *net.embedding_layer->linear, "utterance_layers.0.linear");
 }
 
-// ---- the filterbank front end ----
+// ---- the front ends ----
 
-// [window, 2·(padded/2 + 1)]: a frame's samples to the real and imaginary parts of the DFT of the
-// DC-removed, pre-emphasised, windowed and zero-padded frame (feature_window.h, Kaldi's
-// ProcessWindow), all linear maps composed in double precision.
+// [window, 2·(padded/2 + 1)]: a DC-removed frame's samples to the real and imaginary parts of the
+// DFT of the pre-emphasised, windowed and zero-padded frame (feature_window.h, Kaldi's
+// ProcessWindow), the linear maps composed in double precision.
 torch::Tensor FrameToSpectrum(const features::FrameOptions& fo) {
   const std::int64_t length = fo.WindowSize(), padded = fo.PaddedWindowSize(), bins = padded / 2 + 1;
   const auto f64 = torch::TensorOptions().dtype(torch::kFloat64);
-  torch::Tensor m = torch::eye(length, f64);  // row vector x -> x @ m
-  if (fo.remove_dc_offset) m = m - torch::full({length, length}, 1.0 / static_cast<double>(length), f64);
   const double c = fo.preemph_coeff;
-  torch::Tensor preemphasis = torch::eye(length, f64);  // p[i] = d[i] - c d[i-1], d[-1] = d[0]
-  auto pa = preemphasis.accessor<double, 2>();
-  for (std::int64_t i = 0; i < length; ++i) pa[i == 0 ? 0 : i - 1][i] -= c;
+  torch::Tensor m = torch::eye(length, f64);  // row vector x -> x @ m: p[i] = d[i] - c d[i-1], d[-1] = d[0]
+  auto a = m.accessor<double, 2>();
+  for (std::int64_t i = 0; i < length; ++i) a[i == 0 ? 0 : i - 1][i] -= c;
   const std::vector<float> window = features::MakeWindowFunction(fo);
   torch::Tensor w = torch::zeros({length}, f64);
   for (std::int64_t i = 0; i < length; ++i) w[i] = static_cast<double>(window[static_cast<std::size_t>(i)]);
-  m = m.matmul(preemphasis) * w.unsqueeze(0);
+  m = m * w.unsqueeze(0);
   const torch::Tensor i = torch::arange(length, f64).unsqueeze(1);
   const torch::Tensor k = torch::arange(bins, f64).unsqueeze(0);
   const torch::Tensor angle = (2.0 * M_PI / static_cast<double>(padded)) * torch::fmod(i * k, padded);
@@ -461,9 +461,9 @@ torch::Tensor FrameToSpectrum(const features::FrameOptions& fo) {
 }
 
 // The mel banks as a [padded/2 + 1, num_bins] matrix (features::MelBanks, no VTLN).
-torch::Tensor MelMatrix(const features::FbankOptions& fbank) {
-  const features::MelBanks banks(fbank.mel_opts, fbank.frame_opts);
-  const std::int64_t bins = fbank.frame_opts.PaddedWindowSize() / 2 + 1;
+torch::Tensor MelMatrix(const features::MelOptions& mel_opts, const features::FrameOptions& frame_opts) {
+  const features::MelBanks banks(mel_opts, frame_opts);
+  const std::int64_t bins = frame_opts.PaddedWindowSize() / 2 + 1;
   torch::Tensor mel = torch::zeros({bins, banks.NumBins()}, torch::kFloat32);
   auto a = mel.accessor<float, 2>();
   for (std::int32_t b = 0; b < banks.NumBins(); ++b) {
@@ -474,46 +474,177 @@ torch::Tensor MelMatrix(const features::FbankOptions& fbank) {
 }
 
 void CheckFrontEnd(const OnnxFrontEnd& front_end, const nnet::SpeakerNetInfo& info) {
-  const auto& f = front_end.fbank;
-  f.Validate();
   const auto refuse = [&](const std::string& what) {
     throw ConfigError(fmt::format("ONNX export of {} with its front end: {}", info.architecture, what));
   };
-  if (f.mel_opts.num_bins != info.feat_dim) {
-    refuse(fmt::format("num_mel_bins = {} but the network takes {} features", f.mel_opts.num_bins, info.feat_dim));
+  if (front_end.kind == OnnxFrontEnd::Kind::kFbank) {
+    const auto& f = front_end.fbank;
+    f.Validate();
+    if (f.mel_opts.num_bins != info.feat_dim) {
+      refuse(fmt::format("num_mel_bins = {} but the network takes {} features", f.mel_opts.num_bins, info.feat_dim));
+    }
+    if (f.use_energy) refuse("use_energy = true (a log-energy column) is not in the graph");
+    if (!f.use_log_fbank) refuse("use_log_fbank = false is not in the graph");
+  } else {
+    const auto& m = front_end.mfcc;
+    m.Validate();
+    if (m.num_ceps != info.feat_dim) {
+      refuse(fmt::format("num_ceps = {} but the network takes {} features", m.num_ceps, info.feat_dim));
+    }
+    if (m.htk_compat) refuse("htk_compat = true is not in the graph");
+    if (front_end.cmn_window < 0) refuse(fmt::format("cmn_window = {} must be >= 0", front_end.cmn_window));
+    if (front_end.vad) front_end.vad->Validate();
   }
-  if (!f.frame_opts.snip_edges) refuse("snip_edges = false (frames centred on the edges) is not in the graph");
-  if (f.use_energy) refuse("use_energy = true (a log-energy column) is not in the graph");
-  if (!f.use_log_fbank) refuse("use_log_fbank = false is not in the graph");
-  if (f.frame_opts.samp_freq <= 0) refuse("the sampling rate must be positive");
 }
 
-// waveform [batch, samples] in [-1, 1) -> features [batch, frames, num_bins].
-std::string FbankGraph(Emitter& e, const OnnxFrontEnd& front_end, const std::string& waveform) {
-  GraphBuilder& g = e.graph();
-  const auto& fo = front_end.fbank.frame_opts;
+// Sample positions of every frame, [frames, window] int64, of a signal of `n` samples (a graph
+// scalar), as features::FirstSampleOfFrame and NumFrames; without snip_edges the positions outside
+// the signal are reflected once (-1 -> 0, n -> n - 1), as Kaldi's ExtractWindow does.
+std::string FrameIndices(GraphBuilder& g, Emitter& e, const features::FrameOptions& fo, const std::string& n) {
   const std::int64_t length = fo.WindowSize(), shift = fo.WindowShift();
-  const std::int64_t bins = fo.PaddedWindowSize() / 2 + 1;
-  const std::string samples = g.Node("Mul", {waveform, g.Scalar(32768.0f)});  // int16 units, as Kaldi
-  // Frame f holds samples f·shift .. f·shift + length - 1, for f < 1 + (n - length) / shift.
-  const std::string n = g.Node("Gather", {g.Node("Shape", {samples}), g.Ints({1}, /*scalar=*/true)});
-  const std::string count = g.Node(
-      "Add", {g.Node("Div", {g.Node("Sub", {n, g.Ints({length}, true)}), g.Ints({shift}, true)}), g.Ints({1}, true)});
-  const std::string starts = g.Node("Mul", {g.Node("Range", {g.Ints({0}, true), count, g.Ints({1}, true)}),
-                                            g.Ints({shift}, true)});
+  std::string count, first;
+  if (fo.snip_edges) {
+    count = g.Node("Add", {g.Node("Div", {g.Node("Sub", {n, g.Ints({length}, true)}), g.Ints({shift}, true)}),
+                           g.Ints({1}, true)});
+    first = g.Ints({0}, true);
+  } else {
+    count = g.Node("Div", {g.Node("Add", {n, g.Ints({shift / 2}, true)}), g.Ints({shift}, true)});
+    first = g.Ints({shift / 2 - length / 2}, true);
+  }
+  const std::string starts =
+      g.Node("Add", {g.Node("Mul", {g.Node("Range", {g.Ints({0}, true), count, g.Ints({1}, true)}),
+                                    g.Ints({shift}, true)}),
+                     first});
   std::vector<std::int64_t> offsets(static_cast<std::size_t>(length));
   for (std::int64_t i = 0; i < length; ++i) offsets[static_cast<std::size_t>(i)] = i;
-  const std::string index = g.Node("Add", {e.Unsqueeze(starts, 1), g.Ints(offsets)});  // [frames, length]
-  const std::string frames = g.Node("Gather", {samples, index}, [](::onnx::NodeProto& node) { SetInt(node, "axis", 1); });
+  std::string index = g.Node("Add", {e.Unsqueeze(starts, 1), g.Ints(offsets)});
+  if (!fo.snip_edges) {
+    const std::string zero = g.Ints({0}, true);
+    index = g.Node("Where", {g.Node("Less", {index, zero}),
+                             g.Node("Sub", {g.Ints({-1}, true), index}), index});
+    const std::string last = g.Node("Sub", {g.Node("Mul", {n, g.Ints({2}, true)}), g.Ints({1}, true)});
+    index = g.Node("Where", {g.Node("GreaterOrEqual", {index, n}), g.Node("Sub", {last, index}), index});
+  }
+  return index;
+}
+
+// Centred sliding-window mean normalisation over axis 1 of x [batch, frames, dim], as
+// features::ApplySlidingCmn with center = true (see asvcpp/features/cmn.h for the window
+// placement), the window sums from cumulative sums in double precision.
+std::string SlidingCmn(Emitter& e, const std::string& x, std::int64_t window) {
+  GraphBuilder& g = e.graph();
+  const std::string frames = g.Node("Gather", {g.Node("Shape", {x}), g.Ints({1}, true)});
+  const std::string t = g.Node("Range", {g.Ints({0}, true), frames, g.Ints({1}, true)});
+  const std::string zero = g.Ints({0}, true);
+  const std::string s0 = g.Node("Sub", {t, g.Ints({window / 2}, true)});
+  const std::string s1 = g.Node("Max", {s0, zero});
+  const std::string e1 = g.Node("Add", {s1, g.Ints({window}, true)});  // shifted right when s0 < 0
+  const std::string over = g.Node("Max", {g.Node("Sub", {e1, frames}), zero});
+  const std::string start = g.Node("Max", {g.Node("Sub", {s1, over}), zero});
+  const std::string end = g.Node("Sub", {e1, over});
+  const std::string x64 = g.Node("Cast", {x}, [](::onnx::NodeProto& n) { SetInt(n, "to", ::onnx::TensorProto::DOUBLE); });
+  // sums[:, k] = x[:, 0] + ... + x[:, k - 1], [batch, frames + 1, dim]
+  const std::string inclusive = g.Node("CumSum", {x64, g.Ints({1}, true)});
+  const std::string zeros = g.Node("Mul", {g.Node("Slice", {x64, g.Ints({0}), g.Ints({1}), g.Ints({1})}),
+                                           g.Node("Cast", {g.Scalar(0.0f)}, [](::onnx::NodeProto& n) {
+                                             SetInt(n, "to", ::onnx::TensorProto::DOUBLE);
+                                           })});
+  const std::string sums = e.Concat({zeros, inclusive}, 1);
+  const auto gather = [&](const std::string& index) {
+    return g.Node("Gather", {sums, index}, [](::onnx::NodeProto& n) { SetInt(n, "axis", 1); });
+  };
+  const std::string count = g.Node("Cast", {g.Node("Sub", {end, start})},
+                                   [](::onnx::NodeProto& n) { SetInt(n, "to", ::onnx::TensorProto::DOUBLE); });
+  const std::string mean = g.Node("Div", {g.Node("Sub", {gather(end), gather(start)}), e.Unsqueeze(count, 1)});
+  const std::string centred = g.Node("Sub", {x64, mean});
+  return g.Node("Cast", {centred}, [](::onnx::NodeProto& n) { SetInt(n, "to", ::onnx::TensorProto::FLOAT); });
+}
+
+// Kaldi's energy VAD (features::ComputeVadEnergy) on c0 [batch, frames]: [batch, frames] bool.
+std::string VadDecisions(Emitter& e, const features::VadOptions& vad, const std::string& c0) {
+  GraphBuilder& g = e.graph();
+  const std::string threshold =
+      g.Node("Add", {g.Scalar(vad.vad_energy_threshold),
+                     g.Node("Mul", {g.Scalar(vad.vad_energy_mean_scale), e.Mean(c0, 1, true)})});
+  const std::string above = g.Node("Cast", {g.Node("Greater", {c0, threshold})},
+                                   [](::onnx::NodeProto& n) { SetInt(n, "to", ::onnx::TensorProto::FLOAT); });
+  const std::string frames = g.Node("Gather", {g.Node("Shape", {c0}), g.Ints({1}, true)});
+  const std::string t = g.Node("Range", {g.Ints({0}, true), frames, g.Ints({1}, true)});
+  const std::string start = g.Node("Max", {g.Node("Sub", {t, g.Ints({vad.vad_frames_context}, true)}), g.Ints({0}, true)});
+  const std::string end = g.Node("Min", {g.Node("Add", {t, g.Ints({vad.vad_frames_context + 1}, true)}), frames});
+  const std::string sums = e.Concat({g.Node("Mul", {g.Node("Slice", {above, g.Ints({0}), g.Ints({1}), g.Ints({1})}),
+                                                    g.Scalar(0.0f)}),
+                                     g.Node("CumSum", {above, g.Ints({1}, true)})},
+                                    1);
+  const auto gather = [&](const std::string& index) {
+    return g.Node("Gather", {sums, index}, [](::onnx::NodeProto& n) { SetInt(n, "axis", 1); });
+  };
+  const std::string count = g.Node("Sub", {gather(end), gather(start)});
+  const std::string window = g.Node("Cast", {g.Node("Sub", {end, start})},
+                                    [](::onnx::NodeProto& n) { SetInt(n, "to", ::onnx::TensorProto::FLOAT); });
+  return g.Node("GreaterOrEqual",
+                {count, g.Node("Mul", {window, g.Scalar(vad.vad_proportion_threshold)})});
+}
+
+// waveform [batch, samples] in [-1, 1) -> features [batch, frames, dim].
+std::string FrontEndGraph(Emitter& e, const OnnxFrontEnd& front_end, const std::string& waveform) {
+  GraphBuilder& g = e.graph();
+  const bool mfcc = front_end.kind == OnnxFrontEnd::Kind::kMfcc;
+  const auto& fo = mfcc ? front_end.mfcc.frame_opts : front_end.fbank.frame_opts;
+  const auto& mel_opts = mfcc ? front_end.mfcc.mel_opts : front_end.fbank.mel_opts;
+  const std::int64_t bins = fo.PaddedWindowSize() / 2 + 1;
+  const float eps = std::numeric_limits<float>::epsilon();
+  const std::string samples = g.Node("Mul", {waveform, g.Scalar(32768.0f)});  // int16 units, as Kaldi
+  const std::string n = g.Node("Gather", {g.Node("Shape", {samples}), g.Ints({1}, /*scalar=*/true)});
+  std::string frames = g.Node("Gather", {samples, FrameIndices(g, e, fo, n)},
+                              [](::onnx::NodeProto& node) { SetInt(node, "axis", 1); });  // [batch, frames, window]
+  if (fo.remove_dc_offset) frames = e.Binary("Sub", frames, e.Mean(frames, 2, true));
   const std::string spectrum = g.Node("MatMul", {frames, g.Weight("frontend.frame_to_spectrum", FrameToSpectrum(fo))});
   const auto parts = g.MultiNode("Split", {spectrum, g.Ints({bins, bins})}, 2,
                                  [](::onnx::NodeProto& node) { SetInt(node, "axis", 2); });
   std::string power = e.Binary("Add", e.Binary("Mul", parts[0], parts[0]), e.Binary("Mul", parts[1], parts[1]));
-  if (!front_end.fbank.use_power) power = e.Unary("Sqrt", power);
-  const std::string mel = g.Node("MatMul", {power, g.Weight("frontend.mel_banks", MelMatrix(front_end.fbank))});
-  std::string feats =
-      e.Unary("Log", e.Binary("Max", mel, g.Scalar(std::numeric_limits<float>::epsilon())));
-  if (front_end.cmn) feats = e.Binary("Sub", feats, e.Mean(feats, 1, true));
+  if (!mfcc && !front_end.fbank.use_power) power = e.Unary("Sqrt", power);
+  const std::string mel = g.Node("MatMul", {power, g.Weight("frontend.mel_banks", MelMatrix(mel_opts, fo))});
+  std::string feats = e.Unary("Log", e.Binary("Max", mel, g.Scalar(eps)));
+  if (!mfcc) {
+    if (front_end.cmn) feats = e.Binary("Sub", feats, e.Mean(feats, 1, true));
+    return feats;
+  }
+  const auto& m = front_end.mfcc;
+  // DCT rows 0..num_ceps-1, liftered, as a [num_bins, num_ceps] matrix.
+  const Matrix dct = features::ComputeDctMatrix(m.num_ceps, mel_opts.num_bins);
+  const std::vector<float> lifter =
+      m.cepstral_lifter != 0.0f ? features::ComputeLifterCoeffs(m.cepstral_lifter, m.num_ceps) : std::vector<float>();
+  torch::Tensor dct_t = torch::zeros({mel_opts.num_bins, m.num_ceps}, torch::kFloat32);
+  for (std::int32_t k = 0; k < m.num_ceps; ++k) {
+    for (std::int32_t b = 0; b < mel_opts.num_bins; ++b) {
+      dct_t[b][k] = dct(k, b) * (lifter.empty() ? 1.0f : lifter[static_cast<std::size_t>(k)]);
+    }
+  }
+  feats = g.Node("MatMul", {feats, g.Weight("frontend.dct", dct_t)});
+  if (m.use_energy) {
+    // The raw log energy (before pre-emphasis and window; after DC removal), floored.
+    std::string log_energy = e.Unary("Log", e.Binary("Max", e.Sum(e.Binary("Mul", frames, frames), 2, true),
+                                                     g.Scalar(eps)));
+    if (m.energy_floor > 0.0f) log_energy = e.Binary("Max", log_energy, g.Scalar(std::log(m.energy_floor)));
+    if (!m.raw_energy) {
+      throw ConfigError("ONNX export: raw_energy = false (energy after the window) is not in the graph");
+    }
+    const std::string rest = g.Node("Slice", {feats, g.Ints({1}), g.Ints({m.num_ceps}), g.Ints({2})});
+    feats = e.Concat({log_energy, rest}, 2);
+  }
+  std::string voiced;
+  if (front_end.vad) {
+    const std::string c0 = g.Node("Squeeze", {g.Node("Slice", {feats, g.Ints({0}), g.Ints({1}), g.Ints({2})}),
+                                              g.Ints({2})});
+    voiced = VadDecisions(e, *front_end.vad, c0);
+  }
+  if (front_end.cmn_window > 0) feats = SlidingCmn(e, feats, front_end.cmn_window);
+  if (!voiced.empty()) {
+    // One waveform: keep the voiced frames of row 0.
+    const std::string keep = g.Node("Squeeze", {voiced, g.Ints({0})});
+    feats = g.Node("Compress", {feats, keep}, [](::onnx::NodeProto& node) { SetInt(node, "axis", 1); });
+  }
   return feats;
 }
 
@@ -537,12 +668,6 @@ void AddValueInfo(::onnx::ValueInfoProto* info, const std::string& name,
 OnnxExportSummary ExportOnnx(nnet::SpeakerNet& net, const std::filesystem::path& out,
                              const std::optional<OnnxFrontEnd>& front_end) {
   const nnet::SpeakerNetInfo info = net.info();
-  if (front_end && dynamic_cast<nnet::XvectorNetImpl*>(&net) != nullptr) {
-    throw ConfigError(fmt::format(
-        "ONNX export of {} with its front end: the x-vector recipe's MFCCs, energy VAD and sliding-window CMN "
-        "are not in the graph yet; export it without the front end (input: features)",
-        info.architecture));
-  }
   if (front_end) CheckFrontEnd(*front_end, info);
   ::onnx::ModelProto model;
   model.set_ir_version(8);  // ONNX 1.12's IR version for opset 17
@@ -563,7 +688,7 @@ OnnxExportSummary ExportOnnx(nnet::SpeakerNet& net, const std::filesystem::path&
   std::string embedding;
   const std::string input = front_end ? "waveform" : "feats";
   if (auto* margin = dynamic_cast<nnet::MarginNetImpl*>(&net)) {
-    const std::string feats = front_end ? FbankGraph(emitter, *front_end, input) : input;
+    const std::string feats = front_end ? FrontEndGraph(emitter, *front_end, input) : input;
     if (auto resnet = std::dynamic_pointer_cast<nnet::ResNetImpl>(margin->model())) {
       embedding = ResNetGraph(emitter, *resnet, feats);
     } else if (auto ecapa = std::dynamic_pointer_cast<nnet::EcapaTdnnImpl>(margin->model())) {
@@ -572,13 +697,15 @@ OnnxExportSummary ExportOnnx(nnet::SpeakerNet& net, const std::filesystem::path&
       throw std::invalid_argument(fmt::format("ONNX export: no graph for the embedding model of {}", info.architecture));
     }
   } else if (auto* xvector = dynamic_cast<nnet::XvectorNetImpl*>(&net)) {
-    embedding = XvectorGraph(emitter, *xvector, input);
+    embedding = XvectorGraph(emitter, *xvector, front_end ? FrontEndGraph(emitter, *front_end, input) : input);
   } else {
     throw std::invalid_argument(fmt::format("ONNX export: no graph for a {} network", info.architecture));
   }
   builder.Output(embedding, "embedding");
   if (front_end) {
-    AddValueInfo(graph->add_input(), "waveform", {{"batch", 0}, {"samples", 0}});
+    // With the VAD, one waveform at a time (its voiced frames are selected).
+    const bool one = front_end->kind == OnnxFrontEnd::Kind::kMfcc && front_end->vad.has_value();
+    AddValueInfo(graph->add_input(), "waveform", {{one ? "" : "batch", one ? 1 : 0}, {"samples", 0}});
   } else {
     AddValueInfo(graph->add_input(), "feats", {{"batch", 0}, {"frames", 0}, {"", info.feat_dim}});
   }

@@ -12,15 +12,21 @@
 // WeSpeaker's `embed_a` (seg_1), for ECAPA-TDNN the output of `linear`.
 //
 // With a front end (OnnxFrontEnd) the graph takes audio instead, and computes the model's
-// Kaldi-compatible log mel filterbank and its mean normalisation inside:
+// Kaldi-compatible features inside:
 //   input  "waveform"   [batch, samples]            float32 in [-1, 1) (16-bit PCM / 32768), at
 //                                                    the front end's sampling rate
-// Frames as Kaldi with snip_edges true: 1 + (samples - window) / shift of them (window and shift in
-// samples), so a waveform shorter than one window is an error of the runtime. Everything linear
-// per frame (DC removal, pre-emphasis, window, the DFT of the zero-padded frame) is one matrix
-// product, the matrix computed in double precision at export; then the power spectrum, the mel
-// banks (asvcpp/features/mel_banks.h, as features::Fbank), log(max(·, FLT_EPSILON)), and the
-// subtraction of the mean over frames (as features::PcmFbankSource: WeSpeaker's CMN).
+// Frames as Kaldi's (feature_window.h): with snip_edges 1 + (samples - window) / shift of them, so a
+// waveform shorter than one window is an error of the runtime; without, (samples + shift/2) / shift
+// frames centred on their shifts, the edges reflected once. Per frame: DC removal, the raw log
+// energy, then pre-emphasis, window and the DFT of the zero-padded frame as one matrix product (the
+// matrix composed in double precision at export), the power spectrum, the mel banks
+// (asvcpp/features/mel_banks.h) and log(max(·, FLT_EPSILON)). Then either
+//   kFbank: the mean over frames subtracted (as features::PcmFbankSource: WeSpeaker's CMN), or
+//   kMfcc:  DCT and liftering (features::ComputeDctMatrix, ComputeLifterCoeffs), C0 replaced by the
+//           log energy, Kaldi's centred sliding-window CMN (cumulative sums in double), and the
+//           frames the energy VAD marks voiced (features::ComputeVadEnergy on the uncentred C0).
+// Dither is never applied (the graph is deterministic); the recipes' stored MFCCs were computed with
+// Kaldi's dither 1.0 and compressed, so their embeddings differ from the graph's by that noise.
 //
 // Operator set: ai.onnx 17 (ONNX 1.12). The ops used are Conv, BatchNormalization, Relu,
 // LeakyRelu, Selu, Sigmoid, Tanh, Softmax, Gemm, ReduceMean, ReduceSum, Split, Concat, Transpose,
@@ -33,6 +39,7 @@
 #include <string>
 
 #include "asvcpp/features/feature_options.h"
+#include "asvcpp/features/vad.h"
 
 namespace asv::nnet {
 class SpeakerNet;
@@ -53,10 +60,23 @@ struct OnnxExportSummary {
 
 /// The feature extraction a graph with audio input computes (see above).
 struct OnnxFrontEnd {
-  /// The model's filterbank (features::WespeakerFbankOptions with the run's num_mel_bins, frame
-  /// length and shift for the margin recipe). Dither is not applied (extraction uses none).
+  enum class Kind {
+    kFbank,  ///< log mel filterbank, mean over the utterance subtracted (WeSpeaker, the margin recipe)
+    kMfcc,   ///< MFCCs, centred sliding-window CMN, energy VAD (Kaldi and ASVtorch: the x-vector recipes)
+  };
+  Kind kind = Kind::kFbank;
+  /// kFbank: the model's filterbank (features::WespeakerFbankOptions with the run's
+  /// num_mel_bins, frame length and shift for the margin recipe).
   features::FbankOptions fbank;
-  bool cmn = true;  ///< subtract each utterance's mean over frames from every frame
+  bool cmn = true;  ///< kFbank: subtract each utterance's mean over frames from every frame
+  /// kMfcc: the model's MFCCs (the recipe's mfcc.conf, paths.kaldi_mfcc_conf_file).
+  features::MfccOptions mfcc;
+  /// kMfcc: frames of Kaldi's centred sliding-window CMN (apply-cmvn-sliding --center=true, as
+  /// features::ApplySlidingCmn with SlidingCmnOptions::AsvTorch; features.cmvn_window); 0: none.
+  std::int32_t cmn_window = 300;
+  /// kMfcc: Kaldi's energy VAD on C0 (features::ComputeVadEnergy; features.sad_enabled): only the
+  /// voiced frames reach the network, so the graph takes one waveform at a time ([1, samples]).
+  std::optional<features::VadOptions> vad;
 };
 
 /// True when this build can write ONNX (it found libonnx-dev).
@@ -70,10 +90,9 @@ bool OnnxExportAvailable();
 /// (network.pooling_layer_type = 'clustering', network.cnn_padding_mode = 'circular'), naming the
 /// setting; std::invalid_argument for another kind of network; DataError when the checker or
 /// shape inference rejects the graph or `out` cannot be written (naming the file); ConfigError
-/// when this build has no ONNX (OnnxExportAvailable() is false). A front end must give
-/// num_mel_bins = the network's feat_dim, snip_edges true, use_energy false, log mel energies and
-/// no VTLN (ConfigError naming the option otherwise); x-vector networks have no front end here
-/// (their MFCCs, energy VAD and sliding-window CMN are not in the graph): ConfigError.
+/// when this build has no ONNX (OnnxExportAvailable() is false). A front end must give features of
+/// the network's feat_dim (num_mel_bins for kFbank, num_ceps for kMfcc); kFbank needs
+/// use_energy false and log mel energies; ConfigError naming the option otherwise.
 OnnxExportSummary ExportOnnx(nnet::SpeakerNet& net, const std::filesystem::path& out,
                              const std::optional<OnnxFrontEnd>& front_end = std::nullopt);
 

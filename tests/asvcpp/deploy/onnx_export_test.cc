@@ -19,7 +19,11 @@
 #include <vector>
 
 #include "asvcpp/base/error.h"
+#include "asvcpp/features/cmn.h"
 #include "asvcpp/features/fbank.h"
+#include "asvcpp/features/kaldi_options.h"
+#include "asvcpp/features/mfcc.h"
+#include "asvcpp/features/vad.h"
 #include "asvcpp/nnet/margin_heads.h"
 #include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/nnet/xvector_net.h"
@@ -237,6 +241,78 @@ TEST_F(OnnxExportTest, FbankFrontEndInsideTheGraphMatchesTheRecipesFeatures) {
   }
 }
 
+// The x-vector front end: the recipe's MFCCs (run_configs/voxceleb/xvector/mfcc.conf: 30 cepstra,
+// snip_edges false, C0 the log energy), Kaldi's energy VAD with voxceleb/v2's options and ASVtorch's
+// centred sliding CMN of 300 frames, against features::Mfcc, ComputeVadEnergy and ApplySlidingCmn
+// (without dither), on a waveform with a pause (the VAD drops frames) longer and shorter than the
+// CMN window.
+TEST_F(OnnxExportTest, MfccVadAndSlidingCmnInsideTheGraphMatchTheRecipesFeatures) {
+  settings::NetworkSettings standard;
+  standard.frame_layer_size = 48;
+  standard.stat_size = 96;
+  standard.embedding_size = 32;
+  auto net = nnet::MakeXvectorNet(standard, 30, 7);
+  RandomiseBatchNorms(*net);
+  net->eval();
+  OnnxFrontEnd front_end;
+  front_end.kind = OnnxFrontEnd::Kind::kMfcc;
+  front_end.mfcc = features::ReadKaldiConfig<features::MfccOptions>(std::string(ASV_SOURCE_DIR) +
+                                                                      "/run_configs/voxceleb/xvector/mfcc.conf");
+  front_end.mfcc.frame_opts.dither = 0.0f;
+  front_end.vad = features::VadOptions::VoxcelebV2();
+  front_end.cmn_window = 300;
+  const fs::path model_file = scratch_ / "xvector_frontend.onnx";
+  ExportOnnx(*net, model_file, front_end);
+
+  const features::Mfcc mfcc(front_end.mfcc);
+  std::string runs;
+  std::vector<torch::Tensor> expected;
+  std::vector<std::int64_t> voiced_counts;
+  const std::vector<std::int64_t> lengths{56000, 20800};
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    torch::Tensor wave = TestWaveform(lengths[i], 140.0);
+    wave.narrow(0, lengths[i] / 3, 8000).mul_(0.0005f);  // half a second of near silence
+    wave = torch::round(wave * 32768.0f) / 32768.0f;
+    const torch::Tensor int16_range = (wave * 32768.0f).contiguous();
+    const Matrix raw = mfcc.Compute(int16_range.data_ptr<float>(), int16_range.numel());
+    const std::vector<float> vad = features::ComputeVadEnergy(*front_end.vad, raw);
+    const Matrix cmn = features::ApplySlidingCmn(features::SlidingCmnOptions::AsvTorch(300), raw);
+    std::vector<torch::Tensor> voiced;
+    for (std::int64_t t = 0; t < cmn.rows(); ++t) {
+      if (vad[static_cast<std::size_t>(t)] > 0.5f) {
+        voiced.push_back(torch::from_blob(const_cast<float*>(cmn.data()) + t * cmn.cols(), {cmn.cols()}).clone());
+      }
+    }
+    voiced_counts.push_back(static_cast<std::int64_t>(voiced.size()));
+    ASSERT_GT(voiced.size(), 20u);
+    ASSERT_LT(static_cast<std::int64_t>(voiced.size()), cmn.rows() - 20);  // the pause was dropped
+    {
+      torch::NoGradGuard no_grad;
+      expected.push_back(net->Embed(torch::stack(voiced).transpose(0, 1).unsqueeze(0)).contiguous());
+    }
+    const auto in = scratch_ / ("m" + std::to_string(i) + ".f32");
+    WriteFloats(in, wave);
+    runs += fmt::format("{}{{\"input\": \"{}\", \"shape\": [1, {}], \"output\": \"{}\"}}", i ? ", " : "",
+                        in.string(), lengths[i], (scratch_ / ("n" + std::to_string(i) + ".f32")).string());
+  }
+  const auto spec = scratch_.Write("spec_mfcc.json", "{\"input\": \"waveform\", \"runs\": [" + runs + "]}");
+  const auto r = testing::RunCommand({python_, std::string(ASV_SOURCE_DIR) + "/tests/asvcpp/deploy/run_onnx.py",
+                                      model_file.string(), spec.string()},
+                                     scratch_.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    const torch::Tensor got = ReadFloats(scratch_ / ("n" + std::to_string(i) + ".f32"), {1, 32});
+    const torch::Tensor e = expected[i][0];
+    const double cosine = torch::cosine_similarity(got[0], e, 0).item<double>();
+    const double largest = (got[0] - e).abs().max().item<double>();
+    std::cout << fmt::format("StandardNet with the MFCC front end, {} samples ({} voiced frames): cosine {:.9f}, "
+                             "max |difference| / norm {:.2e}\n",
+                             lengths[i], voiced_counts[i], cosine, largest / e.norm().item<double>());
+    EXPECT_GE(cosine, 0.9999);
+    EXPECT_LE(largest, 1e-4 * e.norm().item<double>());
+  }
+}
+
 TEST(OnnxExportErrorsTest, SettingsTheGraphCannotExpressAreNamed) {
   if (!OnnxExportAvailable()) GTEST_SKIP() << "built without libonnx-dev (tools/setup.sh installs it)";
   testing::ScratchDir scratch("onnx_export_errors");
@@ -259,14 +335,17 @@ TEST(OnnxExportErrorsTest, SettingsTheGraphCannotExpressAreNamed) {
   } catch (const ConfigError& e) {
     EXPECT_NE(std::string(e.what()).find("network.cnn_padding_mode = 'circular'"), std::string::npos) << e.what();
   }
+  OnnxFrontEnd mfcc;
+  mfcc.kind = OnnxFrontEnd::Kind::kMfcc;  // Kaldi's default 13 cepstra for a 30-dim network
+  try {
+    ExportOnnx(*b, scratch / "c.onnx", mfcc);
+    FAIL() << "13 cepstra were exported for a network of 30 features";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("num_ceps = 13 but the network takes 30 features"), std::string::npos)
+        << e.what();
+  }
   OnnxFrontEnd front_end;
   front_end.fbank = features::WespeakerFbankOptions();
-  try {
-    ExportOnnx(*a, scratch / "c.onnx", front_end);
-    FAIL() << "an x-vector network was exported with a front end";
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("sliding-window CMN"), std::string::npos) << e.what();
-  }
   auto ecapa = nnet::MakeMarginNet("ECAPA_TDNN_c512", 40, 16, 5, Head(), 16);
   try {
     ExportOnnx(*ecapa, scratch / "d.onnx", front_end);  // 80 mel bins for a 40-dim network
@@ -276,8 +355,15 @@ TEST(OnnxExportErrorsTest, SettingsTheGraphCannotExpressAreNamed) {
         << e.what();
   }
   front_end.fbank.mel_opts.num_bins = 40;
-  front_end.fbank.frame_opts.snip_edges = false;
-  EXPECT_THROW(ExportOnnx(*ecapa, scratch / "d.onnx", front_end), ConfigError);
+  front_end.fbank.use_energy = true;
+  try {
+    ExportOnnx(*ecapa, scratch / "d.onnx", front_end);
+    FAIL() << "a log-energy column was exported";
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("use_energy = true"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(scratch / "c.onnx"));
+  EXPECT_FALSE(fs::exists(scratch / "d.onnx"));
   EXPECT_FALSE(fs::exists(scratch / "a.onnx"));
   EXPECT_FALSE(fs::exists(scratch / "b.onnx"));
 }
