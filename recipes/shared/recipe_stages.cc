@@ -199,41 +199,66 @@ void WriteSpeakerCohort(recipe::RunContext& context, const stdfs::path& stem, co
   context.RecordArtifact(stem.string() + ".scp", "cohort");
 }
 
+backend::Embeddings StoredSpeakerCohort(const stdfs::path& system_folder, const backend::Embeddings& plda,
+                                        const std::vector<std::string>& speakers) {
+  const stdfs::path folder = system_folder / "embeddings";
+  const stdfs::path stem = folder / "cohort";
+  const stdfs::path source = stem.string() + ".source";
+  if (stdfs::exists(stem.string() + ".scp") && stdfs::exists(source) &&
+      asv::fs::ReadFile(source) == ArchiveIdentity(folder / "plda.ark")) {
+    return backend::ReadEmbeddings(stem);
+  }
+  return backend::SpeakerMeans(plda, speakers);
+}
+
+SystemBackend BuildSystemBackend(const stdfs::path& system_folder, const settings::BackendSettings& settings,
+                                 const CohortProvider& cohort_of) {
+  const stdfs::path folder = system_folder / "embeddings";
+  SystemBackend system;
+  system.plda = backend::ReadEmbeddings(folder / "plda");
+  const auto utt2spk = data::ReadTable(folder / "plda.utt2spk", data::ValueFormat::kSingleToken);
+  for (const auto& id : system.plda.ids) {
+    const auto it = utt2spk.find(id);
+    if (it == utt2spk.end())
+      throw DataError(fmt::format("{}: no speaker for '{}'", (folder / "plda.utt2spk").string(), id));
+    system.speakers.push_back(it->second);
+  }
+  if (stdfs::exists(folder / "info.json")) {
+    const auto info = nlohmann::json::parse(asv::fs::ReadFile(folder / "info.json"));
+    if (info.contains("epoch")) system.epoch = info["epoch"].get<int>();
+  }
+  ASV_LOG(Info, "back-end: '{}' processing, {} scoring{}{}{} on {} PLDA embeddings of {} speakers",
+          settings.processing, EnumToName(settings.scoring),
+          settings.scoring == backend::Scoring::kPlda ? fmt::format(" (plda_dim {})", settings.plda_dim) : "",
+          settings.score_norm ? fmt::format(", {} against {}", EnumToName(settings.score_norm_method),
+                                            EnumToName(settings.score_norm_cohort))
+                              : "",
+          settings.calibration != backend::Calibration::kNone
+              ? fmt::format(", {} calibration", EnumToName(settings.calibration))
+              : "",
+          system.plda.ids.size(), std::set<std::string>(system.speakers.begin(), system.speakers.end()).size());
+  std::optional<backend::Embeddings> cohort;
+  if (settings.score_norm && settings.score_norm_cohort == backend::Cohort::kSpeakerMeans) {
+    cohort = cohort_of(system.plda, system.speakers);
+  }
+  system.backend.emplace(system.plda, system.speakers, settings, cohort ? &*cohort : nullptr);
+  return system;
+}
+
+stdfs::path ThresholdsFile(const stdfs::path& system_folder) { return system_folder / "backend" / "thresholds.json"; }
+
 void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_dataset,
                      const settings::OrderedDict<std::string>& trial_lists) {
   const auto& backend_settings = context.settings().common().backend;
   const stdfs::path folder = context.system_folder() / "embeddings";
-  const auto plda = backend::ReadEmbeddings(folder / "plda");
   const auto trial = backend::ReadEmbeddings(folder / "trial");
-  const auto utt2spk = data::ReadTable(folder / "plda.utt2spk", data::ValueFormat::kSingleToken);
-  std::vector<std::string> speakers;
-  for (const auto& id : plda.ids) {
-    const auto it = utt2spk.find(id);
-    if (it == utt2spk.end())
-      throw DataError(fmt::format("{}: no speaker for '{}'", (folder / "plda.utt2spk").string(), id));
-    speakers.push_back(it->second);
-  }
-  std::optional<int> epoch;
-  if (stdfs::exists(folder / "info.json")) {
-    const auto info = nlohmann::json::parse(asv::fs::ReadFile(folder / "info.json"));
-    if (info.contains("epoch")) epoch = info["epoch"].get<int>();
-  }
-  ASV_LOG(Info, "back-end: '{}' processing, {} scoring{}{}{} on {} PLDA embeddings of {} speakers",
-          backend_settings.processing, EnumToName(backend_settings.scoring),
-          backend_settings.scoring == backend::Scoring::kPlda ? fmt::format(" (plda_dim {})", backend_settings.plda_dim)
-                                                              : "",
-          backend_settings.score_norm ? fmt::format(", {} against {}", EnumToName(backend_settings.score_norm_method),
-                                                    EnumToName(backend_settings.score_norm_cohort))
-                                      : "",
-          backend_settings.calibration != backend::Calibration::kNone
-              ? fmt::format(", {} calibration", EnumToName(backend_settings.calibration))
-              : "",
-          plda.ids.size(), std::set<std::string>(speakers.begin(), speakers.end()).size());
-  std::optional<backend::Embeddings> cohort;
-  if (backend_settings.score_norm && backend_settings.score_norm_cohort == backend::Cohort::kSpeakerMeans) {
-    cohort = SpeakerCohort(context, plda, speakers);
-  }
-  const backend::Backend backend(plda, speakers, backend_settings, cohort ? &*cohort : nullptr);
+  const SystemBackend system = BuildSystemBackend(
+      context.system_folder(), backend_settings,
+      [&](const backend::Embeddings& plda, const std::vector<std::string>& speakers) {
+        return SpeakerCohort(context, plda, speakers);
+      });
+  const backend::Backend& backend = *system.backend;
+  const std::optional<int> epoch = system.epoch;
   std::string summary;
   if (const auto* calibration = backend.trained_calibration()) {
     const stdfs::path file = context.system_folder() / "backend" / "calibration.json";
@@ -256,6 +281,9 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
   progress_options.unit = "lists";
   progress_options.amount_rate_suffix = " trials/s";
   base::Progress progress("scoring", static_cast<std::int64_t>(lists.size()), progress_options);
+  nlohmann::json thresholds = {{"calibrated", backend.calibration() != nullptr},
+                               {"bayes", nlohmann::json::array()},
+                               {"lists", nlohmann::json::object()}};
   for (const auto& [name, file] : lists) {
     const auto result = backend::ScoreTrialList(backend, prepared, name, file, backend_settings);
     progress.Add(1, static_cast<double>(result.scores.size()));
@@ -270,9 +298,25 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
     ASV_LOG(Info, "{}", line);
     summary += line + "\n";
     context.RecordResult(backend::ResultRecordOf(result, epoch));
+    thresholds["lists"][name] = {{"file", file.filename().string()},
+                                 {"eer", 100.0 * result.metrics.eer.eer},
+                                 {"eer_threshold", result.metrics.eer.threshold},
+                                 {"min_dcf_p_target", result.metrics.min_dcf.params.p_target},
+                                 {"min_dcf_threshold", result.metrics.min_dcf.threshold}};
+    if (thresholds["bayes"].empty()) {
+      for (const auto& dcf : result.min_dcfs) {
+        thresholds["bayes"].push_back({{"p_target", dcf.params.p_target},
+                                       {"c_miss", dcf.params.c_miss},
+                                       {"c_fa", dcf.params.c_fa},
+                                       {"threshold", eval::BayesThreshold(dcf.params)}});
+      }
+    }
   }
   progress.Finish();
   if (lists.empty()) throw DataError("no trial list of recipe.trial_lists exists: nothing to score");
+  const stdfs::path thresholds_file = ThresholdsFile(context.system_folder());
+  asv::fs::WriteFileAtomic(thresholds_file, thresholds.dump(2) + "\n");
+  context.RecordArtifact(thresholds_file, "thresholds");
   const stdfs::path results = context.system_folder() / "results" / "results.txt";
   asv::fs::WriteFileAtomic(results, summary);
   context.RecordArtifact(results, "results");

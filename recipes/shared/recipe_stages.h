@@ -87,6 +87,40 @@ backend::Embeddings SpeakerCohort(recipe::RunContext& context, const backend::Em
 void WriteSpeakerCohort(recipe::RunContext& context, const std::filesystem::path& stem,
                         const backend::Embeddings& cohort, const std::filesystem::path& plda_ark);
 
+/// The speaker-mean cohort of a finished system without writing anything: the stored
+/// <system>/embeddings/cohort while it matches plda.ark (as SpeakerCohort checks), else the speaker
+/// means of `plda` computed in memory (the same values SpeakerCohort would store). Throws what
+/// ReadEmbeddings throws.
+backend::Embeddings StoredSpeakerCohort(const std::filesystem::path& system_folder, const backend::Embeddings& plda,
+                                        const std::vector<std::string>& speakers);
+
+/// The trained back end of a system, as stage 9 builds it (ScoreTrialLists uses this too, so the
+/// two cannot drift apart): the back-end embeddings <system>/embeddings/plda with the speakers of
+/// plda.utt2spk, the epoch of embeddings/info.json, and backend::Backend trained on them with
+/// `settings` (every random choice in it is seeded, so the same files and settings give the same
+/// back end, bit for bit). `cohort_of` gives the speaker-mean cohort when the settings ask for one
+/// (SpeakerCohort in stage 9, StoredSpeakerCohort to read a finished system).
+struct SystemBackend {
+  backend::Embeddings plda;
+  std::vector<std::string> speakers;  ///< [plda.ids.size()]
+  std::optional<int> epoch;           ///< the epoch of the network the embeddings came from
+  std::optional<backend::Backend> backend;
+};
+using CohortProvider =
+    std::function<backend::Embeddings(const backend::Embeddings& plda, const std::vector<std::string>& speakers)>;
+/// Throws DataError for missing embeddings or a back-end utterance without speaker (naming the
+/// file), and what backend::Backend throws.
+SystemBackend BuildSystemBackend(const std::filesystem::path& system_folder,
+                                 const settings::BackendSettings& settings, const CohortProvider& cohort_of);
+
+/// <system>/backend/thresholds.json, written by ScoreTrialLists: the decision thresholds of a
+/// system. "calibrated": whether the final scores are calibrated log-likelihood ratios; "bayes":
+/// for each operating point of the results (backend.p_target, then 0.01; c_miss = c_fa = 1) the
+/// Bayes threshold log((1 - p_target) / p_target) (eval::BayesThreshold), meaningful for
+/// calibrated scores; "lists": per trial list its EER (%) and the score at the EER
+/// (eval::EerResult::threshold), and the minDCF threshold at backend.p_target.
+std::filesystem::path ThresholdsFile(const std::filesystem::path& system_folder);
+
 /// Scoring of the trial lists: the embeddings <system>/embeddings/{plda,trial} (and
 /// plda.utt2spk, and the utt2dur files for quality-aware calibration) through the back end of
 /// the `backend.*` settings (backend::Backend: processing trained on the "plda" embeddings, PLDA
@@ -99,7 +133,8 @@ void WriteSpeakerCohort(recipe::RunContext& context, const std::filesystem::path
 /// (files in the list folder of `trial_dataset`) scored, with scores_<file> (the final scores:
 /// LLRs when calibrated) and det_<stem>.run<run id>.tsv (eval::DetFileName: one per run) under
 /// <system>/scores, a warning for a list whose EER the tied scores decide
-/// (eval::TiesDecideEer), EER/minDCF/Cllr lines in
+/// (eval::TiesDecideEer), the decision thresholds in ThresholdsFile (artifact kind "thresholds"),
+/// EER/minDCF/Cllr lines in
 /// <system>/results/results.txt, and a results row per list (the epoch of embeddings/info.json
 /// when present). Throws DataError for missing embeddings, a PLDA utterance without speaker,
 /// when no list exists, and what backend::Backend throws.

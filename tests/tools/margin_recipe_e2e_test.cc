@@ -5,6 +5,8 @@
 // artifacts. Skipped when espeak-ng or ffmpeg is missing.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <fstream>
 #include <regex>
@@ -135,8 +137,23 @@ TEST(MarginRecipeE2eTest, TinyCorpusThroughEveryStage) {
 
   std::set<std::string> kinds;
   for (const auto& artifact : database.Artifacts(runs[0].id)) kinds.insert(artifact.record.kind);
-  for (const char* kind : {"list", "pcm", "checkpoint", "model", "embeddings", "scores", "det", "results"}) {
+  for (const char* kind : {"list", "pcm", "checkpoint", "model", "embeddings", "scores", "det", "results",
+                           "thresholds"}) {
     EXPECT_EQ(kinds.count(kind), 1u) << kind;
+  }
+  // The decision thresholds of the system: the list's EER and the score at it, and the Bayes
+  // thresholds log((1 - p) / p) of the three operating points (uncalibrated scores here).
+  const auto thresholds = nlohmann::json::parse(testing::Slurp(system / "backend/thresholds.json"));
+  EXPECT_EQ(thresholds["calibrated"], false);
+  ASSERT_TRUE(thresholds["lists"].contains("tiny_trials")) << thresholds.dump();
+  EXPECT_NEAR(thresholds["lists"]["tiny_trials"]["eer"].get<double>(), results[0].record.eer, 1e-9);
+  EXPECT_EQ(thresholds["lists"]["tiny_trials"]["file"], "veri_test.txt");
+  EXPECT_TRUE(thresholds["lists"]["tiny_trials"]["eer_threshold"].is_number());
+  ASSERT_EQ(thresholds["bayes"].size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double p = thresholds["bayes"][i]["p_target"];
+    EXPECT_EQ(p, results[0].record.costs[i].p_target);
+    EXPECT_NEAR(thresholds["bayes"][i]["threshold"].get<double>(), std::log((1 - p) / p), 1e-12);
   }
 
   // Rerunning stage 1 finds complete stores and decodes nothing.
@@ -186,6 +203,7 @@ TEST(MarginRecipeE2eTest, TinyCorpusThroughEveryStage) {
   std::set<std::string> normed_kinds;
   for (const auto& artifact : database.Artifacts(normed_runs[0].id)) normed_kinds.insert(artifact.record.kind);
   EXPECT_EQ(normed_kinds.count("calibration"), 1u);
+  EXPECT_EQ(nlohmann::json::parse(testing::Slurp(system / "backend/thresholds.json"))["calibrated"], true);
 }
 
 }  // namespace
