@@ -17,6 +17,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/compat/torch_compat.h"
+#include "asvcpp/deploy/onnx_graph.h"
 #include "asvcpp/features/feature_window.h"
 #include "asvcpp/features/mel_banks.h"
 #include "asvcpp/features/mfcc.h"
@@ -28,135 +29,96 @@
 #include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/nnet/xvector_net.h"
 
-#ifdef ASV_WITH_ONNX
-#include <onnx/checker.h>
-#include <onnx/onnx_pb.h>
-#include <onnx/shape_inference/implementation.h>
-#endif
 
 namespace asv::deploy {
 
-#ifndef ASV_WITH_ONNX
 
-bool OnnxExportAvailable() { return false; }
-
-OnnxExportSummary ExportOnnx(nnet::SpeakerNet& /*net*/, const std::filesystem::path& out,
-                             const std::optional<OnnxFrontEnd>& /*front_end*/) {
-  throw ConfigError(fmt::format("cannot write {}: this asvcpp was built without ONNX (install libonnx-dev, "
-                                "tools/setup.sh does, and build again)",
-                                out.string()));
-}
-
-#else
-
-bool OnnxExportAvailable() { return true; }
+bool OnnxExportAvailable() { return OnnxWriterAvailable(); }
 
 namespace {
 
-constexpr std::int64_t kOpset = 17;
 
-// Builds one ONNX graph: named values, weight initializers and nodes, in order.
+// Builds one ONNX graph description (onnx_graph.h): named values, weight initializers and
+// nodes, in order.
 class GraphBuilder {
  public:
-  explicit GraphBuilder(::onnx::GraphProto* graph) : graph_(graph) {}
+  explicit GraphBuilder(OnnxGraph* graph) : graph_(graph) {}
 
   // A float32 initializer holding `t` (any device and dtype; copied to the CPU as float32).
   std::string Weight(const std::string& name, const torch::Tensor& t) {
     const torch::Tensor c = t.detach().to(torch::kCPU, torch::kFloat32).contiguous();
-    auto* init = graph_->add_initializer();
-    init->set_name(name);
-    init->set_data_type(::onnx::TensorProto::FLOAT);
-    for (std::int64_t d : c.sizes()) init->add_dims(d);
-    init->set_raw_data(std::string(static_cast<const char*>(c.data_ptr()), c.numel() * sizeof(float)));
+    OnnxTensor init;
+    init.name = name;
+    init.type = OnnxType::kFloat;
+    for (std::int64_t d : c.sizes()) init.dims.push_back(d);
+    const float* data = c.data_ptr<float>();
+    init.floats.assign(data, data + c.numel());
+    graph_->initializers.push_back(std::move(init));
     return name;
   }
 
   // An int64 initializer (1-D, or a scalar when `scalar`), named uniquely.
   std::string Ints(const std::vector<std::int64_t>& values, bool scalar = false) {
-    auto* init = graph_->add_initializer();
-    const std::string name = Fresh("const_i");
-    init->set_name(name);
-    init->set_data_type(::onnx::TensorProto::INT64);
-    if (!scalar) init->add_dims(static_cast<std::int64_t>(values.size()));
-    for (std::int64_t v : values) init->add_int64_data(v);
-    return name;
+    OnnxTensor init;
+    init.name = Fresh("const_i");
+    init.type = OnnxType::kInt64;
+    if (!scalar) init.dims.push_back(static_cast<std::int64_t>(values.size()));
+    init.ints = values;
+    graph_->initializers.push_back(init);
+    return init.name;
   }
 
   // A float32 scalar initializer, named uniquely.
   std::string Scalar(float value) {
-    auto* init = graph_->add_initializer();
-    const std::string name = Fresh("const_f");
-    init->set_name(name);
-    init->set_data_type(::onnx::TensorProto::FLOAT);
-    init->add_float_data(value);
-    return name;
+    OnnxTensor init;
+    init.name = Fresh("const_f");
+    init.type = OnnxType::kFloat;
+    init.floats = {value};
+    graph_->initializers.push_back(init);
+    return init.name;
   }
 
   // Adds a node of `op` on `inputs` with one output, returned; `configure` sets its attributes.
   std::string Node(const std::string& op, const std::vector<std::string>& inputs,
-                   const std::function<void(::onnx::NodeProto&)>& configure = nullptr) {
-    auto* node = graph_->add_node();
-    node->set_op_type(op);
-    node->set_name(Fresh(op));
-    for (const auto& in : inputs) node->add_input(in);
-    const std::string out = Fresh(op + "_out");
-    node->add_output(out);
-    if (configure) configure(*node);
-    return out;
+                   const std::function<void(OnnxNode&)>& configure = nullptr) {
+    return MultiNode(op, inputs, 1, configure)[0];
   }
 
   // A node with `n_outputs` outputs (Split).
   std::vector<std::string> MultiNode(const std::string& op, const std::vector<std::string>& inputs, int n_outputs,
-                                     const std::function<void(::onnx::NodeProto&)>& configure = nullptr) {
-    auto* node = graph_->add_node();
-    node->set_op_type(op);
-    node->set_name(Fresh(op));
-    for (const auto& in : inputs) node->add_input(in);
-    std::vector<std::string> outs;
-    for (int i = 0; i < n_outputs; ++i) {
-      outs.push_back(Fresh(op + "_out"));
-      node->add_output(outs.back());
-    }
-    if (configure) configure(*node);
-    return outs;
+                                     const std::function<void(OnnxNode&)>& configure = nullptr) {
+    OnnxNode node;
+    node.op = op;
+    node.name = Fresh(op);
+    node.inputs = inputs;
+    for (int i = 0; i < n_outputs; ++i) node.outputs.push_back(Fresh(op + "_out"));
+    if (configure) configure(node);
+    graph_->nodes.push_back(node);
+    return node.outputs;
   }
 
-  // Renames the graph's value `value` to `name` by an Identity node (graph outputs).
+  // Names the graph's value `value` `name` by an Identity node (graph outputs).
   void Output(const std::string& value, const std::string& name) {
-    auto* node = graph_->add_node();
-    node->set_op_type("Identity");
-    node->set_name(Fresh("Identity"));
-    node->add_input(value);
-    node->add_output(name);
+    OnnxNode node;
+    node.op = "Identity";
+    node.name = Fresh("Identity");
+    node.inputs = {value};
+    node.outputs = {name};
+    graph_->nodes.push_back(std::move(node));
   }
 
   std::string Fresh(const std::string& stem) { return fmt::format("{}_{}", stem, counter_++); }
 
  private:
-  ::onnx::GraphProto* graph_;
+  OnnxGraph* graph_;
   std::int64_t counter_ = 0;
 };
 
-void SetInts(::onnx::NodeProto& node, const std::string& name, const std::vector<std::int64_t>& values) {
-  auto* a = node.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::INTS);
-  for (std::int64_t v : values) a->add_ints(v);
+void SetInts(OnnxNode& node, const std::string& name, const std::vector<std::int64_t>& values) {
+  node.SetInts(name, values);
 }
-
-void SetInt(::onnx::NodeProto& node, const std::string& name, std::int64_t value) {
-  auto* a = node.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::INT);
-  a->set_i(value);
-}
-
-void SetFloat(::onnx::NodeProto& node, const std::string& name, float value) {
-  auto* a = node.add_attribute();
-  a->set_name(name);
-  a->set_type(::onnx::AttributeProto::FLOAT);
-  a->set_f(value);
-}
+void SetInt(OnnxNode& node, const std::string& name, std::int64_t value) { node.SetInt(name, value); }
+void SetFloat(OnnxNode& node, const std::string& name, float value) { node.SetFloat(name, value); }
 
 std::vector<std::int64_t> Vec(c10::IntArrayRef values) { return {values.begin(), values.end()}; }
 
@@ -178,7 +140,7 @@ class Emitter {
     const std::int64_t pad = (**padding)[0];
     std::vector<std::string> inputs{x, g_.Weight(prefix + ".weight", conv.weight)};
     if (conv.bias.defined()) inputs.push_back(g_.Weight(prefix + ".bias", conv.bias));
-    return g_.Node("Conv", inputs, [&](::onnx::NodeProto& n) {
+    return g_.Node("Conv", inputs, [&](OnnxNode& n) {
       SetInts(n, "kernel_shape", {conv.weight.size(2)});
       SetInts(n, "pads", {pad, pad});
       SetInts(n, "strides", Vec(*o.stride()));
@@ -194,7 +156,7 @@ class Emitter {
     const std::int64_t pad_h = (**padding)[0], pad_w = (**padding)[1];
     std::vector<std::string> inputs{x, g_.Weight(prefix + ".weight", conv.weight)};
     if (conv.bias.defined()) inputs.push_back(g_.Weight(prefix + ".bias", conv.bias));
-    return g_.Node("Conv", inputs, [&](::onnx::NodeProto& n) {
+    return g_.Node("Conv", inputs, [&](OnnxNode& n) {
       SetInts(n, "kernel_shape", {conv.weight.size(2), conv.weight.size(3)});
       SetInts(n, "pads", {pad_h, pad_w, pad_h, pad_w});
       SetInts(n, "strides", Vec(*o.stride()));
@@ -214,14 +176,14 @@ class Emitter {
                    {x, g_.Weight(prefix + ".weight", scale), g_.Weight(prefix + ".bias", shift),
                     g_.Weight(prefix + ".running_mean", bn.running_mean),
                     g_.Weight(prefix + ".running_var", bn.running_var)},
-                   [&](::onnx::NodeProto& n) { SetFloat(n, "epsilon", eps); });
+                   [&](OnnxNode& n) { SetFloat(n, "epsilon", eps); });
   }
 
   // x [N, in] -> [N, out].
   std::string Linear(const std::string& x, torch::nn::LinearImpl& linear, const std::string& prefix) {
     std::vector<std::string> inputs{x, g_.Weight(prefix + ".weight", linear.weight)};
     if (linear.bias.defined()) inputs.push_back(g_.Weight(prefix + ".bias", linear.bias));
-    return g_.Node("Gemm", inputs, [](::onnx::NodeProto& n) { SetInt(n, "transB", 1); });
+    return g_.Node("Gemm", inputs, [](OnnxNode& n) { SetInt(n, "transB", 1); });
   }
 
   std::string Unary(const std::string& op, const std::string& x) { return g_.Node(op, {x}); }
@@ -235,10 +197,10 @@ class Emitter {
         return Unary("Relu", x);
       case nnet::Activation::kLeakyRelu:
         return g_.Node("LeakyRelu", {x},
-                       [&](::onnx::NodeProto& n) { SetFloat(n, "alpha", static_cast<float>(o.lrelu_slope)); });
+                       [&](OnnxNode& n) { SetFloat(n, "alpha", static_cast<float>(o.lrelu_slope)); });
       case nnet::Activation::kSelu:
         // PyTorch's constants (ONNX's defaults are the same values rounded to float32).
-        return g_.Node("Selu", {x}, [](::onnx::NodeProto& n) {
+        return g_.Node("Selu", {x}, [](OnnxNode& n) {
           SetFloat(n, "alpha", 1.6732632423543772f);
           SetFloat(n, "gamma", 1.0507009873554805f);
         });
@@ -247,7 +209,7 @@ class Emitter {
   }
 
   std::string Mean(const std::string& x, std::int64_t axis, bool keepdims) {
-    return g_.Node("ReduceMean", {x}, [&](::onnx::NodeProto& n) {
+    return g_.Node("ReduceMean", {x}, [&](OnnxNode& n) {
       SetInts(n, "axes", {axis});
       SetInt(n, "keepdims", keepdims ? 1 : 0);
     });
@@ -255,15 +217,15 @@ class Emitter {
 
   std::string Sum(const std::string& x, std::int64_t axis, bool keepdims) {
     return g_.Node("ReduceSum", {x, g_.Ints({axis})},
-                   [&](::onnx::NodeProto& n) { SetInt(n, "keepdims", keepdims ? 1 : 0); });
+                   [&](OnnxNode& n) { SetInt(n, "keepdims", keepdims ? 1 : 0); });
   }
 
   std::string Concat(const std::vector<std::string>& xs, std::int64_t axis) {
-    return g_.Node("Concat", xs, [&](::onnx::NodeProto& n) { SetInt(n, "axis", axis); });
+    return g_.Node("Concat", xs, [&](OnnxNode& n) { SetInt(n, "axis", axis); });
   }
 
   std::string Transpose(const std::string& x, const std::vector<std::int64_t>& perm) {
-    return g_.Node("Transpose", {x}, [&](::onnx::NodeProto& n) { SetInts(n, "perm", perm); });
+    return g_.Node("Transpose", {x}, [&](OnnxNode& n) { SetInts(n, "perm", perm); });
   }
 
   std::string Unsqueeze(const std::string& x, std::int64_t axis) { return g_.Node("Unsqueeze", {x, g_.Ints({axis})}); }
@@ -272,7 +234,7 @@ class Emitter {
   std::string SizeOf(const std::string& x, std::int64_t axis) {
     const std::string dims = g_.Node("Shape", {x});
     const std::string n = g_.Node("Gather", {dims, g_.Ints({axis}, /*scalar=*/true)});
-    return g_.Node("Cast", {n}, [](::onnx::NodeProto& node) { SetInt(node, "to", ::onnx::TensorProto::FLOAT); });
+    return g_.Node("Cast", {n}, [](OnnxNode& node) { SetInt(node, "to", static_cast<std::int64_t>(OnnxType::kFloat)); });
   }
 
   // sqrt(var_t(x) + floor) over the last axis of [N, C, T] with the unbiased variance (divisor
@@ -333,7 +295,7 @@ std::string Res2(Emitter& e, nnet::Res2Conv1dReluBnImpl& layer, const std::strin
   const std::int64_t width = layer.convs[0]->as<torch::nn::Conv1d>()->weight.size(0);
   const auto groups = e.graph().MultiNode("Split", {x, e.graph().Ints(std::vector<std::int64_t>(n_convs + 1, width))},
                                           static_cast<int>(n_convs + 1),
-                                          [](::onnx::NodeProto& n) { SetInt(n, "axis", 1); });
+                                          [](OnnxNode& n) { SetInt(n, "axis", 1); });
   std::vector<std::string> out;
   std::string sp = groups[0];
   for (std::int64_t i = 0; i < n_convs; ++i) {
@@ -373,7 +335,7 @@ std::string AttentivePooling(Emitter& e, nnet::AttentiveStatsPoolingImpl& pool, 
   }
   const std::string hidden = e.Unary("Tanh", e.Conv1d(attention_in, *pool.linear1, "pool.linear1"));
   const std::string alpha = e.graph().Node("Softmax", {e.Conv1d(hidden, *pool.linear2, "pool.linear2")},
-                                           [](::onnx::NodeProto& n) { SetInt(n, "axis", 2); });
+                                           [](OnnxNode& n) { SetInt(n, "axis", 2); });
   const std::string mean = e.Sum(e.Binary("Mul", alpha, x), 2, false);
   const std::string second = e.Sum(e.Binary("Mul", alpha, e.Binary("Mul", x, x)), 2, false);
   const std::string variance = e.Binary("Sub", second, e.Binary("Mul", mean, mean));
@@ -542,22 +504,22 @@ std::string SlidingCmn(Emitter& e, const std::string& x, std::int64_t window) {
   const std::string over = g.Node("Max", {g.Node("Sub", {e1, frames}), zero});
   const std::string start = g.Node("Max", {g.Node("Sub", {s1, over}), zero});
   const std::string end = g.Node("Sub", {e1, over});
-  const std::string x64 = g.Node("Cast", {x}, [](::onnx::NodeProto& n) { SetInt(n, "to", ::onnx::TensorProto::DOUBLE); });
+  const std::string x64 = g.Node("Cast", {x}, [](OnnxNode& n) { SetInt(n, "to", static_cast<std::int64_t>(OnnxType::kDouble)); });
   // sums[:, k] = x[:, 0] + ... + x[:, k - 1], [batch, frames + 1, dim]
   const std::string inclusive = g.Node("CumSum", {x64, g.Ints({1}, true)});
   const std::string zeros = g.Node("Mul", {g.Node("Slice", {x64, g.Ints({0}), g.Ints({1}), g.Ints({1})}),
-                                           g.Node("Cast", {g.Scalar(0.0f)}, [](::onnx::NodeProto& n) {
-                                             SetInt(n, "to", ::onnx::TensorProto::DOUBLE);
+                                           g.Node("Cast", {g.Scalar(0.0f)}, [](OnnxNode& n) {
+                                             SetInt(n, "to", static_cast<std::int64_t>(OnnxType::kDouble));
                                            })});
   const std::string sums = e.Concat({zeros, inclusive}, 1);
   const auto gather = [&](const std::string& index) {
-    return g.Node("Gather", {sums, index}, [](::onnx::NodeProto& n) { SetInt(n, "axis", 1); });
+    return g.Node("Gather", {sums, index}, [](OnnxNode& n) { SetInt(n, "axis", 1); });
   };
   const std::string count = g.Node("Cast", {g.Node("Sub", {end, start})},
-                                   [](::onnx::NodeProto& n) { SetInt(n, "to", ::onnx::TensorProto::DOUBLE); });
+                                   [](OnnxNode& n) { SetInt(n, "to", static_cast<std::int64_t>(OnnxType::kDouble)); });
   const std::string mean = g.Node("Div", {g.Node("Sub", {gather(end), gather(start)}), e.Unsqueeze(count, 1)});
   const std::string centred = g.Node("Sub", {x64, mean});
-  return g.Node("Cast", {centred}, [](::onnx::NodeProto& n) { SetInt(n, "to", ::onnx::TensorProto::FLOAT); });
+  return g.Node("Cast", {centred}, [](OnnxNode& n) { SetInt(n, "to", static_cast<std::int64_t>(OnnxType::kFloat)); });
 }
 
 // Kaldi's energy VAD (features::ComputeVadEnergy) on c0 [batch, frames]: [batch, frames] bool.
@@ -567,7 +529,7 @@ std::string VadDecisions(Emitter& e, const features::VadOptions& vad, const std:
       g.Node("Add", {g.Scalar(vad.vad_energy_threshold),
                      g.Node("Mul", {g.Scalar(vad.vad_energy_mean_scale), e.Mean(c0, 1, true)})});
   const std::string above = g.Node("Cast", {g.Node("Greater", {c0, threshold})},
-                                   [](::onnx::NodeProto& n) { SetInt(n, "to", ::onnx::TensorProto::FLOAT); });
+                                   [](OnnxNode& n) { SetInt(n, "to", static_cast<std::int64_t>(OnnxType::kFloat)); });
   const std::string frames = g.Node("Gather", {g.Node("Shape", {c0}), g.Ints({1}, true)});
   const std::string t = g.Node("Range", {g.Ints({0}, true), frames, g.Ints({1}, true)});
   const std::string start = g.Node("Max", {g.Node("Sub", {t, g.Ints({vad.vad_frames_context}, true)}), g.Ints({0}, true)});
@@ -577,11 +539,11 @@ std::string VadDecisions(Emitter& e, const features::VadOptions& vad, const std:
                                      g.Node("CumSum", {above, g.Ints({1}, true)})},
                                     1);
   const auto gather = [&](const std::string& index) {
-    return g.Node("Gather", {sums, index}, [](::onnx::NodeProto& n) { SetInt(n, "axis", 1); });
+    return g.Node("Gather", {sums, index}, [](OnnxNode& n) { SetInt(n, "axis", 1); });
   };
   const std::string count = g.Node("Sub", {gather(end), gather(start)});
   const std::string window = g.Node("Cast", {g.Node("Sub", {end, start})},
-                                    [](::onnx::NodeProto& n) { SetInt(n, "to", ::onnx::TensorProto::FLOAT); });
+                                    [](OnnxNode& n) { SetInt(n, "to", static_cast<std::int64_t>(OnnxType::kFloat)); });
   return g.Node("GreaterOrEqual",
                 {count, g.Node("Mul", {window, g.Scalar(vad.vad_proportion_threshold)})});
 }
@@ -597,11 +559,11 @@ std::string FrontEndGraph(Emitter& e, const OnnxFrontEnd& front_end, const std::
   const std::string samples = g.Node("Mul", {waveform, g.Scalar(32768.0f)});  // int16 units, as Kaldi
   const std::string n = g.Node("Gather", {g.Node("Shape", {samples}), g.Ints({1}, /*scalar=*/true)});
   std::string frames = g.Node("Gather", {samples, FrameIndices(g, e, fo, n)},
-                              [](::onnx::NodeProto& node) { SetInt(node, "axis", 1); });  // [batch, frames, window]
+                              [](OnnxNode& node) { SetInt(node, "axis", 1); });  // [batch, frames, window]
   if (fo.remove_dc_offset) frames = e.Binary("Sub", frames, e.Mean(frames, 2, true));
   const std::string spectrum = g.Node("MatMul", {frames, g.Weight("frontend.frame_to_spectrum", FrameToSpectrum(fo))});
   const auto parts = g.MultiNode("Split", {spectrum, g.Ints({bins, bins})}, 2,
-                                 [](::onnx::NodeProto& node) { SetInt(node, "axis", 2); });
+                                 [](OnnxNode& node) { SetInt(node, "axis", 2); });
   std::string power = e.Binary("Add", e.Binary("Mul", parts[0], parts[0]), e.Binary("Mul", parts[1], parts[1]));
   if (!mfcc && !front_end.fbank.use_power) power = e.Unary("Sqrt", power);
   const std::string mel = g.Node("MatMul", {power, g.Weight("frontend.mel_banks", MelMatrix(mel_opts, fo))});
@@ -643,24 +605,9 @@ std::string FrontEndGraph(Emitter& e, const OnnxFrontEnd& front_end, const std::
   if (!voiced.empty()) {
     // One waveform: keep the voiced frames of row 0.
     const std::string keep = g.Node("Squeeze", {voiced, g.Ints({0})});
-    feats = g.Node("Compress", {feats, keep}, [](::onnx::NodeProto& node) { SetInt(node, "axis", 1); });
+    feats = g.Node("Compress", {feats, keep}, [](OnnxNode& node) { SetInt(node, "axis", 1); });
   }
   return feats;
-}
-
-void AddValueInfo(::onnx::ValueInfoProto* info, const std::string& name,
-                  const std::vector<std::pair<std::string, std::int64_t>>& dims) {
-  info->set_name(name);
-  auto* tensor = info->mutable_type()->mutable_tensor_type();
-  tensor->set_elem_type(::onnx::TensorProto::FLOAT);
-  for (const auto& [param, value] : dims) {
-    auto* dim = tensor->mutable_shape()->add_dim();
-    if (param.empty()) {
-      dim->set_dim_value(value);
-    } else {
-      dim->set_dim_param(param);
-    }
-  }
 }
 
 }  // namespace
@@ -669,19 +616,12 @@ OnnxExportSummary ExportOnnx(nnet::SpeakerNet& net, const std::filesystem::path&
                              const std::optional<OnnxFrontEnd>& front_end) {
   const nnet::SpeakerNetInfo info = net.info();
   if (front_end) CheckFrontEnd(*front_end, info);
-  ::onnx::ModelProto model;
-  model.set_ir_version(8);  // ONNX 1.12's IR version for opset 17
-  model.set_producer_name("asvcpp");
-  model.set_model_version(1);
-  model.set_doc_string(fmt::format("{} speaker-embedding network: feats [batch, frames, {}] -> embedding "
-                                   "[batch, {}]",
-                                   info.architecture, info.feat_dim, info.embedding_size));
-  auto* opset = model.add_opset_import();
-  opset->set_domain("");
-  opset->set_version(kOpset);
-  auto* graph = model.mutable_graph();
-  graph->set_name(info.architecture);
-  GraphBuilder builder(graph);
+  OnnxGraph graph;
+  graph.name = info.architecture;
+  graph.doc = fmt::format("{} speaker-embedding network: {} -> embedding [batch, {}]", info.architecture,
+                          front_end ? "waveform [batch, samples]" : fmt::format("feats [batch, frames, {}]", info.feat_dim),
+                          info.embedding_size);
+  GraphBuilder builder(&graph);
   Emitter emitter(builder);
 
   torch::NoGradGuard no_grad;
@@ -705,47 +645,23 @@ OnnxExportSummary ExportOnnx(nnet::SpeakerNet& net, const std::filesystem::path&
   if (front_end) {
     // With the VAD, one waveform at a time (its voiced frames are selected).
     const bool one = front_end->kind == OnnxFrontEnd::Kind::kMfcc && front_end->vad.has_value();
-    AddValueInfo(graph->add_input(), "waveform", {{one ? "" : "batch", one ? 1 : 0}, {"samples", 0}});
+    graph.inputs.push_back({"waveform", {{one ? "" : "batch", one ? 1 : 0}, {"samples", 0}}});
   } else {
-    AddValueInfo(graph->add_input(), "feats", {{"batch", 0}, {"frames", 0}, {"", info.feat_dim}});
+    graph.inputs.push_back({"feats", {{"batch", 0}, {"frames", 0}, {"", info.feat_dim}}});
   }
-  AddValueInfo(graph->add_output(), "embedding", {{"batch", 0}, {"", info.embedding_size}});
-
-  try {
-    ::onnx::checker::check_model(model);
-    ::onnx::shape_inference::InferShapes(model);
-  } catch (const std::exception& e) {
-    throw DataError(fmt::format("ONNX export of {}: the graph does not pass ONNX's checks: {}", info.architecture,
-                                e.what()));
-  }
-
-  std::string bytes;
-  if (!model.SerializeToString(&bytes)) {
-    throw DataError(fmt::format("ONNX export of {}: cannot serialise the model for {}", info.architecture,
-                                out.string()));
-  }
-  const std::filesystem::path tmp = out.string() + ".tmp";
-  {
-    std::ofstream file(tmp, std::ios::binary | std::ios::trunc);
-    file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    file.close();
-    if (!file) throw DataError(fmt::format("cannot write {}: {}", tmp.string(), std::strerror(errno)));
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, out, ec);
-  if (ec) throw DataError(fmt::format("cannot rename {} to {}: {}", tmp.string(), out.string(), ec.message()));
+  graph.outputs.push_back({"embedding", {{"batch", 0}, {"", info.embedding_size}}});
+  const std::int64_t bytes = WriteOnnxModel(graph, out);
 
   OnnxExportSummary summary;
   summary.architecture = info.architecture;
   summary.feat_dim = info.feat_dim;
   summary.embedding_size = info.embedding_size;
   summary.min_frames = info.min_frames;
-  summary.nodes = graph->node_size();
-  summary.initializers = graph->initializer_size();
-  summary.bytes = static_cast<std::int64_t>(bytes.size());
+  summary.nodes = static_cast<std::int64_t>(graph.nodes.size());
+  summary.initializers = static_cast<std::int64_t>(graph.initializers.size());
+  summary.bytes = bytes;
   return summary;
 }
 
-#endif  // ASV_WITH_ONNX
 
 }  // namespace asv::deploy
