@@ -19,6 +19,7 @@ packages=(
   libjs-chart.js chromium  # asvrun report: Chart.js inlined into the page; its browser test
   python3-torch  # torchrun of the PyTorch whose LibTorch asvrun links (its data-parallel test)
   slurm-wlm munge  # asvrun --slurm: tests/tools/slurm_e2e_test.cc starts a one-node cluster (as root)
+  libpq-dev postgresql  # the PostgreSQL experiment store (libpq); its tests start a PostgreSQL 15 server
 )
 cuda=0
 for arg in "$@"; do
