@@ -110,6 +110,7 @@ inline std::string WithDatabase(const std::string& uri, const std::string& datab
 /// Runs `sql` on `uri` (one connection); returns libpq's error text, "" on success.
 inline std::string PostgresExec(const std::string& uri, const std::string& sql) {
   PGconn* conn = PQconnectdb(uri.c_str());
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);  // "does not exist, skipping"
   std::string error;
   if (PQstatus(conn) != CONNECTION_OK) {
     error = PQerrorMessage(conn);
