@@ -1,7 +1,8 @@
-// asvrun with a PostgreSQL experiment database (--db postgresql://...): a tiny voxceleb/xvector
-// run on the tiny synthetic corpus (as recipe_e2e_test.cc) records its run, stages, epochs,
-// results, artifacts and progress on the server and nothing in the output folder, and the reading
-// commands (runs, runs --running, results, epochs, diff) read them back from there. The server is
+// asvrun with a PostgreSQL experiment database (--db postgresql://... or paths.experiment_db): a
+// tiny voxceleb/xvector run on the tiny synthetic corpus (as recipe_e2e_test.cc) records its run,
+// stages, epochs, results, artifacts and progress on the server and nothing in the output folder,
+// and the reading commands (runs, runs --running, results, epochs, diff) read them back from
+// there. The server is
 // the one of the ctest fixture `postgres_server` or one this test starts
 // (tests/tools/postgres/start_server.sh; tests/asvcpp/db/store_test.h). Skipped when espeak-ng or
 // ffmpeg is missing, or when no PostgreSQL server can run here.
@@ -128,6 +129,22 @@ TEST(PostgresE2eTest, TinyRunRecordsIntoPostgresAndTheCommandsReadIt) {
   EXPECT_EQ(std::count(epochs.out.begin(), epochs.out.end(), '\n'), 3) << epochs.out;  // header and 2 epochs
   const auto diff = testing::RunCommand({ASV_ASVRUN, "diff", "1", "1", "--db", uri}, dir.path());
   EXPECT_EQ(diff.status, 0) << diff.err;
+
+  // paths.experiment_db in the init config instead of --db: the reading commands and a run (here
+  // a dry run, which shows the database without its password) use it.
+  dir.Write("configs/init_config_db", std::string(kInitConfig) + "paths.experiment_db = '" + uri + "'\n");
+  const auto from_setting =
+      testing::RunCommand({ASV_ASVRUN, "runs", "--init-config", "configs/init_config_db"}, dir.path());
+  ASSERT_EQ(from_setting.status, 0) << from_setting.err;
+  EXPECT_NE(from_setting.out.find("# " + uri), std::string::npos) << from_setting.out;
+  EXPECT_NE(from_setting.out.find("finished"), std::string::npos) << from_setting.out;
+  const std::string with_password = "postgresql://asv:s3cret@" + uri.substr(uri.find('@') + 1);
+  const auto dry = testing::RunCommand({ASV_ASVRUN, "voxceleb/xvector", "tiny", "--run-configs", "configs/run_configs",
+                                        "--dry-run", "--set", "paths.experiment_db=" + with_password},
+                                       dir.path());
+  ASSERT_EQ(dry.status, 0) << dry.err;
+  EXPECT_NE(dry.out.find("database:      postgresql://asv:***@"), std::string::npos) << dry.out;
+  EXPECT_EQ(dry.out.find("s3cret"), std::string::npos) << dry.out;
 
   // A database that is not there: a clear error naming the URI, exit status 4 (DbError).
   const std::string missing = db::testing::WithDatabase(server, name + "_missing");

@@ -223,7 +223,8 @@ stdfs::path SelectDatabase(const DbSelection& selection) {
   recipe::ConfigSet set(recipe, Locate(source), std::vector<std::string>{}, diags);  // The init config only.
   const auto settings = set.InitSettings(diags);
   diags.ThrowIfErrors();
-  const stdfs::path path = db::Database::DefaultPath(OutputFolder(*settings));
+  const stdfs::path path = ExperimentDb("", *settings);
+  if (db::IsPostgresUri(path.string())) return path;
   return stdfs::exists(path) ? path : stdfs::path();
 }
 
@@ -250,6 +251,13 @@ recipe::RecipeFiles Locate(const ConfigSource& source) {
 
 stdfs::path OutputFolder(const recipe::RecipeSettings& settings) {
   return stdfs::weakly_canonical(stdfs::absolute(settings.common().paths.output_folder));
+}
+
+stdfs::path ExperimentDb(const std::string& db_option, const recipe::RecipeSettings& settings) {
+  const std::string& chosen = db_option.empty() ? settings.common().paths.experiment_db : db_option;
+  if (chosen.empty()) return db::Database::DefaultPath(OutputFolder(settings));
+  if (db::IsPostgresUri(chosen)) return stdfs::path(chosen);
+  return stdfs::absolute(stdfs::path(chosen));
 }
 
 std::string Lineage(const recipe::LoadedConfig& config) {

@@ -34,6 +34,11 @@ std::string Lineage(const recipe::LoadedConfig& config);
 /// paths.output_folder of `settings`, absolute and normalised.
 std::filesystem::path OutputFolder(const recipe::RecipeSettings& settings);
 
+/// The experiment database a run of `settings` records into: `db_option` (--db) when given, else
+/// paths.experiment_db, else <output folder>/experiments.db. A PostgreSQL URI is kept as it is, a
+/// file path made absolute against the current folder.
+std::filesystem::path ExperimentDb(const std::string& db_option, const recipe::RecipeSettings& settings);
+
 struct RunOptions {
   ConfigSource source;
   std::vector<std::string> configs;

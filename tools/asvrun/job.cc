@@ -41,9 +41,7 @@ std::optional<std::string> GetEnv(const char* name) {
 }
 
 stdfs::path DatabasePath(const RunOptions& options, const recipe::RecipeSettings& settings) {
-  if (options.db.empty()) return db::Database::DefaultPath(OutputFolder(settings));
-  if (db::IsPostgresUri(options.db)) return stdfs::path(options.db);
-  return stdfs::absolute(stdfs::path(options.db));
+  return ExperimentDb(options.db, settings);
 }
 
 // The folder a run writes its networks, embeddings and scores into (one writer at a time).

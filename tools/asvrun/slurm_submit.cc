@@ -109,9 +109,7 @@ int SubmitSlurmJobs(const RunOptions& options) {
       job.script = options.slurm_template.empty()
                        ? slurm::BatchScript(spec)
                        : slurm::Substitute(template_text, slurm::TemplateVariables(spec), options.slurm_template);
-      job.db_path = options.db.empty()                 ? db::Database::DefaultPath(out)
-                    : db::IsPostgresUri(options.db) ? stdfs::path(options.db)
-                                                    : stdfs::path(Absolute(options.db));
+      job.db_path = ExperimentDb(options.db, s);
     } catch (const ConfigError& e) {
       problems.push_back(fmt::format("config {}: {}", config.name, e.what()));
       continue;
