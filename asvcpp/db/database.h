@@ -29,9 +29,10 @@
 // which DbBusyError (a DbError) is thrown. WAL needs shared memory, so the file must be on a local
 // file system (not NFS).
 //
-// A Database object is one SQLite connection: use it from one thread at a time, and never across
-// fork() (open a new one in the child). Errors: every public member throws asv::DbError whose
-// message names the database path, the operation and SQLite's error text.
+// A Database object is one connection (SQLite or libpq): use it from one thread at a time, and
+// never across fork() (open a new one in the child). Errors: every public member throws
+// asv::DbError whose message names the database (path, or URI without password), the operation and
+// the store's error text.
 //
 // Schema and columns: see schema.h; all times are UTC ISO-8601 text (timestamp.h).
 //
