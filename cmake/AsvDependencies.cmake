@@ -8,6 +8,8 @@ find_package(CLI11 REQUIRED)
 find_package(nlohmann_json REQUIRED)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)  # SHA-256 checksums of artifacts (libssl-dev)
 pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)
+# libpq, the PostgreSQL client library of the shared experiment store (asvcpp/db, Debian libpq-dev).
+pkg_check_modules(LIBPQ REQUIRED IMPORTED_TARGET libpq)
 pkg_check_modules(SOXR REQUIRED IMPORTED_TARGET soxr)
 pkg_check_modules(CAIRO REQUIRED IMPORTED_TARGET cairo)
 # FFmpeg's libraries decode m4a/AAC and other formats libsndfile lacks, in process (Debian:

@@ -20,6 +20,7 @@ packages=(
   python3-torch  # torchrun of the PyTorch whose LibTorch asvrun links (its data-parallel test)
   slurm-wlm munge  # asvrun --slurm: tests/tools/slurm_e2e_test.cc starts a one-node cluster (as root)
   libonnx-dev  # ONNX export (asvcpp/deploy): ONNX's protobuf classes, checker and shape inference
+  libpq-dev postgresql  # the PostgreSQL experiment store (libpq); its tests start a PostgreSQL 15 server
 )
 cuda=0
 for arg in "$@"; do

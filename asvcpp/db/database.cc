@@ -1,6 +1,8 @@
 // Database: the connection's lifetime and the transaction loop every operation runs in (Retry,
 // Write, Read). The operations themselves live in
-//   database_open.cc   opening (read-write and read-only), file classification, schema migration
+//   database_open.cc   opening an SQLite file (read-write and read-only), file classification,
+//                      schema migration
+//   database_postgres.cc  opening a PostgreSQL database and its migrations
 //   database_write.cc  runs, stages, epochs, results, artifacts, heartbeats, crash marking
 //   database_read.cc   listings and lookups (runs, GPU holders, results, epochs, stages, artifacts)
 // on top of Statement (statement.h) and the row mappers (row_mappers.h).
@@ -18,6 +20,8 @@
 
 #include "asvcpp/base/check.h"
 #include "asvcpp/base/error.h"
+#include "asvcpp/db/connection.h"
+#include "asvcpp/db/postgres_connection.h"
 #include "asvcpp/db/statement.h"
 
 namespace asv::db {
@@ -32,44 +36,52 @@ bool AllowNetworkFileSystemByDefault() {
 }
 
 Database::Database(const std::filesystem::path& path, DatabaseOptions options)
-    : path_(path), options_(options) {
+    : path_(path), location_(RedactPassword(path.string())), options_(options) {
   FillCurrentProcess(&self_);
   try {
-    if (options_.read_only) {
+    if (IsPostgresUri(path_.string())) {
+      OpenPostgres();
+    } else if (options_.read_only) {
       OpenReadOnly();
     } else {
       OpenReadWrite();
     }
   } catch (...) {
-    sqlite3_close_v2(db_);
+    conn_.reset();
     db_ = nullptr;
     throw;
   }
 }
 
-Database::~Database() {
-  if (db_) sqlite3_close_v2(db_);
-}
+Database::~Database() = default;
 
 Database::Database(Database&& other) noexcept
     : path_(std::move(other.path_)),
+      location_(std::move(other.location_)),
       options_(other.options_),
+      conn_(std::move(other.conn_)),
       db_(std::exchange(other.db_, nullptr)),
       self_(std::move(other.self_)) {}
 
 Database& Database::operator=(Database&& other) noexcept {
   if (this != &other) {
-    if (db_) sqlite3_close_v2(db_);
     path_ = std::move(other.path_);
+    location_ = std::move(other.location_);
     options_ = other.options_;
+    conn_ = std::move(other.conn_);
     db_ = std::exchange(other.db_, nullptr);
     self_ = std::move(other.self_);
   }
   return *this;
 }
 
+Engine Database::engine() const {
+  CheckOpen();
+  return conn_->dialect().engine;
+}
+
 void Database::CheckOpen() const {
-  ASV_CHECK(db_ != nullptr, "use of a moved-from asv::db::Database");
+  ASV_CHECK(conn_ != nullptr, "use of a moved-from asv::db::Database");
 }
 
 void Database::Retry(std::string_view operation, const char* begin,
@@ -81,16 +93,14 @@ void Database::Retry(std::string_view operation, const char* begin,
   std::minstd_rand rng(static_cast<unsigned>(::getpid()) ^
                        static_cast<unsigned>(start.time_since_epoch().count()));
   auto delay = std::chrono::microseconds(500);
-  const auto rollback = [this] {
-    if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  };
+  const auto rollback = [this] { conn_->RollbackQuietly(); };
   for (int attempt = 1;; ++attempt) {
     try {
-      if (begin) Exec(db_, begin);
+      if (begin) conn_->Exec(begin);
       body();
-      if (begin) Exec(db_, "COMMIT");
+      if (begin) conn_->Exec("COMMIT");
       return;
-    } catch (const SqliteError& failure) {
+    } catch (const StatementError& failure) {
       rollback();
       const auto elapsed = Clock::now() - start;
       if (full != nullptr && failure.full()) {
@@ -98,20 +108,18 @@ void Database::Retry(std::string_view operation, const char* begin,
         return;
       }
       if (!failure.busy()) {
-        throw DbError(fmt::format("experiment database {}: {}: {}", path_.string(), operation,
-                                  failure.what()));
+        throw DbError(fmt::format("experiment database {}: {}: {}", location_, operation, failure.what()));
       }
       if (elapsed >= options_.retry_limit) {
         throw DbBusyError(fmt::format(
             "experiment database {}: {}: {}; gave up after {} attempts in {} ms (another process "
             "holds the database lock)",
-            path_.string(), operation, failure.what(), attempt,
+            location_, operation, failure.what(), attempt,
             std::chrono::duration_cast<std::chrono::milliseconds>(elapsed).count()));
       }
     } catch (const DbError& e) {
       rollback();
-      throw DbError(fmt::format("experiment database {}: {}: {}", path_.string(), operation,
-                                e.what()));
+      throw DbError(fmt::format("experiment database {}: {}: {}", location_, operation, e.what()));
     } catch (...) {
       rollback();
       throw;
@@ -123,12 +131,16 @@ void Database::Retry(std::string_view operation, const char* begin,
 }
 
 void Database::Write(std::string_view operation, const std::function<void()>& body, bool* full) {
-  Retry(operation, "BEGIN IMMEDIATE", body, full);
+  CheckOpen();
+  const std::string begin(conn_->dialect().begin_write);
+  Retry(operation, begin.c_str(), body, full);
 }
 
 void Database::Read(std::string_view operation, const std::function<void()>& body) {
   // A deferred transaction gives the reads of one call a single consistent snapshot.
-  Retry(operation, "BEGIN", body);
+  CheckOpen();
+  const std::string begin(conn_->dialect().begin_read);
+  Retry(operation, begin.c_str(), body);
 }
 
 }  // namespace asv::db

@@ -1,5 +1,6 @@
-// The experiment database: one SQLite file per output folder recording runs, stages, training
-// epochs, evaluation results and artifacts.
+// The experiment database: one SQLite file per output folder, or one database on a PostgreSQL
+// server shared by many jobs on many nodes, recording runs, stages, training epochs, evaluation
+// results and artifacts.
 //
 //   asv::db::Database db(asv::db::Database::DefaultPath(output_folder));
 //   asv::db::RunInfo info{...};
@@ -28,27 +29,45 @@
 // which DbBusyError (a DbError) is thrown. WAL needs shared memory, so the file must be on a local
 // file system (not NFS).
 //
-// A Database object is one SQLite connection: use it from one thread at a time, and never across
-// fork() (open a new one in the child). Errors: every public member throws asv::DbError whose
-// message names the database path, the operation and SQLite's error text.
+// A Database object is one connection (SQLite or libpq): use it from one thread at a time, and
+// never across fork() (open a new one in the child). Errors: every public member throws
+// asv::DbError whose message names the database (path, or URI without password), the operation and
+// the store's error text.
 //
 // Schema and columns: see schema.h; all times are UTC ISO-8601 text (timestamp.h).
+//
+// PostgreSQL: a location that is a libpq connection URI (postgresql://user@host:port/dbname,
+// IsPostgresUri) instead of a file path opens that database on a PostgreSQL server, with the same
+// tables, migrations and members (one implementation of every query over connection.h; the SQL
+// that differs is in dialect.h). There every write transaction takes one advisory lock, so writers
+// take turns as on SQLite and TryBeginRun stays atomic; reads run in REPEATABLE READ snapshots and
+// never wait for writers. The schema version and the asvcpp mark live in table asvcpp_schema
+// instead of PRAGMA user_version and application_id; a database with tables but neither that
+// table nor asvcpp's is refused. busy_timeout is the session's lock_timeout (how long a writer
+// waits for that lock before Retry's backoff); the options that concern SQLite files
+// (max_page_count, the network file system check) do nothing there; read_only opens a session
+// with default_transaction_read_only. Messages name the URI without its password.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "asvcpp/db/dialect.h"
+#include "asvcpp/db/location.h"
 #include "asvcpp/db/run_info.h"
 
 struct sqlite3;
 
 namespace asv::db {
+
+class Connection;
 
 /// How SLURM says a job ended (DatabaseOptions::slurm_job_end).
 struct SlurmJobEnd {
@@ -326,6 +345,12 @@ class Database {
   /// an asvcpp experiment database (another application_id, or tables but not asvcpp's: the file
   /// is left untouched), has a schema version newer than LatestSchemaVersion() (read_only: or
   /// older), or cannot be migrated.
+  ///
+  /// A libpq connection URI as `path` (IsPostgresUri) connects to that PostgreSQL database
+  /// instead, creates the tables or applies missing migrations and marks it as asvcpp's (table
+  /// asvcpp_schema). Throws DbError naming the URI without its password if the server cannot be
+  /// reached or refuses the login, the database has tables but is not asvcpp's, its schema is
+  /// newer than this build's (read_only: or older or missing), or it cannot be migrated.
   explicit Database(const std::filesystem::path& path, DatabaseOptions options = {});
   ~Database();
   Database(Database&& other) noexcept;
@@ -333,7 +358,12 @@ class Database {
   Database(const Database&) = delete;
   Database& operator=(const Database&) = delete;
 
+  /// The file path or connection URI the database was opened with.
   const std::filesystem::path& path() const { return path_; }
+  /// The path, or the URI without its password: how messages name the database.
+  const std::string& location() const { return location_; }
+  /// Which store the database is in (Engine::kSqlite or Engine::kPostgres).
+  Engine engine() const;
   const DatabaseOptions& options() const { return options_; }
   /// Changes how long one operation keeps retrying while another process holds the database
   /// lock (DatabaseOptions::retry_limit) before it throws DbBusyError.
@@ -483,16 +513,31 @@ class Database {
   /// Throws DbError.
   std::vector<SlurmJobRecord> UnclaimedSlurmJobs();
 
-  /// Current `PRAGMA user_version`. Throws DbError.
+  /// Current schema version (SQLite: `PRAGMA user_version`; PostgreSQL: asvcpp_schema.version).
+  /// Throws DbError.
   int SchemaVersion();
 
-  /// Result of `PRAGMA integrity_check`, one line per problem; "ok" when the file is sound.
-  /// Throws DbError if the check cannot run.
+  /// SQLite: the result of `PRAGMA integrity_check`, one line per problem; "ok" when the file is
+  /// sound. PostgreSQL (which checks its pages itself): "ok" when every table of the schema can
+  /// be read, else the tables that cannot. Throws DbError if the check cannot run.
   std::string IntegrityCheck();
+
+  /// Copies every row of every table of `source` (runs, stages, epochs, results, result_costs,
+  /// artifacts, progress, slurm_jobs) into this database, ids, times, statuses and artifact
+  /// checksums as they are, in one write transaction: either all rows arrive or none. Both
+  /// databases must be at LatestSchemaVersion() (open `source` read_only, this one for writing).
+  /// Works between any two stores (SQLite to PostgreSQL, back, or alike); PostgreSQL's id
+  /// sequences are moved past the copied ids, so new runs get new ids. Unless `replace`, a target
+  /// that holds any row is refused (DbError naming it and how many rows its tables hold, nothing
+  /// changed); with `replace` its rows are deleted first, in the same transaction. Returns the
+  /// number of rows copied per table, in the order above. Throws DbError naming the database and
+  /// the table when a row cannot be read or written.
+  std::vector<std::pair<std::string, std::int64_t>> CopyFrom(Database& source, bool replace);
 
  private:
   void OpenReadWrite();
   void OpenReadOnly();
+  void OpenPostgres();
   void OpenConnection(const std::string& name, int flags);
   void Configure(bool rollback_journal);
   void Migrate();
@@ -514,8 +559,10 @@ class Database {
   void ApplySlurmJobEnds(std::vector<RunRow>* rows);
 
   std::filesystem::path path_;
+  std::string location_;
   DatabaseOptions options_;
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<Connection> conn_;
+  sqlite3* db_ = nullptr;  // conn_'s handle when it is an SQLite connection, else null
   RunInfo self_;  // Identity of this process (host, boot, pid namespace) for crash detection.
 };
 

@@ -17,6 +17,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/db/connection.h"
 #include "asvcpp/db/schema.h"
 #include "asvcpp/db/statement.h"
 
@@ -93,14 +94,6 @@ FileKind Classify(sqlite3* db, std::string* why_foreign) {
       why));
 }
 
-// SQL function asv_process_alive(pid, process_start): IsProcessAlive, for runs of this host.
-void ProcessAliveFunction(sqlite3_context* context, int /*argc*/, sqlite3_value** argv) {
-  sqlite3_result_int(context, IsProcessAlive(sqlite3_value_int64(argv[0]),
-                                             sqlite3_value_int64(argv[1]))
-                                  ? 1
-                                  : 0);
-}
-
 // "file:" URI of `path` with `query`, percent-encoding what a URI path must not contain.
 std::string FileUri(const std::filesystem::path& path, const std::string& query) {
   std::string uri = "file:";
@@ -126,21 +119,19 @@ void RequireKnownSchema(int version, int latest) {
 }  // namespace
 
 void Database::OpenConnection(const std::string& name, int flags) {
-  sqlite3_close_v2(db_);
+  conn_.reset();
   db_ = nullptr;
-  const int rc = sqlite3_open_v2(name.c_str(), &db_, flags, nullptr);
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(name.c_str(), &db, flags, nullptr);
+  conn_ = std::make_unique<SqliteConnection>(db);  // closes it, also when the open failed
   if (rc != SQLITE_OK) {
-    const std::string message = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+    const std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     throw DbError(
         fmt::format("experiment database {}: open: {}", path_.string(), DescribeSqlite(message, rc)));
   }
+  db_ = db;
   sqlite3_extended_result_codes(db_, 1);
   sqlite3_busy_timeout(db_, static_cast<int>(options_.busy_timeout.count()));
-  if (sqlite3_create_function_v2(db_, "asv_process_alive", 2, SQLITE_UTF8, nullptr,
-                                 &ProcessAliveFunction, nullptr, nullptr, nullptr) != SQLITE_OK) {
-    throw DbError(fmt::format("experiment database {}: open: {}", path_.string(),
-                              sqlite3_errmsg(db_)));
-  }
   if (options_.max_page_count > 0) {
     Retry("set max_page_count", nullptr, [&] {
       Statement(db_, fmt::format("PRAGMA max_page_count = {}", options_.max_page_count)).Run();
@@ -301,12 +292,39 @@ void Database::Migrate() {
 
 int Database::SchemaVersion() {
   int version = 0;
+  if (engine() == Engine::kPostgres) {
+    Read("SchemaVersion", [&] {
+      Statement stmt(*conn_, "SELECT version FROM asvcpp_schema");
+      version = stmt.Step() ? static_cast<int>(stmt.Int(0)) : 0;
+    });
+    return version;
+  }
   Read("SchemaVersion", [&] { version = UserVersion(db_); });
   return version;
 }
 
 std::string Database::IntegrityCheck() {
   std::string report;
+  if (engine() == Engine::kPostgres) {
+    Read("IntegrityCheck", [&] {
+      report.clear();
+      std::vector<std::string> tables;
+      Statement names(*conn_, "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() "
+                              "ORDER BY table_name");
+      while (names.Step()) tables.push_back(names.Text(0));
+      for (const std::string& table : tables) {
+        try {
+          conn_->Exec(fmt::format("SAVEPOINT asv_check; SELECT count(*) FROM \"{}\"; RELEASE asv_check", table));
+        } catch (const StatementError& e) {
+          conn_->Exec("ROLLBACK TO asv_check");
+          if (!report.empty()) report += '\n';
+          report += fmt::format("table {}: {}", table, e.detail());
+        }
+      }
+      if (report.empty()) report = "ok";
+    });
+    return report;
+  }
   Read("IntegrityCheck", [&] {
     report.clear();
     Statement stmt(db_, "PRAGMA integrity_check");

@@ -8,15 +8,23 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "asvcpp/db/row_mappers.h"
+#include "asvcpp/db/connection.h"
 #include "asvcpp/db/statement.h"
 #include "asvcpp/db/timestamp.h"
 
 namespace asv::db {
+namespace {
+
+// LIMIT for "no limit" in both stores (PostgreSQL refuses SQLite's -1).
+constexpr std::int64_t kNoLimit = std::numeric_limits<std::int64_t>::max();
+
+}  // namespace
 
 std::vector<RunRow> Database::RunsHoldingGpus(const std::string& host,
                                               const std::vector<int>& gpu_ids) {
@@ -31,15 +39,13 @@ std::vector<RunRow> Database::SelectGpuHolders(const std::string& host,
                                                const std::vector<int>& gpu_ids) {
   std::vector<RunRow> holders;
   if (gpu_ids.empty()) return holders;
-  Statement stmt(db_, fmt::format(R"sql(
-    SELECT * FROM (SELECT {} FROM runs WHERE status = 'running' AND host = :host)
-    WHERE effective_status = 'running'
-    ORDER BY id)sql",
-                                  kRunColumns));
-  BindEffectiveStatus(stmt, self_, options_.stale_heartbeat);
+  Statement stmt(*conn_, fmt::format("SELECT {} FROM runs WHERE status = 'running' AND host = :host ORDER BY id",
+                                     kRunColumns));
   stmt.Bind(":host", host);
+  const Liveness liveness = MakeLiveness(self_, options_.stale_heartbeat);
   while (stmt.Step()) {
-    RunRow row = ReadRunRow(stmt);
+    RunRow row = ReadRunRow(stmt, liveness);
+    if (row.status != RunStatus::kRunning) continue;
     const bool overlaps = std::any_of(row.info.gpu_ids.begin(), row.info.gpu_ids.end(), [&](int g) {
       return std::find(gpu_ids.begin(), gpu_ids.end(), g) != gpu_ids.end();
     });
@@ -59,31 +65,29 @@ std::vector<RunRow> Database::QueryRuns(const RunFilter& filter,
   std::vector<RunRow> rows;
   Read("ListRuns", [&] {
     rows.clear();
-    Statement stmt(db_, fmt::format(R"sql(
-      SELECT * FROM (SELECT {} FROM runs)
-      WHERE (:recipe IS NULL OR recipe = :recipe)
-        AND (:config IS NULL OR config = :config)
-        AND (:status IS NULL OR effective_status = :status)
-        AND (:id IS NULL OR id = :id)
+    // The effective status is judged while reading the rows (ReadRunRow): with a status filter the
+    // limit applies after it.
+    Statement stmt(*conn_, fmt::format(R"sql(
+      SELECT {} FROM runs
+      WHERE (CAST(:recipe AS TEXT) IS NULL OR recipe = :recipe)
+        AND (CAST(:config AS TEXT) IS NULL OR config = :config)
+        AND (CAST(:id AS BIGINT) IS NULL OR id = :id)
       ORDER BY id DESC
       LIMIT :limit)sql",
                                     kRunColumns));
-    BindEffectiveStatus(stmt, self_, options_.stale_heartbeat);
     stmt.Bind(":recipe", filter.recipe)
         .Bind(":config", filter.config)
         .Bind(":id", run_id)
-        .Bind(":limit", filter.limit > 0 ? filter.limit : -1);
-    if (filter.status) {
-      stmt.Bind(":status", ToString(*filter.status));
-    } else {
-      stmt.Bind(":status", std::nullopt);
-    }
-    while (stmt.Step()) rows.push_back(ReadRunRow(stmt));
+        .Bind(":limit", filter.limit > 0 && !filter.status ? filter.limit : kNoLimit);
+    const Liveness liveness = MakeLiveness(self_, options_.stale_heartbeat);
+    while (stmt.Step()) rows.push_back(ReadRunRow(stmt, liveness));
   });
   ApplySlurmJobEnds(&rows);
   if (filter.status) {
     rows.erase(std::remove_if(rows.begin(), rows.end(), [&](const RunRow& r) { return r.status != *filter.status; }),
                rows.end());
+    const auto limit = static_cast<std::size_t>(filter.limit);
+    if (filter.limit > 0 && rows.size() > limit) rows.resize(limit);
   }
   return rows;
 }
@@ -109,10 +113,13 @@ void Database::ApplySlurmJobEnds(std::vector<RunRow>* rows) {
 
 void Database::RecordSlurmJob(const SlurmJobRecord& job) {
   Write("RecordSlurmJob", [&] {
-    Statement(db_, R"sql(
-      INSERT OR REPLACE INTO slurm_jobs (job_id, recipe, config, output_folder, output_file,
-                                         command_line, submit_time)
-      VALUES (:job_id, :recipe, :config, :output_folder, :output_file, :command_line, :now))sql")
+    Statement(*conn_, R"sql(
+      INSERT INTO slurm_jobs (job_id, recipe, config, output_folder, output_file, command_line, submit_time)
+      VALUES (:job_id, :recipe, :config, :output_folder, :output_file, :command_line, :now)
+      ON CONFLICT (job_id) DO UPDATE SET
+        recipe = excluded.recipe, config = excluded.config, output_folder = excluded.output_folder,
+        output_file = excluded.output_file, command_line = excluded.command_line,
+        submit_time = excluded.submit_time)sql")
         .Bind(":job_id", job.job_id)
         .Bind(":recipe", job.recipe)
         .Bind(":config", job.config)
@@ -128,7 +135,7 @@ std::vector<SlurmJobRecord> Database::UnclaimedSlurmJobs() {
   std::vector<SlurmJobRecord> jobs;
   Read("UnclaimedSlurmJobs", [&] {
     jobs.clear();
-    Statement stmt(db_, R"sql(
+    Statement stmt(*conn_, R"sql(
       SELECT job_id, recipe, config, output_folder, output_file, command_line, submit_time
       FROM slurm_jobs AS j
       WHERE NOT EXISTS (SELECT 1 FROM runs WHERE runs.slurm_job_id = j.job_id)
@@ -166,11 +173,11 @@ constexpr std::string_view kResultsSql = R"sql(
          r.p_target, r.c_miss, r.c_fa, r.n_target, r.n_nontarget, r.recorded_time, r.stage,
          r.cllr, r.min_cllr
   FROM results AS r JOIN runs ON runs.id = r.run_id
-  WHERE (:recipe IS NULL OR runs.recipe = :recipe)
-    AND (:config IS NULL OR runs.config = :config)
-    AND (:trial_list IS NULL OR r.trial_list = :trial_list)
-    AND (:run_id IS NULL OR r.run_id = :run_id)
-    AND (:stage IS NULL OR r.stage = :stage)
+  WHERE (CAST(:recipe AS TEXT) IS NULL OR runs.recipe = :recipe)
+    AND (CAST(:config AS TEXT) IS NULL OR runs.config = :config)
+    AND (CAST(:trial_list AS TEXT) IS NULL OR r.trial_list = :trial_list)
+    AND (CAST(:run_id AS BIGINT) IS NULL OR r.run_id = :run_id)
+    AND (CAST(:stage AS BIGINT) IS NULL OR r.stage = :stage)
   ORDER BY r.id DESC
   LIMIT :limit)sql";
 
@@ -181,8 +188,9 @@ constexpr std::string_view kResultsSql = R"sql(
 //   best   per matching run and name: the first non-NULL EER in (eer, id DESC) order, that is the
 //          lowest EER and among ties the latest; only when there is none, the latest NaN (NULL)
 //          EER. Pairs without results give NULL. MATERIALIZED: inlined, SQLite would evaluate the
-//          subqueries again for every reference to their value. INDEXED BY: with sqlite_stat1 the
-//          planner may prefer results(trial_list, eer), a scan over every run's results.
+//          subqueries again for every reference to their value. {indexed}: INDEXED BY on SQLite
+//          (Dialect::IndexedBy), since with sqlite_stat1 the planner may prefer
+//          results(trial_list, eer), a scan over every run's results.
 //   ranked the best of the runs of each config, with the same ordering rule
 constexpr std::string_view kBestPerConfigSql = R"sql(
   WITH RECURSIVE
@@ -190,21 +198,21 @@ constexpr std::string_view kBestPerConfigSql = R"sql(
       SELECT COALESCE(:trial_list, (SELECT MIN(trial_list) FROM results))
       UNION ALL
       SELECT (SELECT MIN(trial_list) FROM results WHERE results.trial_list > names.trial_list)
-      FROM names WHERE :trial_list IS NULL AND names.trial_list IS NOT NULL),
+      FROM names WHERE CAST(:trial_list AS TEXT) IS NULL AND names.trial_list IS NOT NULL),
     best AS MATERIALIZED (
       SELECT COALESCE(
-               (SELECT id FROM results INDEXED BY results_run_trial_list_eer
+               (SELECT id FROM results {indexed}
                 WHERE run_id = runs.id AND trial_list = names.trial_list AND eer IS NOT NULL
-                  AND (:stage IS NULL OR stage = :stage)
+                  AND (CAST(:stage AS BIGINT) IS NULL OR stage = :stage)
                 ORDER BY eer, id DESC LIMIT 1),
-               (SELECT MAX(id) FROM results INDEXED BY results_run_trial_list_eer
+               (SELECT MAX(id) FROM results {indexed}
                 WHERE run_id = runs.id AND trial_list = names.trial_list AND eer IS NULL
-                  AND (:stage IS NULL OR stage = :stage))) AS id
+                  AND (CAST(:stage AS BIGINT) IS NULL OR stage = :stage))) AS id
       FROM runs CROSS JOIN names
       WHERE names.trial_list IS NOT NULL
-        AND (:recipe IS NULL OR runs.recipe = :recipe)
-        AND (:config IS NULL OR runs.config = :config)
-        AND (:run_id IS NULL OR runs.id = :run_id)),
+        AND (CAST(:recipe AS TEXT) IS NULL OR runs.recipe = :recipe)
+        AND (CAST(:config AS TEXT) IS NULL OR runs.config = :config)
+        AND (CAST(:run_id AS BIGINT) IS NULL OR runs.id = :run_id)),
     ranked AS (
       SELECT r.id, r.run_id, runs.recipe, runs.config, r.epoch, r.trial_list, r.eer, r.min_dcf,
              r.p_target, r.c_miss, r.c_fa, r.n_target, r.n_nontarget, r.recorded_time, r.stage,
@@ -225,16 +233,18 @@ std::vector<ResultRow> Database::Results(const ResultFilter& filter) {
   std::vector<ResultRow> rows;
   Read("Results", [&] {
     rows.clear();
-    Statement stmt(db_, filter.best_per_config ? kBestPerConfigSql : kResultsSql);
+    const std::string best_sql =
+        fmt::format(kBestPerConfigSql, fmt::arg("indexed", conn_->dialect().IndexedBy("results_run_trial_list_eer")));
+    Statement stmt(*conn_, filter.best_per_config ? std::string_view(best_sql) : kResultsSql);
     stmt.Bind(":recipe", filter.recipe)
         .Bind(":config", filter.config)
         .Bind(":trial_list", filter.trial_list)
         .Bind(":run_id", filter.run_id)
         .Bind(":stage", filter.stage)
-        .Bind(":limit", filter.limit > 0 ? filter.limit : -1);
+        .Bind(":limit", filter.limit > 0 ? filter.limit : kNoLimit);
     while (stmt.Step()) rows.push_back(ReadResultRow(stmt));
     // The costs of each row, in recording order: one seek in the (result_id, ...) index per result.
-    Statement costs(db_, fmt::format("SELECT {} FROM result_costs WHERE result_id = :id ORDER BY id",
+    Statement costs(*conn_, fmt::format("SELECT {} FROM result_costs WHERE result_id = :id ORDER BY id",
                                      kCostColumns));
     for (ResultRow& row : rows) {
       costs.Reset();
@@ -249,7 +259,7 @@ std::vector<EpochRow> Database::Epochs(std::int64_t run_id) {
   std::vector<EpochRow> rows;
   Read("Epochs", [&] {
     rows.clear();
-    Statement stmt(db_, fmt::format("SELECT {} FROM epochs WHERE run_id = :run_id ORDER BY epoch",
+    Statement stmt(*conn_, fmt::format("SELECT {} FROM epochs WHERE run_id = :run_id ORDER BY epoch",
                                     kEpochColumns));
     stmt.Bind(":run_id", run_id);
     while (stmt.Step()) rows.push_back(ReadEpochRow(stmt));
@@ -262,11 +272,11 @@ std::vector<ProgressRow> Database::ProgressRows(const std::vector<std::int64_t>&
   Read("ProgressRows", [&] {
     rows.clear();
     if (run_ids.empty()) {
-      Statement stmt(db_, fmt::format("SELECT {} FROM progress ORDER BY run_id, rank", kProgressColumns));
+      Statement stmt(*conn_, fmt::format("SELECT {} FROM progress ORDER BY run_id, rank", kProgressColumns));
       while (stmt.Step()) rows.push_back(ReadProgressRow(stmt));
       return;
     }
-    Statement stmt(db_, fmt::format("SELECT {} FROM progress WHERE run_id = :run_id ORDER BY rank",
+    Statement stmt(*conn_, fmt::format("SELECT {} FROM progress WHERE run_id = :run_id ORDER BY rank",
                                     kProgressColumns));
     std::vector<std::int64_t> ids = run_ids;
     std::sort(ids.begin(), ids.end());
@@ -284,7 +294,7 @@ std::vector<StageRow> Database::Stages(std::int64_t run_id) {
   std::vector<StageRow> rows;
   Read("Stages", [&] {
     rows.clear();
-    Statement stmt(db_, fmt::format("SELECT {} FROM stages WHERE run_id = :run_id ORDER BY id",
+    Statement stmt(*conn_, fmt::format("SELECT {} FROM stages WHERE run_id = :run_id ORDER BY id",
                                     kStageColumns));
     stmt.Bind(":run_id", run_id);
     while (stmt.Step()) rows.push_back(ReadStageRow(stmt));
@@ -296,7 +306,7 @@ std::vector<ArtifactRow> Database::Artifacts(std::int64_t run_id) {
   std::vector<ArtifactRow> rows;
   Read("Artifacts", [&] {
     rows.clear();
-    Statement stmt(db_, fmt::format("SELECT {} FROM artifacts WHERE run_id = :run_id ORDER BY id",
+    Statement stmt(*conn_, fmt::format("SELECT {} FROM artifacts WHERE run_id = :run_id ORDER BY id",
                                     kArtifactColumns));
     stmt.Bind(":run_id", run_id);
     while (stmt.Step()) rows.push_back(ReadArtifactRow(stmt));
@@ -308,7 +318,8 @@ std::optional<std::string> Database::RecordedChecksum(const std::string& path) {
   std::optional<std::string> checksum;
   Read("RecordedChecksum", [&] {
     checksum.reset();
-    Statement stmt(db_, "SELECT checksum FROM artifacts WHERE path = :path AND checksum != '' ORDER BY id DESC LIMIT 1");
+    Statement stmt(*conn_,
+                   "SELECT checksum FROM artifacts WHERE path = :path AND checksum != '' ORDER BY id DESC LIMIT 1");
     stmt.Bind(":path", path);
     if (stmt.Step()) checksum = stmt.Text(0);
   });

@@ -15,6 +15,7 @@
 
 #include "asvcpp/db/database.h"
 #include "asvcpp/db/row_mappers.h"
+#include "asvcpp/db/connection.h"
 #include "asvcpp/db/statement.h"
 
 namespace asv::db {
@@ -28,11 +29,11 @@ namespace {
 constexpr std::string_view kFilteredResultsSql = R"sql(
   SELECT r.id, r.run_id, r.trial_list, r.min_dcf, r.p_target, r.c_miss, r.c_fa
   FROM results AS r JOIN runs ON runs.id = r.run_id
-  WHERE (:recipe IS NULL OR runs.recipe = :recipe)
-    AND (:config IS NULL OR runs.config = :config)
-    AND (:trial_list IS NULL OR r.trial_list = :trial_list)
-    AND (:run_id IS NULL OR r.run_id = :run_id)
-    AND (:stage IS NULL OR r.stage = :stage)
+  WHERE (CAST(:recipe AS TEXT) IS NULL OR runs.recipe = :recipe)
+    AND (CAST(:config AS TEXT) IS NULL OR runs.config = :config)
+    AND (CAST(:trial_list AS TEXT) IS NULL OR r.trial_list = :trial_list)
+    AND (CAST(:run_id AS BIGINT) IS NULL OR r.run_id = :run_id)
+    AND (CAST(:stage AS BIGINT) IS NULL OR r.stage = :stage)
   ORDER BY r.id)sql";
 
 // Every cost row (a result with cost rows is judged by them alone, also where min_dcf is NULL).
@@ -42,11 +43,11 @@ constexpr std::string_view kEpochEersSql = R"sql(
   SELECT r.run_id, r.trial_list, r.epoch, r.eer
   FROM results AS r JOIN runs ON runs.id = r.run_id
   WHERE r.epoch IS NOT NULL
-    AND (:recipe IS NULL OR runs.recipe = :recipe)
-    AND (:config IS NULL OR runs.config = :config)
-    AND (:trial_list IS NULL OR r.trial_list = :trial_list)
-    AND (:run_id IS NULL OR r.run_id = :run_id)
-    AND (:stage IS NULL OR r.stage = :stage))sql";
+    AND (CAST(:recipe AS TEXT) IS NULL OR runs.recipe = :recipe)
+    AND (CAST(:config AS TEXT) IS NULL OR runs.config = :config)
+    AND (CAST(:trial_list AS TEXT) IS NULL OR r.trial_list = :trial_list)
+    AND (CAST(:run_id AS BIGINT) IS NULL OR r.run_id = :run_id)
+    AND (CAST(:stage AS BIGINT) IS NULL OR r.stage = :stage))sql";
 
 // Small sets of distinct values (trial lists, configs, operating points) numbered in order of
 // first appearance; the last one looked up is tried first, as rows of one group come together.
@@ -111,13 +112,13 @@ std::vector<ResultSummaryRow> Database::ResultSummary(const ResultFilter& filter
     Interned<std::pair<std::string, std::string>> configs;
     std::unordered_map<std::int64_t, std::size_t> config_of;  // run -> its config in `configs`
     {
-      Statement stmt(db_, "SELECT id, recipe, config FROM runs");
+      Statement stmt(*conn_, "SELECT id, recipe, config FROM runs");
       while (stmt.Step()) config_of[stmt.Int(0)] = configs.Index({stmt.Text(1), stmt.Text(2)});
     }
     Interned<std::string> lists;
     std::vector<Selected> selected;
     {
-      Statement stmt(db_, kFilteredResultsSql);
+      Statement stmt(*conn_, kFilteredResultsSql);
       BindResultFilter(stmt, filter);
       std::int64_t run = -1;
       std::size_t config = 0;
@@ -139,7 +140,7 @@ std::vector<ResultSummaryRow> Database::ResultSummary(const ResultFilter& filter
       if (!added && min_dcf < it->second.first) it->second = {min_dcf, result.run_id};
     };
     {
-      Statement stmt(db_, kCostsSql);
+      Statement stmt(*conn_, kCostsSql);
       auto hint = selected.begin();
       while (stmt.Step()) {
         const std::int64_t id = stmt.Int(0);
@@ -198,7 +199,7 @@ std::vector<EpochEer> Database::EpochEers(const ResultFilter& filter) {
     };
     Interned<std::string> lists;
     std::vector<Row> all;
-    Statement stmt(db_, kEpochEersSql);
+    Statement stmt(*conn_, kEpochEersSql);
     BindResultFilter(stmt, filter);
     while (stmt.Step()) {
       all.push_back({stmt.Int(0), lists.Index(stmt.Text(1)), static_cast<int>(stmt.Int(2)), stmt.Real(3)});
@@ -229,13 +230,14 @@ std::vector<EpochEer> Database::EpochEers(const ResultFilter& filter) {
 
 // The runs of RunFilter's recipe and config, for `run_id IN (...)`.
 constexpr std::string_view kRunsOfFilter =
-    "SELECT id FROM runs WHERE (:recipe IS NULL OR recipe = :recipe) AND (:config IS NULL OR config = :config)";
+    "SELECT id FROM runs WHERE (CAST(:recipe AS TEXT) IS NULL OR recipe = :recipe) "
+    "AND (CAST(:config AS TEXT) IS NULL OR config = :config)";
 
 std::vector<EpochRow> Database::EpochsOfRuns(const RunFilter& filter) {
   std::vector<EpochRow> rows;
   Read("EpochsOfRuns", [&] {
     rows.clear();
-    Statement stmt(db_, fmt::format("SELECT {} FROM epochs WHERE run_id IN ({}) ORDER BY run_id, epoch",
+    Statement stmt(*conn_, fmt::format("SELECT {} FROM epochs WHERE run_id IN ({}) ORDER BY run_id, epoch",
                                     kEpochColumns, kRunsOfFilter));
     stmt.Bind(":recipe", filter.recipe).Bind(":config", filter.config);
     while (stmt.Step()) rows.push_back(ReadEpochRow(stmt));
@@ -247,7 +249,8 @@ std::vector<ArtifactRow> Database::ArtifactsOfKind(const std::string& kind, cons
   std::vector<ArtifactRow> rows;
   Read("ArtifactsOfKind", [&] {
     rows.clear();
-    Statement stmt(db_, fmt::format("SELECT {} FROM artifacts WHERE kind = :kind AND run_id IN ({}) ORDER BY run_id, id",
+    Statement stmt(*conn_,
+                   fmt::format("SELECT {} FROM artifacts WHERE kind = :kind AND run_id IN ({}) ORDER BY run_id, id",
                                     kArtifactColumns, kRunsOfFilter));
     stmt.Bind(":kind", kind).Bind(":recipe", filter.recipe).Bind(":config", filter.config);
     while (stmt.Step()) rows.push_back(ReadArtifactRow(stmt));

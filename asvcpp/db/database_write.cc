@@ -5,7 +5,6 @@
 #include "asvcpp/db/database.h"
 
 #include <fmt/format.h>
-#include <sqlite3.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -14,6 +13,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/log.h"
+#include "asvcpp/db/connection.h"
 #include "asvcpp/db/statement.h"
 #include "asvcpp/db/timestamp.h"
 
@@ -28,18 +28,25 @@ std::string Utf8Prefix(const std::string& text, std::size_t max_bytes) {
   return text.substr(0, end);
 }
 
+// Runs an INSERT ... RETURNING id (both stores) and returns the id.
+std::int64_t InsertedId(Statement& stmt) {
+  const std::int64_t id = stmt.Step() ? stmt.Int(0) : 0;
+  stmt.Run();
+  return id;
+}
+
 template <typename T>
 std::string ToJson(const std::vector<T>& values) {
   return nlohmann::json(values).dump();
 }
 
 // Throws DbError naming the missing row when the last statement changed nothing.
-void ExpectChanged(sqlite3* db, const char* table, std::int64_t id) {
-  if (sqlite3_changes(db) == 0) throw DbError(fmt::format("there is no {} with id {}", table, id));
+void ExpectChanged(Connection& db, const char* table, std::int64_t id) {
+  if (db.Changes() == 0) throw DbError(fmt::format("there is no {} with id {}", table, id));
 }
 
 // Inside a write of run `run_id`: that write is a sign of life.
-void TouchHeartbeat(sqlite3* db, std::int64_t run_id, const std::string& now) {
+void TouchHeartbeat(Connection& db, std::int64_t run_id, const std::string& now) {
   Statement(db, "UPDATE runs SET heartbeat_time = :now WHERE id = :id AND status = 'running'")
       .Bind(":now", now)
       .Bind(":id", run_id)
@@ -47,7 +54,7 @@ void TouchHeartbeat(sqlite3* db, std::int64_t run_id, const std::string& now) {
 }
 
 // Inside a write: sets the run's status, end and heartbeat time and error text (NULL when empty).
-void UpdateRun(sqlite3* db, std::int64_t run_id, RunStatus status, const std::string& now,
+void UpdateRun(Connection& db, std::int64_t run_id, RunStatus status, const std::string& now,
                const std::string& error_text) {
   Statement(db, R"sql(
     UPDATE runs SET status = :status, end_time = :now, heartbeat_time = :now,
@@ -68,13 +75,14 @@ std::int64_t Database::InsertRun(const RunInfo& filled) {
   // The SLURM columns (schema version 8) only for a run in a SLURM job: a run outside SLURM can
   // still be recorded in a database held at an older version (DatabaseOptions::max_schema_version).
   const bool slurm = filled.slurm_job_id.has_value();
-  Statement stmt(db_, fmt::format(R"sql(
+  Statement stmt(*conn_, fmt::format(R"sql(
     INSERT INTO runs (recipe, config, parent_chain, settings_json, settings_hash, command_line,
                       host, pid, process_start, boot_id, pid_namespace, gpu_ids, world_size,
                       code_version, output_folder, status, start_time, heartbeat_time{})
     VALUES (:recipe, :config, :parent_chain, :settings_json, :settings_hash, :command_line,
             :host, :pid, :process_start, :boot_id, :pid_namespace, :gpu_ids, :world_size,
-            :code_version, :output_folder, 'running', :now, :now{}))sql",
+            :code_version, :output_folder, 'running', :now, :now{})
+    RETURNING id)sql",
                                   slurm ? ", slurm_job_id, slurm_array_task_id" : "",
                                   slurm ? ", :slurm_job_id, :slurm_array_task_id" : ""));
   stmt.Bind(":recipe", filled.recipe)
@@ -94,8 +102,7 @@ std::int64_t Database::InsertRun(const RunInfo& filled) {
       .Bind(":output_folder", filled.output_folder)
       .Bind(":now", now);
   if (slurm) stmt.Bind(":slurm_job_id", filled.slurm_job_id).Bind(":slurm_array_task_id", filled.slurm_array_task_id);
-  stmt.Run();
-  return sqlite3_last_insert_rowid(db_);
+  return InsertedId(stmt);
 }
 
 std::int64_t Database::BeginRun(const RunInfo& info) {
@@ -128,10 +135,10 @@ void Database::FinishRun(std::int64_t run_id, RunStatus status, const std::strin
   bool full = false;
   Write("FinishRun", [&] {
     const std::string now = NowUtc();
-    UpdateRun(db_, run_id, status, now, error_text);
+    UpdateRun(*conn_, run_id, status, now, error_text);
     if (status != RunStatus::kRunning) {
       // A run that ends (e.g. interrupted by a signal) ends its unfinished stages with it.
-      Statement(db_, R"sql(
+      Statement(*conn_, R"sql(
         UPDATE stages SET status = :status, end_time = :now,
                           error_text = COALESCE(error_text, :error_text)
         WHERE run_id = :id AND status = 'running')sql")
@@ -154,33 +161,33 @@ void Database::FinishRun(std::int64_t run_id, RunStatus status, const std::strin
   }
   bool still_full = false;
   Write("FinishRun", [&] {
-    UpdateRun(db_, run_id, status, NowUtc(), short_text);
+    UpdateRun(*conn_, run_id, status, NowUtc(), short_text);
   }, &still_full);
   if (still_full) {
     throw DbError(fmt::format(
         "experiment database {}: FinishRun: database or disk is full: could not record run {} as "
         "{}, not even with its error text cut to {} bytes",
-        path_.string(), run_id, ToString(status), kShortErrorBytes));
+        location_, run_id, ToString(status), kShortErrorBytes));
   }
   ASV_LOG(Warning,
           "experiment database {}: the database or disk is full: recorded run {} as {} with its "
           "error text cut to {} bytes and left its stages as they were",
-          path_.string(), run_id, ToString(status), kShortErrorBytes);
+          location_, run_id, ToString(status), kShortErrorBytes);
 }
 
 void Database::Heartbeat(std::int64_t run_id) {
   Write("Heartbeat", [&] {
-    Statement(db_, "UPDATE runs SET heartbeat_time = :now WHERE id = :id")
+    Statement(*conn_, "UPDATE runs SET heartbeat_time = :now WHERE id = :id")
         .Bind(":now", NowUtc())
         .Bind(":id", run_id)
         .Run();
-    ExpectChanged(db_, "run", run_id);
+    ExpectChanged(*conn_, "run", run_id);
   });
 }
 
 void Database::UpdateProgress(std::int64_t run_id, int rank, const ProgressRecord& progress) {
   Write("UpdateProgress", [&] {
-    Statement(db_, R"sql(
+    Statement(*conn_, R"sql(
       INSERT INTO progress (run_id, rank, stage, what, done, total, unit, rate, eta_seconds,
                             updated_time)
       VALUES (:run_id, :rank, :stage, :what, :done, :total, :unit, :rate, :eta_seconds, :now)
@@ -206,16 +213,13 @@ std::int64_t Database::BeginStage(std::int64_t run_id, int stage, const std::str
   std::int64_t id = 0;
   Write("BeginStage", [&] {
     const std::string now = NowUtc();
-    Statement(db_, R"sql(
+    Statement stmt(*conn_, R"sql(
       INSERT INTO stages (run_id, stage, name, status, start_time)
-      VALUES (:run_id, :stage, :name, 'running', :now))sql")
-        .Bind(":run_id", run_id)
-        .Bind(":stage", stage)
-        .Bind(":name", name)
-        .Bind(":now", now)
-        .Run();
-    id = sqlite3_last_insert_rowid(db_);
-    TouchHeartbeat(db_, run_id, now);
+      VALUES (:run_id, :stage, :name, 'running', :now)
+      RETURNING id)sql");
+    stmt.Bind(":run_id", run_id).Bind(":stage", stage).Bind(":name", name).Bind(":now", now);
+    id = InsertedId(stmt);
+    TouchHeartbeat(*conn_, run_id, now);
   });
   return id;
 }
@@ -223,7 +227,7 @@ std::int64_t Database::BeginStage(std::int64_t run_id, int stage, const std::str
 void Database::FinishStage(std::int64_t stage_id, RunStatus status, const std::string& error_text) {
   Write("FinishStage", [&] {
     const std::string now = NowUtc();
-    Statement(db_, R"sql(
+    Statement(*conn_, R"sql(
       UPDATE stages SET status = :status, end_time = :now, error_text = :error_text
       WHERE id = :id)sql")
         .Bind(":status", ToString(status))
@@ -231,8 +235,8 @@ void Database::FinishStage(std::int64_t stage_id, RunStatus status, const std::s
         .BindOrNull(":error_text", error_text)
         .Bind(":id", stage_id)
         .Run();
-    ExpectChanged(db_, "stage", stage_id);
-    Statement(db_, R"sql(
+    ExpectChanged(*conn_, "stage", stage_id);
+    Statement(*conn_, R"sql(
       UPDATE runs SET heartbeat_time = :now
       WHERE id = (SELECT run_id FROM stages WHERE id = :id) AND status = 'running')sql")
         .Bind(":now", now)
@@ -244,7 +248,7 @@ void Database::FinishStage(std::int64_t stage_id, RunStatus status, const std::s
 void Database::RecordEpoch(std::int64_t run_id, const EpochRecord& epoch) {
   Write("RecordEpoch", [&] {
     const std::string now = NowUtc();
-    Statement(db_, R"sql(
+    Statement(*conn_, R"sql(
       INSERT INTO epochs (run_id, epoch, loss, accuracy, learning_rate, seconds, frames_per_second,
                           val_loss, val_accuracy, data_wait_percent, recorded_time)
       VALUES (:run_id, :epoch, :loss, :accuracy, :learning_rate, :seconds, :frames_per_second,
@@ -267,7 +271,7 @@ void Database::RecordEpoch(std::int64_t run_id, const EpochRecord& epoch) {
         .Bind(":data_wait_percent", epoch.data_wait_percent)
         .Bind(":now", now)
         .Run();
-    TouchHeartbeat(db_, run_id, now);
+    TouchHeartbeat(*conn_, run_id, now);
   });
 }
 
@@ -275,12 +279,13 @@ std::int64_t Database::RecordResult(std::int64_t run_id, const ResultRecord& res
   std::int64_t id = 0;
   Write("RecordResult", [&] {
     const std::string now = NowUtc();
-    Statement(db_, R"sql(
+    Statement stmt(*conn_, R"sql(
       INSERT INTO results (run_id, epoch, trial_list, eer, min_dcf, p_target, c_miss, c_fa,
                            n_target, n_nontarget, recorded_time, stage, cllr, min_cllr)
       VALUES (:run_id, :epoch, :trial_list, :eer, :min_dcf, :p_target, :c_miss, :c_fa,
-              :n_target, :n_nontarget, :now, :stage, :cllr, :min_cllr))sql")
-        .Bind(":run_id", run_id)
+              :n_target, :n_nontarget, :now, :stage, :cllr, :min_cllr)
+      RETURNING id)sql");
+    stmt.Bind(":run_id", run_id)
         .Bind(":epoch", result.epoch)
         .Bind(":trial_list", result.trial_list)
         .Bind(":eer", result.eer)
@@ -293,11 +298,10 @@ std::int64_t Database::RecordResult(std::int64_t run_id, const ResultRecord& res
         .Bind(":stage", result.stage)
         .Bind(":now", now)
         .Bind(":cllr", result.cllr)
-        .Bind(":min_cllr", result.min_cllr)
-        .Run();
-    id = sqlite3_last_insert_rowid(db_);
+        .Bind(":min_cllr", result.min_cllr);
+    id = InsertedId(stmt);
     if (!result.costs.empty()) {
-      Statement cost(db_, R"sql(
+      Statement cost(*conn_, R"sql(
         INSERT INTO result_costs (result_id, p_target, c_miss, c_fa, min_dcf, act_dcf)
         VALUES (:id, :p_target, :c_miss, :c_fa, :min_dcf, :act_dcf))sql");
       for (const CostRecord& c : result.costs) {
@@ -311,7 +315,7 @@ std::int64_t Database::RecordResult(std::int64_t run_id, const ResultRecord& res
             .Run();
       }
     }
-    TouchHeartbeat(db_, run_id, now);
+    TouchHeartbeat(*conn_, run_id, now);
   });
   return id;
 }
@@ -320,19 +324,19 @@ std::int64_t Database::RecordArtifact(std::int64_t run_id, const ArtifactRecord&
   std::int64_t id = 0;
   Write("RecordArtifact", [&] {
     const std::string now = NowUtc();
-    Statement(db_, R"sql(
+    Statement stmt(*conn_, R"sql(
       INSERT INTO artifacts (run_id, stage_id, path, kind, checksum, bytes, recorded_time)
-      VALUES (:run_id, :stage_id, :path, :kind, :checksum, :bytes, :now))sql")
-        .Bind(":run_id", run_id)
+      VALUES (:run_id, :stage_id, :path, :kind, :checksum, :bytes, :now)
+      RETURNING id)sql");
+    stmt.Bind(":run_id", run_id)
         .Bind(":stage_id", artifact.stage_id)
         .Bind(":path", artifact.path)
         .Bind(":kind", artifact.kind)
         .Bind(":checksum", artifact.checksum)
         .Bind(":bytes", artifact.bytes)
-        .Bind(":now", now)
-        .Run();
-    id = sqlite3_last_insert_rowid(db_);
-    TouchHeartbeat(db_, run_id, now);
+        .Bind(":now", now);
+    id = InsertedId(stmt);
+    TouchHeartbeat(*conn_, run_id, now);
   });
   return id;
 }
@@ -350,7 +354,7 @@ int Database::MarkCrashedRuns() {
   // touches runs that are still 'running', so a run that finished meanwhile is left alone.
   Read("MarkCrashedRuns", [&] {
     dead.clear();
-    Statement stmt(db_, R"sql(
+    Statement stmt(*conn_, R"sql(
       SELECT id, pid, process_start, slurm_job_id FROM runs
       WHERE status = 'running' AND host = :host AND boot_id = :boot AND pid_namespace = :ns)sql");
     stmt.Bind(":host", self_.host).Bind(":boot", self_.boot_id).Bind(":ns", self_.pid_namespace);
@@ -371,16 +375,16 @@ int Database::MarkCrashedRuns() {
     const std::string now = NowUtc();
     for (const Dead& run : dead) {
       if (run.slurm && run.slurm->status == RunStatus::kFailed) {
-        Statement(db_, R"sql(
+        Statement(*conn_, R"sql(
           UPDATE runs SET status = 'failed', end_time = heartbeat_time,
                           error_text = COALESCE(error_text, :reason)
           WHERE id = :id AND status = 'running')sql")
             .Bind(":reason", run.slurm->reason)
             .Bind(":id", run.id)
             .Run();
-        if (sqlite3_changes(db_) == 0) continue;
+        if (conn_->Changes() == 0) continue;
         ++marked;
-        Statement(db_, R"sql(
+        Statement(*conn_, R"sql(
           UPDATE stages SET status = 'failed',
                             end_time = (SELECT heartbeat_time FROM runs WHERE id = :id),
                             error_text = COALESCE(error_text, :reason)
@@ -391,7 +395,7 @@ int Database::MarkCrashedRuns() {
         continue;
       }
       // end_time: the last sign of life; the text also says when the crash was found.
-      Statement(db_, R"sql(
+      Statement(*conn_, R"sql(
         UPDATE runs SET status = 'crashed', end_time = heartbeat_time,
                         error_text = COALESCE(error_text, :reason || heartbeat_time || :found)
         WHERE id = :id AND status = 'running')sql")
@@ -401,9 +405,9 @@ int Database::MarkCrashedRuns() {
           .Bind(":found", fmt::format(", found gone at {}", now))
           .Bind(":id", run.id)
           .Run();
-      if (sqlite3_changes(db_) == 0) continue;
+      if (conn_->Changes() == 0) continue;
       ++marked;
-      Statement(db_, R"sql(
+      Statement(*conn_, R"sql(
         UPDATE stages SET status = 'crashed',
                           end_time = (SELECT heartbeat_time FROM runs WHERE id = :id)
         WHERE run_id = :id AND status = 'running')sql")
@@ -413,7 +417,7 @@ int Database::MarkCrashedRuns() {
   });
   if (marked > 0) {
     ASV_LOG(Info, "experiment database {}: marked {} run(s) whose process is gone as crashed or failed",
-            path_.string(), marked);
+            location_, marked);
   }
   return marked;
 }

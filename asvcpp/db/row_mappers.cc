@@ -45,14 +45,11 @@ std::optional<int> OptIntColumn(const Statement& stmt, int col) {
 
 }  // namespace
 
-void BindEffectiveStatus(Statement& stmt, const RunInfo& self, std::chrono::seconds stale_heartbeat) {
-  stmt.Bind(":self_host", self.host)
-      .Bind(":self_boot", self.boot_id)
-      .Bind(":self_ns", self.pid_namespace)
-      .Bind(":stale_before", FormatUtc(std::chrono::system_clock::now() - stale_heartbeat));
+Liveness MakeLiveness(const RunInfo& self, std::chrono::seconds stale_heartbeat) {
+  return {&self, FormatUtc(std::chrono::system_clock::now() - stale_heartbeat)};
 }
 
-RunRow ReadRunRow(const Statement& s) {
+RunRow ReadRunRow(const Statement& s, const Liveness& liveness) {
   RunRow row;
   row.id = s.Int(0);
   row.info.recipe = s.Text(1);
@@ -75,9 +72,17 @@ RunRow ReadRunRow(const Statement& s) {
   row.end_time = s.OptText(18);
   row.heartbeat_time = s.Text(19);
   row.error_text = s.OptText(20);
-  row.status = StatusColumn(s, 21);
-  row.info.slurm_job_id = s.IsNull(22) ? std::nullopt : std::optional<std::int64_t>(s.Int(22));
-  row.info.slurm_array_task_id = s.IsNull(23) ? std::nullopt : std::optional<std::int64_t>(s.Int(23));
+  row.info.slurm_job_id = s.OptInt(21);
+  row.info.slurm_array_task_id = s.OptInt(22);
+  row.status = stored;
+  if (stored == RunStatus::kRunning) {
+    const RunInfo& self = *liveness.self;
+    const bool local = row.info.host == self.host && row.info.boot_id == self.boot_id &&
+                       row.info.pid_namespace == self.pid_namespace;
+    const bool gone = local ? !IsProcessAlive(row.info.pid, row.info.process_start)
+                            : row.heartbeat_time < liveness.stale_before;
+    if (gone) row.status = RunStatus::kCrashed;
+  }
   row.status_inferred = row.status != stored;
   // An inferred crash ends, like a persisted one, at the last sign of life.
   if (row.status_inferred && !row.end_time) row.end_time = row.heartbeat_time;

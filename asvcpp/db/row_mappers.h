@@ -19,29 +19,30 @@
 
 namespace asv::db {
 
-/// Columns of `runs` in ReadRunRow's order, ending with effective_status: the stored status,
-/// except 'crashed' for a 'running' run whose process is gone (a run of this host, boot and pid
-/// namespace: SQL function asv_process_alive) or, for a run this host cannot check, whose
-/// heartbeat_time is older than :stale_before. Bind the parameters with BindEffectiveStatus.
+/// Columns of `runs` in ReadRunRow's order.
 inline constexpr std::string_view kRunColumns = R"sql(
   id, recipe, config, parent_chain, settings_json, settings_hash, command_line, host, pid,
   process_start, boot_id, pid_namespace, gpu_ids, world_size, code_version, output_folder,
-  status, start_time, end_time, heartbeat_time, error_text,
-  CASE WHEN status = 'running'
-        AND CASE WHEN host = :self_host AND boot_id = :self_boot AND pid_namespace = :self_ns
-                 THEN NOT asv_process_alive(pid, process_start)
-                 ELSE heartbeat_time < :stale_before END
-       THEN 'crashed' ELSE status END AS effective_status,
-  slurm_job_id, slurm_array_task_id
+  status, start_time, end_time, heartbeat_time, error_text, slurm_job_id, slurm_array_task_id
 )sql";
 
-/// Binds the parameters of kRunColumns: `self` is this process's identity (host, boot_id,
-/// pid_namespace), and heartbeats older than `stale_heartbeat` before now count as stale.
-void BindEffectiveStatus(Statement& stmt, const RunInfo& self, std::chrono::seconds stale_heartbeat);
+/// What ReadRunRow needs to tell a crashed run from a running one: this process's identity (host,
+/// boot_id, pid_namespace) and the oldest heartbeat_time (UTC ISO-8601) that is not stale.
+struct Liveness {
+  const RunInfo* self = nullptr;
+  std::string stale_before;
+};
 
-/// A row of kRunColumns. status is effective_status; status_inferred says that it differs from
-/// the stored status, and then a missing end_time becomes heartbeat_time (the last sign of life).
-RunRow ReadRunRow(const Statement& stmt);
+/// A Liveness for `self` in which heartbeats older than `stale_heartbeat` before now are stale.
+Liveness MakeLiveness(const RunInfo& self, std::chrono::seconds stale_heartbeat);
+
+/// A row of kRunColumns. status is the effective status: the stored status, except kCrashed for a
+/// 'running' run whose process is gone (a run of this host, boot and pid namespace:
+/// IsProcessAlive) or, for a run this host cannot check, whose heartbeat_time is older than
+/// liveness.stale_before. status_inferred says that it differs from the stored status, and then a
+/// missing end_time becomes heartbeat_time (the last sign of life). The status is judged here, not
+/// in SQL, so that both stores share it.
+RunRow ReadRunRow(const Statement& stmt, const Liveness& liveness);
 
 /// Columns of `stages` in ReadStageRow's order.
 inline constexpr std::string_view kStageColumns =

@@ -1,9 +1,11 @@
 // Schema of the experiment database and its ordered migrations.
 //
-// The schema version lives in `PRAGMA user_version`. Migration i (1-based) upgrades a database
-// from version i-1 to version i; Database applies the missing ones in order, each in its own
-// BEGIN IMMEDIATE transaction that also sets user_version, so a crash or a concurrent opener
-// never sees a half-migrated database. Never edit a released migration: append a new one.
+// The schema version lives in `PRAGMA user_version` (PostgreSQL: asvcpp_schema.version).
+// Migration i (1-based) upgrades a database from version i-1 to version i; Database applies the
+// missing ones in order, each in its own write transaction (SQLite: BEGIN IMMEDIATE) that also sets
+// the version, so a crash or a concurrent opener never sees a half-migrated database. The SQL is
+// SQLite's; on PostgreSQL it runs as Dialect::TranslateDdl (dialect.h) rewrites it. Never edit a
+// released migration: append a new one.
 //
 // Tables (all times are UTC ISO-8601 text, see timestamp.h):
 //   runs       one row per `asvrun RECIPE CONFIG` execution (identity, settings, status, times)

@@ -1,6 +1,7 @@
-// A prepared SQLite statement (RAII over sqlite3_stmt) and the error it throws.
+// A prepared statement of either store (SQLite: RAII over sqlite3_stmt; PostgreSQL: a libpq query
+// run with its parameters, see postgres_connection.h) and the errors it throws.
 //
-//   asv::db::Statement stmt(db, "SELECT id, name FROM stages WHERE run_id = :run_id AND stage = ?2");
+//   asv::db::Statement stmt(connection, "SELECT id, name FROM stages WHERE run_id = :run_id AND stage = ?2");
 //   stmt.Bind(":run_id", run_id).Bind(2, 5);
 //   while (stmt.Step()) rows.push_back({stmt.Int(0), stmt.Text(1)});
 //   stmt.Reset();                      // step it again, with the same or new bindings
@@ -8,9 +9,11 @@
 // Parameters are bound by 1-based index or by name (":name"); binding a name the statement does
 // not use does nothing, so one list of bindings can serve several variants of a query. A NaN
 // double and an empty optional bind NULL; Real() reads NULL back as NaN, the Opt* getters as
-// nullopt. Every failure throws SqliteError, which keeps SQLite's (extended) result code so that a
-// caller can tell a busy or full database from other errors; errors of prepare and bind name the
-// statement's SQL (whitespace collapsed, cut after kSqlInErrorBytes bytes).
+// nullopt. Every failure throws a StatementError (SqliteError or PostgresError), which says whether
+// the store was busy (worth retrying) or full; SqliteError keeps SQLite's (extended) result code,
+// PostgresError the SQLSTATE. Errors of prepare and bind name the statement's SQL (whitespace
+// collapsed, cut after kSqlInErrorBytes bytes). The SQL is written once for both stores; what
+// differs between them is in dialect.h.
 //
 // A Statement belongs to the connection it was prepared on: use both from one thread at a time and
 // destroy the statement before closing the connection.
@@ -22,16 +25,36 @@
 #include <string>
 #include <string_view>
 
+#include <memory>
+
 #include "asvcpp/base/error.h"
 
 struct sqlite3;
-struct sqlite3_stmt;
 
 namespace asv::db {
 
+class Connection;
+
+/// A statement of either store failed. what() is the store's message, followed by
+/// "; SQL: <statement>" when the failure is tied to one statement's text.
+class StatementError : public DbError {
+ public:
+  /// `detail`: the message without the SQL; `sql`: the statement's SQL, "" when not relevant.
+  StatementError(const std::string& detail, std::string_view sql);
+  /// True when another connection held a lock the statement needed: worth retrying.
+  virtual bool busy() const noexcept = 0;
+  /// True when the database or the disk under it is full.
+  virtual bool full() const noexcept = 0;
+  /// The message without the SQL.
+  const std::string& detail() const noexcept { return detail_; }
+
+ private:
+  std::string detail_;
+};
+
 /// An SQLite call failed. what() is "<SQLite's message> (<generic text of the code>)", followed by
 /// "; SQL: <statement>" when the failure is tied to one statement's text (prepare, bind).
-class SqliteError : public DbError {
+class SqliteError : public StatementError {
  public:
   /// `sqlite_code`: SQLite's result code (extended when the connection reports extended codes);
   /// `detail`: the message without the SQL; `sql`: the statement's SQL, "" when not relevant.
@@ -39,16 +62,33 @@ class SqliteError : public DbError {
 
   /// SQLite's result code, e.g. SQLITE_BUSY (5) or SQLITE_FULL (13) or an extended code.
   int sqlite_code() const noexcept { return sqlite_code_; }
-  /// The message without the SQL.
-  const std::string& detail() const noexcept { return detail_; }
   /// True for SQLITE_BUSY and SQLITE_LOCKED (and their extended codes): worth retrying.
-  bool busy() const noexcept;
+  bool busy() const noexcept override;
   /// True for SQLITE_FULL (the database or the disk is full).
-  bool full() const noexcept;
+  bool full() const noexcept override;
 
  private:
   int sqlite_code_;
-  std::string detail_;
+};
+
+/// What a statement does on one store; Statement forwards to it. Implemented by the SQLite and
+/// PostgreSQL connections (connection.h); the members behave as Statement's of the same name.
+class StatementBackend {
+ public:
+  virtual ~StatementBackend() = default;
+  virtual void BindInt(int index, std::int64_t value) = 0;
+  virtual void BindReal(int index, double value) = 0;  ///< Never NaN (Statement binds NULL).
+  virtual void BindText(int index, std::string_view value) = 0;
+  virtual void BindNull(int index) = 0;
+  virtual int ParameterIndex(const char* name) const = 0;
+  virtual bool Step() = 0;
+  virtual void Reset() = 0;
+  virtual void ClearBindings() = 0;
+  virtual int ColumnCount() const = 0;
+  virtual bool IsNull(int col) const = 0;
+  virtual std::int64_t Int(int col) const = 0;
+  virtual double Real(int col) const = 0;  ///< Not called for NULL.
+  virtual std::string Text(int col) const = 0;
 };
 
 /// How many bytes of a statement's SQL (whitespace collapsed) an error message quotes.
@@ -61,13 +101,17 @@ std::string DescribeSqlite(std::string_view message, int code);
 /// Throws SqliteError (with the SQL) on the first failure.
 void Exec(sqlite3* db, std::string_view sql);
 
-/// One prepared statement of connection `db`. Movable, not copyable.
+/// One prepared statement of a connection. Movable, not copyable.
 class Statement {
  public:
-  /// Prepares the first statement of `sql` on `db` (which must outlive this object). Throws
-  /// SqliteError naming the SQL if it does not compile (syntax error, no such table, ...) or the
-  /// schema cannot be read (busy, not a database).
+  /// Prepares the first statement of `sql` on SQLite connection `db` (which must outlive this
+  /// object). Throws SqliteError naming the SQL if it does not compile (syntax error, no such
+  /// table, ...) or the schema cannot be read (busy, not a database).
   Statement(sqlite3* db, std::string_view sql);
+  /// Prepares `sql` on `connection` (either store; it must outlive this object). Parameters are
+  /// written ":name" or "?N" for both stores. Throws StatementError naming the SQL; PostgreSQL
+  /// checks the SQL when the statement first runs (Step), SQLite here.
+  Statement(Connection& connection, std::string_view sql);
   ~Statement();
   Statement(Statement&& other) noexcept;
   Statement& operator=(Statement&& other) noexcept;
@@ -76,7 +120,8 @@ class Statement {
 
   /// Binds parameter `index` (1-based, as SQLite counts; ?NNN sets the number). A NaN double, an
   /// empty optional and std::nullopt bind NULL; text is copied. Returns *this for chaining. Throws
-  /// SqliteError naming the SQL when `index` is not a parameter of the statement (SQLITE_RANGE).
+  /// StatementError naming the SQL when `index` is not a parameter of the statement
+  /// (SQLite: SQLITE_RANGE).
   Statement& Bind(int index, std::int64_t value);
   Statement& Bind(int index, int value) { return Bind(index, static_cast<std::int64_t>(value)); }
   Statement& Bind(int index, double value);
@@ -106,7 +151,8 @@ class Statement {
 
   /// Runs the statement to its next row: true when a row is available (read it with the column
   /// getters), false when the statement is done (Reset() before running it again).
-  /// Throws SqliteError (busy, constraint violation, full disk, read-only database, ...).
+  /// Throws StatementError (busy, constraint violation, full disk, read-only database, lost
+  /// connection, ...).
   bool Step();
 
   /// Steps until done, discarding rows (for INSERT, UPDATE, DELETE and pragmas). Throws as Step.
@@ -132,15 +178,9 @@ class Statement {
 
   /// The SQL the statement was prepared from.
   const std::string& sql() const { return sql_; }
-  /// The connection the statement belongs to.
-  sqlite3* db() const { return db_; }
 
  private:
-  [[noreturn]] void Fail(int rc, bool with_sql) const;
-  void CheckBind(int rc) const;
-
-  sqlite3* db_ = nullptr;
-  sqlite3_stmt* stmt_ = nullptr;
+  std::unique_ptr<StatementBackend> backend_;
   std::string sql_;
 };
 

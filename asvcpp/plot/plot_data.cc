@@ -66,14 +66,14 @@ std::vector<DetCurve> RunDetCurves(db::Database& database, const db::RunRow& run
     const auto scores = score_files.find(name);
     if (scores == score_files.end()) {
       return DataError(fmt::format("{} {}: no DET points for trial list '{}' (no det_{}.tsv artifact{})",
-                                   database.path().string(), RunName(run), name, name,
+                                   database.location(), RunName(run), name, name,
                                    det_files.empty() ? " and no score file" : ""));
     }
     const stdfs::path det = scores->second.parent_path() / fmt::format("det_{}.tsv", name);
     return DataError(fmt::format(
         "{} {}: no DET points for trial list '{}': the run has the score file {} but no DET file; make one with "
         "`asvrun eval --scores {} --trials <trial list of {}> --det {}`",
-        database.path().string(), RunName(run), name, scores->second.string(), scores->second.string(), name,
+        database.location(), RunName(run), name, scores->second.string(), scores->second.string(), name,
         det.string()));
   };
   std::vector<std::string> wanted;
@@ -88,7 +88,7 @@ std::vector<DetCurve> RunDetCurves(db::Database& database, const db::RunRow& run
   if (wanted.empty()) {
     throw DataError(fmt::format("{} {}: no DET points and no score files recorded (the run has not scored a trial "
                                 "list)",
-                                database.path().string(), RunName(run)));
+                                database.location(), RunName(run)));
   }
   std::vector<DetCurve> curves;
   for (const auto& name : wanted) {
@@ -102,7 +102,7 @@ std::vector<DetCurve> RunDetCurves(db::Database& database, const db::RunRow& run
         throw DataError(fmt::format(
             "{} {}: the DET file {} of trial list '{}' has changed since the run wrote it (recorded {}, now {}): "
             "a later run in the same output folder has overwritten it",
-            database.path().string(), RunName(run), d->path.string(), name, d->checksum, now));
+            database.location(), RunName(run), d->path.string(), name, d->checksum, now));
       }
     }
     curves.push_back({fmt::format("{} {}", RunName(run), name), eval::ReadDetPoints(d->path)});
@@ -165,7 +165,7 @@ std::vector<Series> MetricSeries(db::Database& database, const db::RunRow& run, 
       eer[r.trial_list].emplace(*r.epoch, r.eer);  // keeps the first of an epoch
     }
     if (lists.empty()) {
-      throw DataError(fmt::format("{} {}: no in-training EER{} (results with an epoch)", database.path().string(),
+      throw DataError(fmt::format("{} {}: no in-training EER{} (results with an epoch)", database.location(),
                                   RunName(run), list.empty() ? "" : fmt::format(" on trial list '{}'", list)));
     }
     for (const auto& name : lists) {
@@ -190,7 +190,7 @@ std::vector<Series> MetricSeries(db::Database& database, const db::RunRow& run, 
     if (value && std::isfinite(*value)) series.points.push_back({static_cast<double>(e.epoch), *value});
   }
   if (series.points.empty()) {
-    throw DataError(fmt::format("{} {}: no {} values recorded (asvrun epochs {})", database.path().string(),
+    throw DataError(fmt::format("{} {}: no {} values recorded (asvrun epochs {})", database.location(),
                                 RunName(run), MetricNames()[static_cast<int>(metric)], run.id));
   }
   out.push_back(std::move(series));

@@ -45,7 +45,7 @@ void RecordedRun::RecordFailure(const std::string& message) noexcept {
   } catch (const std::exception& e) {
     // The cause first: it is what the user needs; the database problem comes second.
     ASV_LOG(Error, "run {} failed: {}\n  and that failure could not be recorded in {}: {}", id_, message,
-            db_path_.string(), e.what());
+            db::RedactPassword(db_path_.string()), e.what());
   }
 }
 

@@ -463,7 +463,7 @@ nlohmann::ordered_json BuildReportData(db::Database& database, const ReportOptio
   if (options.filter.trial_list) filter["trial_list"] = *options.filter.trial_list;
   if (options.filter.stage) filter["stage"] = *options.filter.stage;
   return Json{{"title", options.title},
-              {"database", database.path().string()},
+              {"database", database.location()},
               {"generated", options.generated_time.empty() ? db::NowUtc() : options.generated_time},
               {"filter", std::move(filter)},
               {"runs", RunsJson(runs)},

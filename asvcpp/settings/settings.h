@@ -41,6 +41,7 @@ struct PathSettings {
   std::string output_folder = "/all/the/system/outputs/go/here/";
   std::string feature_and_list_folder = "kaldi";
   std::string system_folder = "system1";
+  std::string experiment_db;  // empty: <output_folder>/experiments.db
 
   template <class V>
   void Register(V& v) {
@@ -59,6 +60,10 @@ struct PathSettings {
     v("feature_and_list_folder", feature_and_list_folder,
       "Subfolder of output_folder for utterance lists and features");
     v("system_folder", system_folder, "Subfolder of output_folder for one trained system");
+    v("experiment_db", experiment_db,
+      "Experiment database the runs are recorded in: an SQLite file, or a PostgreSQL URI "
+      "postgresql://user@host:port/dbname shared by many jobs; empty: <output_folder>/experiments.db. "
+      "asvrun --db overrides it");
   }
 };
 

@@ -66,8 +66,9 @@ void AddSourceOptions(CLI::App* app, asv::tools::ConfigSource& source) {
 }
 
 void AddDbOptions(CLI::App* app, asv::tools::DbSelection& selection) {
-  app->add_option("--db", selection.db, "Experiment database file (default: <paths.output_folder>/experiments.db "
-                                        "of the recipe's init config)");
+  app->add_option("--db", selection.db, "Experiment database: an SQLite file (default: "
+                                        "<paths.output_folder>/experiments.db of the recipe's init config) or a "
+                                        "PostgreSQL URI postgresql://user@host:port/dbname");
   app->add_option("--recipe", selection.source.recipe, "Recipe whose database to read and whose runs to show")
       ->each([&selection](const std::string&) { selection.recipe_given = true; });
   AddSourceOptions(app, selection.source);
@@ -85,7 +86,8 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   app.add_option("--set", run.overrides, "Override a setting: --set group.field=value (Python literal; "
                                          "plain text for string settings); repeatable");
   app.add_flag("--dry-run", run.dry_run, "Resolve and check everything, show what would run, run nothing");
-  app.add_option("--db", run.db, "Experiment database file (default: <paths.output_folder>/experiments.db)");
+  app.add_option("--db", run.db, "Experiment database: an SQLite file (default: <paths.output_folder>/experiments.db) "
+                                 "or a PostgreSQL URI postgresql://user@host:port/dbname shared by many jobs");
   app.add_option("--nproc-per-node", run.dist.nproc_per_node,
                  "Processes per node for data-parallel training on the CPU (Gloo); on GPUs one process runs "
                  "per computing.gpu_ids entry")
@@ -202,6 +204,17 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   report_cmd->add_option("--stage", report.stage, "Results grid: only results of this stage");
   report_cmd->add_option("--title", report.title, "Title of the page (default: the database's path)");
 
+  DbCopyOptions db_copy;
+  auto* db_cmd = app.add_subcommand("db", "Manage experiment databases");
+  db_cmd->require_subcommand(1);
+  auto* db_copy_cmd = db_cmd->add_subcommand(
+      "copy", "Copy every table of an experiment database into another: SQLite file <-> PostgreSQL URI");
+  db_copy_cmd->add_option("from", db_copy.from, "Source: SQLite file or postgresql://user@host:port/dbname")
+      ->required();
+  db_copy_cmd->add_option("to", db_copy.to, "Target: SQLite file or postgresql://user@host:port/dbname")->required();
+  db_copy_cmd->add_flag("--replace", db_copy.replace, "Delete the target's rows first (default: refuse a non-empty "
+                                                      "target)");
+
   auto* info_cmd = app.add_subcommand("info", "LibTorch version, CUDA/NCCL/Gloo support and visible GPUs");
 
   EvalOptions eval;
@@ -250,6 +263,7 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   if (*plot_det_cmd) return PlotDet(plot_det);
   if (*plot_curves_cmd) return PlotCurves(plot_curves);
   if (*report_cmd) return Report(report);
+  if (*db_copy_cmd) return DbCopy(db_copy);
   const auto unavailable = [](const char* what) {
     return asv::Error(asv::kExitFailure, fmt::format("{} is not available in this executable; run it with asvrun", what));
   };

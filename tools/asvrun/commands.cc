@@ -201,15 +201,18 @@ int RunningRuns(db::Database& database, db::RunFilter filter, const stdfs::path&
     const std::string updated = age ? fmt::format("{} ago", base::Progress::FormatDuration(std::max(0.0, *age))) : "?";
     rows.push_back({std::to_string(r.id), r.info.config, gpus, rec.stage, rec.what, done, rate, eta, updated});
   }
-  fmt::print("# {}\n", path.string());
+  fmt::print("# {}\n", DbName(path));
   std::cout << FormatTable({"run", "config", "GPUs", "stage", "what", "done", "rate", "ETA", "updated"}, rows);
   return kExitOk;
 }
 
 }  // namespace
 
+std::string DbName(const stdfs::path& path) { return db::RedactPassword(path.string()); }
+
 stdfs::path SelectDatabase(const DbSelection& selection) {
   if (!selection.db.empty()) {
+    if (db::IsPostgresUri(selection.db)) return selection.db;  // the server says whether it exists
     if (!stdfs::exists(selection.db)) throw DbError(fmt::format("{}: no such experiment database", selection.db));
     return selection.db;
   }
@@ -220,11 +223,13 @@ stdfs::path SelectDatabase(const DbSelection& selection) {
   recipe::ConfigSet set(recipe, Locate(source), std::vector<std::string>{}, diags);  // The init config only.
   const auto settings = set.InitSettings(diags);
   diags.ThrowIfErrors();
-  const stdfs::path path = db::Database::DefaultPath(OutputFolder(*settings));
+  const stdfs::path path = ExperimentDb("", *settings);
+  if (db::IsPostgresUri(path.string())) return path;
   return stdfs::exists(path) ? path : stdfs::path();
 }
 
 std::vector<fs::NamedPath> DatabaseFiles(const stdfs::path& path) {
+  if (db::IsPostgresUri(path.string())) return {};  // no file of this machine
   std::vector<fs::NamedPath> files{{"--db", path}};
   for (const char* suffix : {"-wal", "-shm", "-journal"}) files.push_back({"--db", stdfs::path(path.string() + suffix)});
   return files;
@@ -246,6 +251,13 @@ recipe::RecipeFiles Locate(const ConfigSource& source) {
 
 stdfs::path OutputFolder(const recipe::RecipeSettings& settings) {
   return stdfs::weakly_canonical(stdfs::absolute(settings.common().paths.output_folder));
+}
+
+stdfs::path ExperimentDb(const std::string& db_option, const recipe::RecipeSettings& settings) {
+  const std::string& chosen = db_option.empty() ? settings.common().paths.experiment_db : db_option;
+  if (chosen.empty()) return db::Database::DefaultPath(OutputFolder(settings));
+  if (db::IsPostgresUri(chosen)) return stdfs::path(chosen);
+  return stdfs::absolute(stdfs::path(chosen));
 }
 
 std::string Lineage(const recipe::LoadedConfig& config) {
@@ -376,7 +388,7 @@ int Runs(const RunsOptions& options) {
                     ShortTime(r.start_time), r.end_time ? ShortTime(*r.end_time) : "", SlurmJobText(r.info),
                     fmt::format("{}:{}", r.info.host, r.info.pid), r.error_text ? FirstLine(*r.error_text) : ""});
   }
-  fmt::print("# {}\n", path.string());
+  fmt::print("# {}\n", DbName(path));
   std::cout << FormatTable(
       {"run", "status", "recipe", "config", "started (UTC)", "ended (UTC)", "job", "host:pid", "error"}, rows);
   return kExitOk;
@@ -469,7 +481,7 @@ int Results(const ResultsOptions& options) {
     }
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
-    fmt::print("# {}\n", path.string());
+    fmt::print("# {}\n", DbName(path));
     std::cout << FormatTable(header, rows);
   }
   return kExitOk;
@@ -480,7 +492,7 @@ int Epochs(const EpochsOptions& options) {
   if (path.empty()) throw DbError("no experiment database yet: no run has been recorded");
   db::Database database = OpenForReading(path);
   const auto run = database.GetRun(options.run);
-  if (!run) throw DbError(fmt::format("{}: no run {}", path.string(), options.run));
+  if (!run) throw DbError(fmt::format("{}: no run {}", DbName(path), options.run));
   const auto epochs = database.Epochs(options.run);
   auto optional = [](const std::optional<double>& v, int decimals) {
     return v ? fmt::format("{:.{}f}", *v, decimals) : std::string();
@@ -514,7 +526,7 @@ int Epochs(const EpochsOptions& options) {
     }
     std::cout << out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {
-    fmt::print("# {}\n# run {}: {} {} ({})\n", path.string(), run->id, run->info.recipe, run->info.config,
+    fmt::print("# {}\n# run {}: {} {} ({})\n", DbName(path), run->id, run->info.recipe, run->info.config,
                db::ToString(run->status));
     std::cout << FormatTable(header, rows);
   }
@@ -527,8 +539,8 @@ int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b) {
   db::Database database = OpenForReading(path);
   const auto a = database.GetRun(run_a);
   const auto b = database.GetRun(run_b);
-  if (!a) throw DbError(fmt::format("{}: no run {}", path.string(), run_a));
-  if (!b) throw DbError(fmt::format("{}: no run {}", path.string(), run_b));
+  if (!a) throw DbError(fmt::format("{}: no run {}", DbName(path), run_a));
+  if (!b) throw DbError(fmt::format("{}: no run {}", DbName(path), run_b));
   fmt::print("run {}: {} {} ({})\nrun {}: {} {} ({})\n\n", a->id, a->info.recipe, a->info.config,
              db::ToString(a->status), b->id, b->info.recipe, b->info.config, db::ToString(b->status));
   const auto stored = [&path](const db::RunRow& run) {
@@ -536,7 +548,7 @@ int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b) {
     if (json.is_discarded() || !json.is_object()) {
       throw DbError(fmt::format("{}: the stored settings of run {} (runs.settings_json) are not a JSON object; the "
                                 "database was edited or damaged",
-                                path.string(), run.id));
+                                DbName(path), run.id));
     }
     return json;
   };
@@ -635,6 +647,28 @@ int Eval(const EvalOptions& options) {
                a.threshold);
   }
   if (!options.det.empty()) fmt::print("DET points written to {}\n", options.det);
+  return kExitOk;
+}
+
+int DbCopy(const DbCopyOptions& options) {
+  const auto same = [&] {
+    if (db::IsPostgresUri(options.from) || db::IsPostgresUri(options.to)) return options.from == options.to;
+    std::error_code ec;
+    return stdfs::equivalent(options.from, options.to, ec);
+  };
+  if (same()) throw DbError(fmt::format("asvrun db copy: {} is both source and target", DbName(options.from)));
+  if (!db::IsPostgresUri(options.from) && !stdfs::exists(options.from)) {
+    throw DbError(fmt::format("{}: no such experiment database", options.from));
+  }
+  db::DatabaseOptions read_only;
+  read_only.read_only = true;
+  db::Database source(options.from, read_only);
+  db::Database target(options.to);
+  const auto copied = target.CopyFrom(source, options.replace);
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& [table, count] : copied) rows.push_back({table, std::to_string(count)});
+  fmt::print("# {} -> {}\n", DbName(options.from), DbName(options.to));
+  std::cout << FormatTable({"table", "rows"}, rows);
   return kExitOk;
 }
 

@@ -34,6 +34,11 @@ std::string Lineage(const recipe::LoadedConfig& config);
 /// paths.output_folder of `settings`, absolute and normalised.
 std::filesystem::path OutputFolder(const recipe::RecipeSettings& settings);
 
+/// The experiment database a run of `settings` records into: `db_option` (--db) when given, else
+/// paths.experiment_db, else <output folder>/experiments.db. A PostgreSQL URI is kept as it is, a
+/// file path made absolute against the current folder.
+std::filesystem::path ExperimentDb(const std::string& db_option, const recipe::RecipeSettings& settings);
+
 struct RunOptions {
   ConfigSource source;
   std::vector<std::string> configs;
@@ -128,10 +133,14 @@ int Epochs(const EpochsOptions& options);
 /// `asvrun diff RUN_A RUN_B`: settings and results of two runs side by side.
 int Diff(const DbSelection& selection, std::int64_t run_a, std::int64_t run_b);
 
-/// The experiment database a reading command reads (--db, else the output folder of the
-/// recipe's init config); an empty path when that default database does not exist yet. Throws
-/// DbError (exit 4) for a --db file that does not exist, ConfigError for bad config files.
+/// The experiment database a reading command reads (--db, a file or a PostgreSQL URI, else the
+/// output folder of the recipe's init config); an empty path when that default database does not
+/// exist yet. Throws DbError (exit 4) for a --db file that does not exist, ConfigError for bad
+/// config files. A URI is returned as given (opening it says whether the server has it).
 std::filesystem::path SelectDatabase(const DbSelection& selection);
+
+/// How messages name a database: its path, or its URI without the password.
+std::string DbName(const std::filesystem::path& path);
 
 /// The files of the experiment database at `path` (the database, its write-ahead log, shared
 /// memory and rollback journal), each named "--db", for fs::CheckOutputIsNotInput.
@@ -149,6 +158,18 @@ struct ReportOptions {
 /// asvcpp/report/report_data.h says what it shows), written atomically to options.out. The
 /// database is opened read-only. Throws DbError when there is no database.
 int Report(const ReportOptions& options);
+
+struct DbCopyOptions {
+  std::string from;      ///< Source: an SQLite file or a PostgreSQL URI.
+  std::string to;        ///< Target: an SQLite file (created if missing) or a PostgreSQL URI.
+  bool replace = false;  ///< Delete the target's rows first instead of refusing a non-empty target.
+};
+/// `asvrun db copy FROM TO`: every table of one experiment database into another, between SQLite
+/// and PostgreSQL either way (db::Database::CopyFrom), and prints the rows copied per table. The
+/// source is opened read-only and must exist; the target is created or migrated. Throws DbError
+/// (exit 4) for a missing source, a non-empty target without `replace`, the same database as source
+/// and target, or a failure of either store (nothing is copied then).
+int DbCopy(const DbCopyOptions& options);
 
 /// The experiment database of `selection` (as the listing commands choose it), opened
 /// read-only. Throws DbError when there is none yet or it cannot be read.

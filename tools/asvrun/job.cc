@@ -41,8 +41,7 @@ std::optional<std::string> GetEnv(const char* name) {
 }
 
 stdfs::path DatabasePath(const RunOptions& options, const recipe::RecipeSettings& settings) {
-  return options.db.empty() ? db::Database::DefaultPath(OutputFolder(settings))
-                            : stdfs::absolute(stdfs::path(options.db));
+  return ExperimentDb(options.db, settings);
 }
 
 // The folder a run writes its networks, embeddings and scores into (one writer at a time).
@@ -121,7 +120,7 @@ int RunInProcess(const recipe::Recipe& recipe, recipe::LoadedConfig& config, con
   recipe::SystemFolderLock folder_lock(SystemFolder(s), {0, config.name, "", 0, ""}, options.dist.wait_for_gpu);
   recipe::RecordedRun run(DatabasePath(options, s), MakeRunInfo(recipe, config, options, 1, {}), nullptr, &guard);
   folder_lock.Update({run.id(), config.name, "", 0, ""});
-  ASV_LOG(Info, "run {} of {} {} recorded in {}", run.id(), recipe.name(), config.name, run.db_path().string());
+  ASV_LOG(Info, "run {} of {} {} recorded in {}", run.id(), recipe.name(), config.name, DbName(run.db_path()));
   recipe::RunContext context(recipe.name(), config.name, s, OutputFolder(s), &run.db(), run.id());
   const auto& computing = s.common().computing;
   const int gpu = computing.gpu_ids.empty() ? 0 : computing.gpu_ids.front();
@@ -155,7 +154,7 @@ int RunLauncher(const recipe::Recipe& recipe, recipe::LoadedConfig& config, cons
         DatabasePath(options, s), MakeRunInfo(recipe, config, options, plan.world_size, plan.gpu_ids), &queue, &guard);
     folder_lock->Update({run->id(), config.name});
     ASV_LOG(Info, "run {} of {} {} recorded in {}: {}", run->id(), recipe.name(), config.name,
-            run->db_path().string(), plan.Describe());
+            DbName(run->db_path()), plan.Describe());
   }
 
   // The store: in this process on node 0 (a free port on one node, so two jobs never collide).
@@ -318,7 +317,7 @@ int RunWorker(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const 
       database = &own_run->db();
       run_id = own_run->id();
       ASV_LOG(Info, "run {} of {} {} recorded in {}", run_id, recipe.name(), config.name,
-              own_run->db_path().string());
+              DbName(own_run->db_path()));
       group->SetPeerFailureHandler([db_path = own_run->db_path(), run_id](int rank, const std::string& message) {
         const std::string text =
             rank >= 0 ? fmt::format("rank {} failed: {}", rank, message) : fmt::format("{}", message);

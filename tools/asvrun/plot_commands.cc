@@ -21,7 +21,7 @@ std::vector<db::RunRow> GetRuns(db::Database& database, const std::vector<std::i
   std::vector<db::RunRow> runs;
   for (const auto id : ids) {
     auto run = database.GetRun(id);
-    if (!run) throw DbError(fmt::format("{}: no run {}", database.path().string(), id));
+    if (!run) throw DbError(fmt::format("{}: no run {}", database.location(), id));
     runs.push_back(std::move(*run));
   }
   return runs;

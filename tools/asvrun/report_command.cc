@@ -66,12 +66,12 @@ int Report(const ReportOptions& options) {
   if (!options.config.empty()) report.filter.config = options.config;
   if (!options.trial_list.empty()) report.filter.trial_list = options.trial_list;
   if (options.stage >= 0) report.filter.stage = options.stage;
-  report.title = options.title.empty() ? fmt::format("asvcpp experiments: {}", path.string()) : options.title;
+  report.title = options.title.empty() ? fmt::format("asvcpp experiments: {}", DbName(path)) : options.title;
   report.resolve_provenance = [&options](const std::vector<std::pair<std::string, std::string>>& configs) {
     return ResolveProvenance(options.selection.source, configs);
   };
   const std::size_t bytes = report::WriteReport(database, report, options.out);
-  fmt::print("{}: report of {} ({:.1f} MB)\n", options.out, path.string(), static_cast<double>(bytes) / 1e6);
+  fmt::print("{}: report of {} ({:.1f} MB)\n", options.out, DbName(path), static_cast<double>(bytes) / 1e6);
   return kExitOk;
 }
 

@@ -61,7 +61,7 @@ int RunConfigs(const RunOptions& options) {
       const stdfs::path out = OutputFolder(s);
       fmt::print("  output folder: {}\n", out.string());
       fmt::print("  database:      {}\n",
-                 options.db.empty() ? db::Database::DefaultPath(out).string() : options.db);
+                 DbName(ExperimentDb(options.db, s)));
       fmt::print("  settings hash: {}\n", settings::SettingsHash(s.tree()));
       const char* visible = std::getenv("CUDA_VISIBLE_DEVICES");
       const auto runtime = distributed::GetRuntimeInfo();

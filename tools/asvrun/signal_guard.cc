@@ -58,7 +58,7 @@ void Watch() {
       db::Database database(g_db_path);
       database.FinishRun(g_run_id, db::RunStatus::kFailed, InterruptionReason(sig));
       fmt::print(stderr, "\nasvrun: interrupted ({}); run {} marked as failed in {}\n", ::strsignal(sig), g_run_id,
-                 g_db_path.string());
+                 db::RedactPassword(g_db_path.string()));
     } catch (const std::exception& e) {
       fmt::print(stderr, "\nasvrun: interrupted; could not record it in the database: {}\n", e.what());
     }

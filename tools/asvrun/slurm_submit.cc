@@ -42,7 +42,7 @@ std::vector<std::string> JobCommand(const RunOptions& options, const std::string
   add("--run-configs", Absolute(options.source.run_configs));
   add("--config-root", Absolute(options.source.config_root));
   for (const auto& o : options.overrides) add("--set", o);
-  add("--db", Absolute(options.db));
+  add("--db", db::IsPostgresUri(options.db) ? options.db : Absolute(options.db));
   return argv;
 }
 
@@ -109,7 +109,7 @@ int SubmitSlurmJobs(const RunOptions& options) {
       job.script = options.slurm_template.empty()
                        ? slurm::BatchScript(spec)
                        : slurm::Substitute(template_text, slurm::TemplateVariables(spec), options.slurm_template);
-      job.db_path = options.db.empty() ? db::Database::DefaultPath(out) : stdfs::path(Absolute(options.db));
+      job.db_path = ExperimentDb(options.db, s);
     } catch (const ConfigError& e) {
       problems.push_back(fmt::format("config {}: {}", config.name, e.what()));
       continue;

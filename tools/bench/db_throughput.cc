@@ -16,6 +16,15 @@
 //                               the sqlite3 shell would run it for one trial list
 //             sql_join          the naive `MIN(eer) ... JOIN runs ... GROUP BY config`, which
 //                               reads every result whatever the indexes (for comparison)
+//  runs     with `--runs N` (e.g. 10,000): one process begins N runs, records 3 epochs and 3
+//           results of each and finishes it (8 transactions per run, as asvrun writes them); then
+//           timed: ListRuns (all N), Results best per config over every list and for one list, one
+//           run's Epochs, and ResultSummary. On SQLite and, with `--postgres`, on PostgreSQL.
+//
+// `--postgres URI` (a libpq URI of a server database whose user may CREATE DATABASE, e.g.
+// postgresql://me@localhost:5432/postgres) repeats the writers and the runs cases on PostgreSQL,
+// each in a fresh database it creates there and drops at the end; the 1 M-row query case stays
+// SQLite's (its fill writes the file directly).
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -27,6 +36,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <libpq-fe.h>
 #include <sqlite3.h>
 
 #include "asvcpp/base/error.h"
@@ -44,7 +54,7 @@ double Seconds(Clock::time_point since) { return std::chrono::duration<double>(C
 constexpr const char* kTrialLists[] = {"voxceleb1_o", "voxceleb1_e", "voxceleb1_h", "demo"};
 
 // One writer process: returns the number of failed writes.
-int Writer(const fs::path& path, int index, int epochs) {
+int Writer(const std::string& path, int index, int epochs) {
   int failed = 0;
   asv::db::Database db(path);
   asv::db::RunInfo info;
@@ -133,6 +143,127 @@ void Fill(const fs::path& path, std::int64_t rows, int configs) {
   sqlite3_close(db);
 }
 
+// Runs `sql` on the server database `uri` (CREATE or DROP DATABASE). Throws DbError.
+void PostgresAdmin(const std::string& uri, const std::string& sql) {
+  PGconn* conn = PQconnectdb(uri.c_str());
+  PQsetNoticeProcessor(conn, [](void*, const char*) {}, nullptr);  // "does not exist, skipping"
+  std::string error;
+  if (PQstatus(conn) != CONNECTION_OK) {
+    error = PQerrorMessage(conn);
+  } else {
+    PGresult* result = PQexec(conn, sql.c_str());
+    if (PQresultStatus(result) != PGRES_COMMAND_OK) error = PQresultErrorMessage(result);
+    PQclear(result);
+  }
+  PQfinish(conn);
+  if (!error.empty()) throw asv::DbError(fmt::format("bench: {} on {}: {}", sql, asv::db::RedactPassword(uri), error));
+}
+
+// `uri` with its database name replaced by `database`.
+std::string WithDatabase(const std::string& uri, const std::string& database) {
+  const std::size_t authority = uri.find("://") + 3;
+  const std::size_t end = uri.find_first_of("/?", authority);
+  const std::size_t query = uri.find('?', authority);
+  return uri.substr(0, end == std::string::npos ? uri.size() : end) + "/" + database +
+         (query == std::string::npos ? "" : uri.substr(query));
+}
+
+// `writers` processes writing concurrently into `location` (made before they start).
+asv::bench::Json WritersCase(const std::string& location, int writers, int epochs) {
+  { asv::db::Database create(location); }  // schema made once, before the writers race
+  const auto start = Clock::now();
+  std::vector<pid_t> children;
+  for (int w = 0; w < writers; ++w) {
+    const pid_t pid = fork();
+    if (pid < 0) throw asv::Error(asv::kExitFailure, "fork failed");
+    if (pid == 0) {
+      int failed = 0;
+      try {
+        failed = Writer(location, w, epochs);
+      } catch (const std::exception& e) {
+        ASV_LOG(Error, "writer {}: {}", w, e.what());
+        failed = epochs;
+      }
+      _exit(failed > 250 ? 250 : failed);
+    }
+    children.push_back(pid);
+  }
+  int failed_writers = 0;
+  int failed_writes = 0;
+  for (const pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 250;
+    if (code != 0) ++failed_writers;
+    failed_writes += code;
+  }
+  const double seconds = Seconds(start);
+  std::int64_t epoch_rows = 0;
+  std::int64_t result_rows = 0;
+  {
+    asv::db::Database db(location);
+    for (const auto& run : db.ListRuns()) epoch_rows += static_cast<std::int64_t>(db.Epochs(run.id).size());
+    result_rows = static_cast<std::int64_t>(db.Results().size());
+  }
+  const double writes = 2.0 * writers * epochs;
+  return {{"processes", writers},
+          {"epochs_each", epochs},
+          {"seconds", seconds},
+          {"writes_per_second", writes / seconds},
+          {"failed_writers", failed_writers},
+          {"failed_writes", failed_writes},
+          {"epoch_rows", epoch_rows},
+          {"result_rows", result_rows},
+          {"expected_rows", writers * epochs}};
+}
+
+// `runs` runs written one after another into `location`, then the listing queries on them.
+asv::bench::Json RunsCase(const std::string& location, int runs, int warmup, int repeats) {
+  asv::db::Database db(location);
+  const auto start = Clock::now();
+  std::int64_t last = 0;
+  for (int r = 0; r < runs; ++r) {
+    asv::db::RunInfo info;
+    info.recipe = "voxceleb/xvector";
+    info.config = fmt::format("config{}", r % 100);
+    last = db.BeginRun(info);
+    for (int e = 1; e <= 3; ++e) {
+      asv::db::EpochRecord epoch;
+      epoch.epoch = e;
+      epoch.loss = 5.0 / e;
+      db.RecordEpoch(last, epoch);
+      asv::db::ResultRecord result;
+      result.epoch = e;
+      result.trial_list = kTrialLists[(r + e) % 4];
+      result.eer = 10.0 / e + 0.0001 * r;
+      result.costs = {asv::db::CostRecord{0.05, 1, 1, 0.3, 0.35}};
+      db.RecordResult(last, result);
+    }
+    db.FinishRun(last, asv::db::RunStatus::kFinished);
+  }
+  const double seconds = Seconds(start);
+  std::size_t listed = 0;
+  const auto list = asv::bench::Measure(warmup, repeats, [&] { listed = db.ListRuns().size(); });
+  asv::db::ResultFilter best;
+  best.best_per_config = true;
+  std::size_t best_rows = 0;
+  const auto best_all = asv::bench::Measure(warmup, repeats, [&] { best_rows = db.Results(best).size(); });
+  best.trial_list = kTrialLists[0];
+  std::size_t best_list_rows = 0;
+  const auto best_list = asv::bench::Measure(warmup, repeats, [&] { best_list_rows = db.Results(best).size(); });
+  const auto epochs = asv::bench::Measure(warmup, repeats, [&] { db.Epochs(last); });
+  std::size_t summary_rows = 0;
+  const auto summary = asv::bench::Measure(warmup, repeats, [&] { summary_rows = db.ResultSummary().size(); });
+  return {{"runs", runs},
+          {"write_seconds", seconds},
+          {"transactions_per_second", 8.0 * runs / seconds},
+          {"list_runs", {{"rows", listed}, {"timing", list.ToJson()}}},
+          {"best_per_config", {{"rows", best_rows}, {"timing", best_all.ToJson()}}},
+          {"best_per_config_one_list", {{"rows", best_list_rows}, {"timing", best_list.ToJson()}}},
+          {"epochs_of_one_run", epochs.ToJson()},
+          {"result_summary", {{"rows", summary_rows}, {"timing", summary.ToJson()}}}};
+}
+
 constexpr const char* kSqlPerList = R"sql(
   SELECT r.recipe, r.config, MIN((SELECT MIN(x.eer) FROM results x
                                   WHERE x.run_id = r.id AND x.trial_list = 'voxceleb1_o'))
@@ -163,6 +294,8 @@ int Main(int argc, char** argv) {
   int repeats = 5;
   std::string dir;
   std::string json_path = "-";
+  int runs = 0;
+  std::string postgres;
   CLI::App app{"asv_bench_db: experiment database with concurrent writers and a large results table"};
   app.add_option("--writers", writers, "Concurrent writer processes")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--epochs", epochs, "Epochs (and results) each writer records")
@@ -176,7 +309,14 @@ int Main(int argc, char** argv) {
   app.add_option("--repeats", repeats, "Timed queries")->check(CLI::PositiveNumber)->capture_default_str();
   app.add_option("--dir", dir, "Folder for the database files (must exist; default: a temporary folder)");
   app.add_option("--json", json_path, "Write the timings here (- = stdout)")->capture_default_str();
-  app.footer("Example:\n  asv_bench_db --writers 16 --epochs 1000 --rows 1000000 --json db.json");
+  app.add_option("--runs", runs, "Runs of the runs case (0: skip it)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  app.add_option("--postgres", postgres,
+                 "Also on PostgreSQL: URI of a server database whose user may CREATE DATABASE, e.g. "
+                 "postgresql://me@localhost:5432/postgres");
+  app.footer("Examples:\n  asv_bench_db --writers 16 --epochs 1000 --rows 1000000 --json db.json\n"
+             "  asv_bench_db --runs 10000 --postgres postgresql://me@localhost:5432/postgres --json db.json");
   CLI11_PARSE(app, argc, argv);
 
   const bool own_dir = dir.empty();
@@ -184,44 +324,29 @@ int Main(int argc, char** argv) {
   fs::create_directories(folder);
   const fs::path writers_db = folder / "writers.sqlite";
   const fs::path query_db = folder / "query.sqlite";
-  fs::remove(writers_db);
-  fs::remove(query_db);
-  { asv::db::Database create(writers_db); }  // schema made once, before the writers race
+  const fs::path runs_db = folder / "runs.sqlite";
+  for (const fs::path& file : {writers_db, query_db, runs_db}) fs::remove(file);
 
-  const auto writers_start = Clock::now();
-  std::vector<pid_t> children;
-  for (int w = 0; w < writers; ++w) {
-    const pid_t pid = fork();
-    if (pid < 0) throw asv::Error(asv::kExitFailure, "fork failed");
-    if (pid == 0) {
-      int failed = 0;
-      try {
-        failed = Writer(writers_db, w, epochs);
-      } catch (const std::exception& e) {
-        ASV_LOG(Error, "writer {}: {}", w, e.what());
-        failed = epochs;
-      }
-      _exit(failed > 250 ? 250 : failed);
-    }
-    children.push_back(pid);
+  const asv::bench::Json writers_report = WritersCase(writers_db.string(), writers, epochs);
+  std::vector<std::string> postgres_databases;
+  const auto postgres_database = [&](const char* what) {
+    const std::string name = fmt::format("asv_bench_{}_{}", getpid(), what);
+    PostgresAdmin(postgres, "DROP DATABASE IF EXISTS " + name);
+    PostgresAdmin(postgres, "CREATE DATABASE " + name);
+    postgres_databases.push_back(name);
+    return WithDatabase(postgres, name);
+  };
+  asv::bench::Json postgres_report;
+  if (!postgres.empty()) {
+    postgres_report["server"] = asv::db::RedactPassword(postgres);
+    postgres_report["writers"] = WritersCase(postgres_database("writers"), writers, epochs);
   }
-  int failed_writers = 0;
-  int failed_writes = 0;
-  for (const pid_t pid : children) {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 250;
-    if (code != 0) ++failed_writers;
-    failed_writes += code;
+  asv::bench::Json runs_report;
+  if (runs > 0) {
+    runs_report["sqlite"] = RunsCase(runs_db.string(), runs, warmup, repeats);
+    if (!postgres.empty()) runs_report["postgresql"] = RunsCase(postgres_database("runs"), runs, warmup, repeats);
   }
-  const double writers_seconds = Seconds(writers_start);
-  std::int64_t epoch_rows = 0;
-  std::int64_t result_rows = 0;
-  {
-    asv::db::Database db(writers_db);
-    for (const auto& run : db.ListRuns()) epoch_rows += static_cast<std::int64_t>(db.Epochs(run.id).size());
-    result_rows = static_cast<std::int64_t>(db.Results().size());
-  }
+  for (const std::string& name : postgres_databases) PostgresAdmin(postgres, "DROP DATABASE IF EXISTS " + name);
 
   const auto fill_start = Clock::now();
   Fill(query_db, rows, configs);
@@ -245,29 +370,24 @@ int Main(int argc, char** argv) {
   const auto sql_join = asv::bench::Measure(warmup, repeats, [&] { join_rows = RowsOf(raw, kSqlJoin); });
   sqlite3_close(raw);
 
-  const double writes = 2.0 * writers * epochs;
   asv::bench::Json report{
       {"case", "db"},
-      {"writers",
-       {{"processes", writers},
-        {"epochs_each", epochs},
-        {"seconds", writers_seconds},
-        {"writes_per_second", writes / writers_seconds},
-        {"failed_writers", failed_writers},
-        {"failed_writes", failed_writes},
-        {"epoch_rows", epoch_rows},
-        {"result_rows", result_rows},
-        {"expected_rows", writers * epochs}}},
+      {"writers", writers_report},
       {"fill", {{"rows", rows}, {"configs", configs}, {"seconds", fill_seconds}}},
       {"best_per_config_rows", best_rows},
       {"query", query.ToJson()},
       {"query_trial_list", {{"rows", best_list_rows}, {"timing", query_list.ToJson()}}},
       {"sql_per_list", {{"sql", kSqlPerList}, {"rows", per_list_rows}, {"timing", sql_per_list.ToJson()}}},
       {"sql_join", {{"sql", kSqlJoin}, {"rows", join_rows}, {"timing", sql_join.ToJson()}}}};
+  if (runs > 0) report["runs"] = runs_report;
+  if (!postgres.empty()) report["postgresql"] = postgres_report;
   if (own_dir) fs::remove_all(folder);
   asv::bench::WriteJson(report, json_path);
-  return failed_writes == 0 && epoch_rows == static_cast<std::int64_t>(writers) * epochs ? asv::kExitOk
-                                                                                         : asv::kExitDbError;
+  const auto lost = [&](const asv::bench::Json& w) {
+    return w["failed_writes"].get<int>() != 0 || w["epoch_rows"].get<std::int64_t>() != w["expected_rows"].get<int>();
+  };
+  const bool failed = lost(writers_report) || (!postgres.empty() && lost(postgres_report["writers"]));
+  return failed ? asv::kExitDbError : asv::kExitOk;
 }
 
 }  // namespace

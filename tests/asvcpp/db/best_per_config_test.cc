@@ -11,6 +11,7 @@
 
 #include "asvcpp/db/database.h"
 #include "tests/asvcpp/db/db_test_util.h"
+#include "tests/asvcpp/db/store_test.h"
 
 namespace asv::db {
 namespace {
@@ -19,15 +20,16 @@ using testing::SampleRunInfo;
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-class DbBestPerConfigTest : public ::testing::Test {
+class DbBestPerConfigTest : public testing::StoreTest {
  protected:
   void SetUp() override {
-    dir_ = std::make_unique<testing::ScopedDir>(::testing::UnitTest::GetInstance()->current_test_info()->name());
-    db_ = std::make_unique<Database>(Database::DefaultPath(dir_->path()));
+    StoreTest::SetUp();
+    if (IsSkipped()) return;
+    db_ = std::make_unique<Database>(location());
   }
   void TearDown() override {
     db_.reset();
-    dir_.reset();
+    StoreTest::TearDown();
   }
 
   std::int64_t Add(std::int64_t run, const std::string& trial_list, double eer, std::optional<int> stage = 5) {
@@ -45,13 +47,13 @@ class DbBestPerConfigTest : public ::testing::Test {
     return ids;
   }
 
-  std::unique_ptr<testing::ScopedDir> dir_;
   std::unique_ptr<Database> db_;
 };
+ASV_INSTANTIATE_STORES(DbBestPerConfigTest);
 
 using Ids = std::vector<std::int64_t>;
 
-TEST_F(DbBestPerConfigTest, EmptyDatabaseAndRunsWithoutResults) {
+TEST_P(DbBestPerConfigTest, EmptyDatabaseAndRunsWithoutResults) {
   EXPECT_TRUE(BestIds({}).empty());
   db_->BeginRun(SampleRunInfo("r", "a"));
   EXPECT_TRUE(BestIds({}).empty());
@@ -60,7 +62,7 @@ TEST_F(DbBestPerConfigTest, EmptyDatabaseAndRunsWithoutResults) {
   EXPECT_TRUE(BestIds(list).empty());
 }
 
-TEST_F(DbBestPerConfigTest, KnownValuesWithTiesListsAndRunStatuses) {
+TEST_P(DbBestPerConfigTest, KnownValuesWithTiesListsAndRunStatuses) {
   // Config a: two runs; config b: one failed run and one crashed; config c: still running.
   const std::int64_t a1 = db_->BeginRun(SampleRunInfo("r", "a"));
   const std::int64_t a2 = db_->BeginRun(SampleRunInfo("r", "a"));
@@ -127,7 +129,7 @@ TEST_F(DbBestPerConfigTest, KnownValuesWithTiesListsAndRunStatuses) {
   EXPECT_TRUE(BestIds(other_recipe).empty());
 }
 
-TEST_F(DbBestPerConfigTest, StageFilterChoosesAmongThatStageOnly) {
+TEST_P(DbBestPerConfigTest, StageFilterChoosesAmongThatStageOnly) {
   const std::int64_t run = db_->BeginRun(SampleRunInfo("r", "a"));
   Add(run, "o", 1.0, 5);  // Evaluation during training: lower, but not stage 9.
   const std::int64_t final_o = Add(run, "o", 2.5, 9);
@@ -144,7 +146,7 @@ TEST_F(DbBestPerConfigTest, StageFilterChoosesAmongThatStageOnly) {
 
 // Random results with many ties, NaNs and several stages, compared with a brute force over
 // Results() (all rows) for every filter combination used by asvrun. Fixed seed.
-TEST_F(DbBestPerConfigTest, MatchesBruteForceOnRandomResults) {
+TEST_P(DbBestPerConfigTest, MatchesBruteForceOnRandomResults) {
   std::mt19937 rng(20260101);
   const std::vector<std::string> configs = {"a", "b", "c"};
   const std::vector<std::string> lists = {"demo", "voxceleb1_e", "voxceleb1_o"};

@@ -9,11 +9,12 @@
 
 #include "asvcpp/db/database.h"
 #include "tests/asvcpp/db/db_test_util.h"
+#include "tests/asvcpp/db/store_test.h"
 
 namespace asv::db {
 namespace {
 
-constexpr int kChildren = 8;
+constexpr int kSqliteChildren = 8;
 constexpr int kRunsPerChild = 25;
 constexpr int kResultsPerRun = 10;
 constexpr int kEpochsPerRun = 5;
@@ -58,15 +59,21 @@ int ChildMain(const std::filesystem::path& path, int child) {
   }
 }
 
-TEST(DbConcurrencyTest, ForkedWritersLoseNothing) {
-  const testing::ScopedDir dir("fork");
-  const auto path = Database::DefaultPath(dir / "out");  // Neither folder nor file exists yet.
+class DbConcurrencyTest : public testing::StoreTest {};
+ASV_INSTANTIATE_STORES(DbConcurrencyTest);
+
+// SQLite: 8 processes race to create the file and write; PostgreSQL: 16 processes (jobs on many
+// nodes) race to create the schema in an empty database and write.
+TEST_P(DbConcurrencyTest, ForkedWritersLoseNothing) {
+  // Nothing exists yet: neither the SQLite file nor its folder, nor the tables on the server.
+  const std::string path = postgres() ? location() : (dir() / "out" / "experiments.db").string();
+  const int writers = postgres() ? 16 : kSqliteChildren;
 
   // All children block on `gate` until the parent closes it, so they race to create the file.
   int gate[2];
   ASSERT_EQ(::pipe(gate), 0);
-  std::vector<pid_t> children;
-  for (int c = 0; c < kChildren; ++c) {
+  std::vector<pid_t> pids;
+  for (int c = 0; c < writers; ++c) {
     const pid_t pid = ::fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
@@ -76,29 +83,29 @@ TEST(DbConcurrencyTest, ForkedWritersLoseNothing) {
       }
       ::_exit(ChildMain(path, c));
     }
-    children.push_back(pid);
+    pids.push_back(pid);
   }
   ::close(gate[0]);
   const auto start = std::chrono::steady_clock::now();
   ::close(gate[1]);
-  for (int c = 0; c < kChildren; ++c) {
+  for (int c = 0; c < writers; ++c) {
     int status = 0;
-    ASSERT_EQ(::waitpid(children[c], &status, 0), children[c]);
+    ASSERT_EQ(::waitpid(pids[c], &status, 0), pids[c]);
     ASSERT_TRUE(WIFEXITED(status)) << "child " << c;
     EXPECT_EQ(WEXITSTATUS(status), 0) << "child " << c;
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const int transactions = kChildren * kRunsPerChild * (2 + kEpochsPerRun + kResultsPerRun);
+  const int transactions = writers * kRunsPerChild * (2 + kEpochsPerRun + kResultsPerRun);
   std::printf("%d write transactions from %d processes in %.2f s (%.0f/s)\n", transactions,
-              kChildren, seconds, transactions / seconds);
+              writers, seconds, transactions / seconds);
 
   Database db(path);
   EXPECT_EQ(db.IntegrityCheck(), "ok");
   RunFilter all;
   all.recipe = "concurrency";
-  EXPECT_EQ(db.ListRuns(all).size(), static_cast<std::size_t>(kChildren * kRunsPerChild));
-  for (int c = 0; c < kChildren; ++c) {
+  EXPECT_EQ(db.ListRuns(all).size(), static_cast<std::size_t>(writers * kRunsPerChild));
+  for (int c = 0; c < writers; ++c) {
     RunFilter filter;
     filter.config = "child" + std::to_string(c);
     const auto runs = db.ListRuns(filter);
@@ -107,7 +114,7 @@ TEST(DbConcurrencyTest, ForkedWritersLoseNothing) {
     std::set<double> losses;
     for (const auto& run : runs) {
       EXPECT_EQ(run.status, RunStatus::kFinished);
-      EXPECT_EQ(run.info.pid, static_cast<std::int64_t>(children[c]));
+      EXPECT_EQ(run.info.pid, static_cast<std::int64_t>(pids[c]));
       settings.insert(run.info.settings_json);
       const auto epochs = db.Epochs(run.id);
       ASSERT_EQ(epochs.size(), static_cast<std::size_t>(kEpochsPerRun));
@@ -134,9 +141,9 @@ TEST(DbConcurrencyTest, ForkedWritersLoseNothing) {
   }
   testing::RawDb raw(path);
   EXPECT_EQ(raw.Scalar("SELECT count(*) FROM results"),
-            std::to_string(kChildren * kRunsPerChild * kResultsPerRun));
+            std::to_string(writers * kRunsPerChild * kResultsPerRun));
   EXPECT_EQ(raw.Scalar("SELECT count(*) FROM epochs"),
-            std::to_string(kChildren * kRunsPerChild * kEpochsPerRun));
+            std::to_string(writers * kRunsPerChild * kEpochsPerRun));
   EXPECT_EQ(raw.Scalar("SELECT count(*) FROM runs WHERE status != 'finished'"), "0");
 }
 

@@ -6,12 +6,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <cmath>
 #include <limits>
 #include <thread>
 
 #include "asvcpp/base/error.h"
 #include "tests/asvcpp/db/db_test_util.h"
+#include "tests/asvcpp/db/store_test.h"
 
 namespace asv::db {
 namespace {
@@ -19,23 +21,28 @@ namespace {
 using testing::RawDb;
 using testing::SampleRunInfo;
 
-class DbDatabaseTest : public ::testing::Test {
+// Every test runs against both stores (store_test.h); path_ is an SQLite file or a PostgreSQL URI.
+class DbDatabaseTest : public testing::StoreTest {
  protected:
   void SetUp() override {
-    dir_ = std::make_unique<testing::ScopedDir>(
-        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    path_ = Database::DefaultPath(dir_->path());
+    StoreTest::SetUp();
+    if (IsSkipped()) return;
+    path_ = location();
     db_ = std::make_unique<Database>(path_);
   }
   void TearDown() override {
     db_.reset();
-    dir_.reset();
+    StoreTest::TearDown();
   }
 
-  std::unique_ptr<testing::ScopedDir> dir_;
   std::filesystem::path path_;
   std::unique_ptr<Database> db_;
 };
+ASV_INSTANTIATE_STORES(DbDatabaseTest);
+
+// What only an SQLite file has (max_page_count: a full file).
+class DbDatabaseSqliteTest : public DbDatabaseTest {};
+ASV_INSTANTIATE_SQLITE_ONLY(DbDatabaseSqliteTest);
 
 ResultRecord Result(const std::string& trial_list, double eer, std::optional<int> epoch = {}) {
   ResultRecord r;
@@ -51,7 +58,7 @@ ResultRecord Result(const std::string& trial_list, double eer, std::optional<int
   return r;
 }
 
-TEST_F(DbDatabaseTest, RunRoundTripsEveryField) {
+TEST_P(DbDatabaseTest, RunRoundTripsEveryField) {
   const RunInfo info = SampleRunInfo();
   const std::int64_t id = db_->BeginRun(info);
   EXPECT_GT(id, 0);
@@ -95,7 +102,7 @@ TEST_F(DbDatabaseTest, RunRoundTripsEveryField) {
   EXPECT_FALSE(db_->GetRun(id + 100).has_value());
 }
 
-TEST_F(DbDatabaseTest, RecordedChecksumIsTheNewestWithAChecksum) {
+TEST_P(DbDatabaseTest, RecordedChecksumIsTheNewestWithAChecksum) {
   const std::int64_t first = db_->BeginRun(SampleRunInfo());
   const std::int64_t second = db_->BeginRun(SampleRunInfo());
   EXPECT_FALSE(db_->RecordedChecksum("/exp/networks/epoch.1.pt").has_value());
@@ -112,7 +119,7 @@ TEST_F(DbDatabaseTest, RecordedChecksumIsTheNewestWithAChecksum) {
   EXPECT_FALSE(db_->RecordedChecksum("/exp/networks/epoch.2.pt").has_value());
 }
 
-TEST_F(DbDatabaseTest, BeginRunFillsProcessIdentityWhenPidIsZero) {
+TEST_P(DbDatabaseTest, BeginRunFillsProcessIdentityWhenPidIsZero) {
   RunInfo info;
   info.recipe = "r";
   info.config = "c";
@@ -126,7 +133,7 @@ TEST_F(DbDatabaseTest, BeginRunFillsProcessIdentityWhenPidIsZero) {
   EXPECT_EQ(row->info.gpu_ids, std::vector<int>{});
 }
 
-TEST_F(DbDatabaseTest, MissingRowsGiveDbError) {
+TEST_P(DbDatabaseTest, MissingRowsGiveDbError) {
   ASV_EXPECT_THROW_CONTAINS(db_->FinishRun(42, RunStatus::kFinished), DbError, path_.string(),
                             "FinishRun", "no run with id 42");
   ASV_EXPECT_THROW_CONTAINS(db_->Heartbeat(42), DbError, "Heartbeat", "no run with id 42");
@@ -134,20 +141,21 @@ TEST_F(DbDatabaseTest, MissingRowsGiveDbError) {
                             "no stage with id 7");
   EpochRecord epoch;
   epoch.epoch = 1;
-  ASV_EXPECT_THROW_CONTAINS(db_->RecordEpoch(42, epoch), DbError, path_.string(), "RecordEpoch",
-                            "FOREIGN KEY");
-  ASV_EXPECT_THROW_CONTAINS(db_->RecordResult(42, Result("o", 1.0)), DbError, "FOREIGN KEY");
-  ASV_EXPECT_THROW_CONTAINS(db_->BeginStage(42, 0, "prepare"), DbError, "FOREIGN KEY");
+  // Each store words it its own way: "FOREIGN KEY constraint failed", "violates foreign key constraint".
+  const std::string fk = postgres() ? "foreign key constraint" : "FOREIGN KEY";
+  ASV_EXPECT_THROW_CONTAINS(db_->RecordEpoch(42, epoch), DbError, path_.string(), "RecordEpoch", fk);
+  ASV_EXPECT_THROW_CONTAINS(db_->RecordResult(42, Result("o", 1.0)), DbError, fk);
+  ASV_EXPECT_THROW_CONTAINS(db_->BeginStage(42, 0, "prepare"), DbError, fk);
   const std::int64_t run = db_->BeginRun(SampleRunInfo());
   ArtifactRecord artifact;
   artifact.stage_id = 999;
   artifact.path = "x";
   artifact.kind = "k";
-  ASV_EXPECT_THROW_CONTAINS(db_->RecordArtifact(run, artifact), DbError, "FOREIGN KEY");
+  ASV_EXPECT_THROW_CONTAINS(db_->RecordArtifact(run, artifact), DbError, fk);
   EXPECT_TRUE(db_->Artifacts(run).empty());
 }
 
-TEST_F(DbDatabaseTest, FailedRunEndsItsUnfinishedStages) {
+TEST_P(DbDatabaseTest, FailedRunEndsItsUnfinishedStages) {
   const std::int64_t run = db_->BeginRun(SampleRunInfo("voxceleb/xvector", "net"));
   const std::int64_t done = db_->BeginStage(run, 1, "features");
   db_->FinishStage(done, RunStatus::kFinished);
@@ -164,7 +172,7 @@ TEST_F(DbDatabaseTest, FailedRunEndsItsUnfinishedStages) {
   EXPECT_TRUE(stages[1].end_time.has_value());
 }
 
-TEST_F(DbDatabaseTest, StagesRoundTrip) {
+TEST_P(DbDatabaseTest, StagesRoundTrip) {
   const std::int64_t run = db_->BeginRun(SampleRunInfo());
   const std::int64_t prepare = db_->BeginStage(run, 0, "prepare");
   db_->FinishStage(prepare, RunStatus::kFinished);
@@ -187,7 +195,7 @@ TEST_F(DbDatabaseTest, StagesRoundTrip) {
   EXPECT_TRUE(db_->Stages(run + 1).empty());
 }
 
-TEST_F(DbDatabaseTest, EpochsRoundTripAndUpsertReplaces) {
+TEST_P(DbDatabaseTest, EpochsRoundTripAndUpsertReplaces) {
   const std::int64_t run = db_->BeginRun(SampleRunInfo());
   const std::int64_t other = db_->BeginRun(SampleRunInfo());
   EpochRecord e1;
@@ -243,7 +251,7 @@ TEST_F(DbDatabaseTest, EpochsRoundTripAndUpsertReplaces) {
   EXPECT_EQ(raw.Scalar("SELECT count(*) FROM epochs"), "3");
 }
 
-TEST_F(DbDatabaseTest, ResultsRoundTrip) {
+TEST_P(DbDatabaseTest, ResultsRoundTrip) {
   const std::int64_t run = db_->BeginRun(SampleRunInfo("voxceleb/xvector", "fe"));
   ResultRecord r = Result("voxceleb1_o", 3.1875, 12);
   r.min_dcf = 0.3125;
@@ -279,7 +287,7 @@ TEST_F(DbDatabaseTest, ResultsRoundTrip) {
   EXPECT_TRUE(rows[0].record.costs.empty());
 }
 
-TEST_F(DbDatabaseTest, EveryMetricAtEveryOperatingPointRoundTrips) {
+TEST_P(DbDatabaseTest, EveryMetricAtEveryOperatingPointRoundTrips) {
   const std::int64_t run = db_->BeginRun(SampleRunInfo("voxceleb/xvector", "fe"));
   ResultRecord r = Result("voxceleb1_e", 1.25);
   r.cllr = 0.71875;
@@ -325,7 +333,7 @@ TEST_F(DbDatabaseTest, EveryMetricAtEveryOperatingPointRoundTrips) {
   EXPECT_EQ(db_->IntegrityCheck(), "ok");
 }
 
-TEST_F(DbDatabaseTest, ResultFiltersAndBestPerConfig) {
+TEST_P(DbDatabaseTest, ResultFiltersAndBestPerConfig) {
   const std::int64_t a = db_->BeginRun(SampleRunInfo("r", "fe"));
   const std::int64_t b = db_->BeginRun(SampleRunInfo("r", "fe"));
   const std::int64_t c = db_->BeginRun(SampleRunInfo("r", "net"));
@@ -383,7 +391,7 @@ TEST_F(DbDatabaseTest, ResultFiltersAndBestPerConfig) {
   EXPECT_EQ(ids(db_->Results(best_of_a)), (Ids{a1, a2}));
 }
 
-TEST_F(DbDatabaseTest, ArtifactsRoundTrip) {
+TEST_P(DbDatabaseTest, ArtifactsRoundTrip) {
   const std::int64_t run = db_->BeginRun(SampleRunInfo());
   const std::int64_t stage = db_->BeginStage(run, 5, "network training");
   ArtifactRecord checkpoint;
@@ -412,7 +420,7 @@ TEST_F(DbDatabaseTest, ArtifactsRoundTrip) {
   EXPECT_EQ(rows[1].record.bytes, 0);
 }
 
-TEST_F(DbDatabaseTest, ListRunsFiltersNewestFirst) {
+TEST_P(DbDatabaseTest, ListRunsFiltersNewestFirst) {
   const std::int64_t r1 = db_->BeginRun(SampleRunInfo("r", "fe"));
   const std::int64_t r2 = db_->BeginRun(SampleRunInfo("r", "net"));
   const std::int64_t r3 = db_->BeginRun(SampleRunInfo("r", "fe"));
@@ -440,7 +448,58 @@ TEST_F(DbDatabaseTest, ListRunsFiltersNewestFirst) {
   EXPECT_EQ(ids(db_->ListRuns(running)), (Ids{r4}));
 }
 
-TEST_F(DbDatabaseTest, RunOfExitedProcessIsMarkedCrashedAndPersisted) {
+// A writer killed with SIGKILL in the middle of its run (no handler, no goodbye): its rows stay, and
+// the next reader marks its run and running stage crashed.
+TEST_P(DbDatabaseTest, WriterKilledWithSigkillIsMarkedCrashedKeepingItsRows) {
+  db_.reset();
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    try {
+      Database db(path_);
+      RunInfo info;
+      info.recipe = "r";
+      info.config = "killed";
+      const std::int64_t id = db.BeginRun(info);
+      db.BeginStage(id, 5, "network training");
+      EpochRecord epoch;
+      epoch.epoch = 1;
+      epoch.loss = 4.5;
+      db.RecordEpoch(id, epoch);
+      if (::write(fds[1], &id, sizeof(id)) != sizeof(id)) ::_exit(2);
+      for (;;) ::pause();  // until killed, the connection still open
+    } catch (...) {
+      ::_exit(1);
+    }
+  }
+  ::close(fds[1]);
+  std::int64_t id = 0;
+  ASSERT_EQ(::read(fds[0], &id, sizeof(id)), static_cast<ssize_t>(sizeof(id)));
+  ::close(fds[0]);
+  ASSERT_EQ(::kill(child, SIGKILL), 0);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+
+  db_ = std::make_unique<Database>(path_);
+  const auto run = db_->GetRun(id);
+  ASSERT_TRUE(run.has_value());
+  EXPECT_EQ(run->status, RunStatus::kCrashed);
+  EXPECT_FALSE(run->status_inferred);  // persisted
+  EXPECT_NE(run->error_text.value_or("").find(std::to_string(child)), std::string::npos);
+  ASSERT_EQ(db_->Stages(id).size(), 1u);
+  EXPECT_EQ(db_->Stages(id)[0].status, RunStatus::kCrashed);
+  ASSERT_EQ(db_->Epochs(id).size(), 1u);
+  EXPECT_EQ(db_->Epochs(id)[0].record.loss, 4.5);
+  RawDb raw(path_);
+  EXPECT_EQ(raw.Scalar("SELECT status FROM runs WHERE id = " + std::to_string(id)), "crashed");
+}
+
+TEST_P(DbDatabaseTest, RunOfExitedProcessIsMarkedCrashedAndPersisted) {
   // A child process begins a run and a stage, then dies without finishing them. No connection
   // may be open across fork(): SQLite's per-process lock bookkeeping would be inherited.
   db_.reset();
@@ -497,7 +556,7 @@ TEST_F(DbDatabaseTest, RunOfExitedProcessIsMarkedCrashedAndPersisted) {
   EXPECT_EQ(db_->MarkCrashedRuns(), 0);  // Already marked.
 }
 
-TEST_F(DbDatabaseTest, ReusedPidWithDifferentStartTimeIsCrashed) {
+TEST_P(DbDatabaseTest, ReusedPidWithDifferentStartTimeIsCrashed) {
   RunInfo info = SampleRunInfo();
   info.process_start += 12345;  // Our pid, but "started" at another time: a pid reuse.
   const std::int64_t reused = db_->BeginRun(info);
@@ -507,7 +566,7 @@ TEST_F(DbDatabaseTest, ReusedPidWithDifferentStartTimeIsCrashed) {
   EXPECT_EQ(db_->GetRun(mine)->status, RunStatus::kRunning);
 }
 
-TEST_F(DbDatabaseTest, StaleHeartbeatOfAnotherHostIsShownCrashedButNotStored) {
+TEST_P(DbDatabaseTest, StaleHeartbeatOfAnotherHostIsShownCrashedButNotStored) {
   RunInfo remote = SampleRunInfo("r", "remote");
   remote.host = "some-other-host.example";
   remote.pid = 1;  // Alive here, but pids of another host mean nothing on this one.
@@ -551,7 +610,7 @@ TEST_F(DbDatabaseTest, StaleHeartbeatOfAnotherHostIsShownCrashedButNotStored) {
 
 // A full disk, simulated with max_page_count: the file cannot grow, so a long error text does
 // not fit; the run must still end 'failed' with the first cause at the start of its error text.
-TEST_F(DbDatabaseTest, FullDatabaseStillRecordsTheFailureAndItsFirstCause) {
+TEST_P(DbDatabaseSqliteTest, FullDatabaseStillRecordsTheFailureAndItsFirstCause) {
   const std::int64_t id = db_->BeginRun(SampleRunInfo());
   const std::int64_t stage = db_->BeginStage(id, 5, "train");
   db_.reset();
@@ -592,7 +651,7 @@ TEST_F(DbDatabaseTest, FullDatabaseStillRecordsTheFailureAndItsFirstCause) {
 
 // A run that dies ends at its last sign of life (its last heartbeat or write), not at its start,
 // and the error text says when that was and when the crash was found.
-TEST_F(DbDatabaseTest, CrashedRunEndsAtItsLastSignOfLife) {
+TEST_P(DbDatabaseTest, CrashedRunEndsAtItsLastSignOfLife) {
   db_.reset();
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
@@ -638,7 +697,7 @@ TEST_F(DbDatabaseTest, CrashedRunEndsAtItsLastSignOfLife) {
   EXPECT_NE(text.find("found gone at "), std::string::npos) << text;
 }
 
-TEST_F(DbDatabaseTest, EveryWriteOfARunIsASignOfLife) {
+TEST_P(DbDatabaseTest, EveryWriteOfARunIsASignOfLife) {
   const std::int64_t id = db_->BeginRun(SampleRunInfo());
   RawDb raw(path_);
   const auto heartbeat = [&] { return raw.Scalar("SELECT heartbeat_time FROM runs WHERE id = " + std::to_string(id)); };
@@ -670,10 +729,10 @@ TEST_F(DbDatabaseTest, EveryWriteOfARunIsASignOfLife) {
   EXPECT_EQ(heartbeat(), final_beat);
 }
 
-TEST_F(DbDatabaseTest, MovedDatabaseKeepsWorking) {
+TEST_P(DbDatabaseTest, MovedDatabaseKeepsWorking) {
   Database moved = std::move(*db_);
   const std::int64_t id = moved.BeginRun(SampleRunInfo());
-  Database assigned(*dir_ / "other.db");
+  Database assigned(NewLocation());
   assigned = std::move(moved);
   EXPECT_EQ(assigned.path(), path_);
   EXPECT_TRUE(assigned.GetRun(id).has_value());

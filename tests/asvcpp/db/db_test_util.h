@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <libpq-fe.h>
 #include <sqlite3.h>
 #include <grp.h>
 #include <sys/wait.h>
@@ -17,6 +18,7 @@
 #include <vector>
 
 #include "asvcpp/db/database.h"
+#include "asvcpp/db/postgres_connection.h"
 
 namespace asv::db::testing {
 
@@ -46,19 +48,37 @@ class ScopedDir {
   std::filesystem::path path_;
 };
 
-/// A plain sqlite3 connection, as a user of the `sqlite3` CLI would have, to inspect or tamper
-/// with the file behind the library's back.
+/// A plain connection, as a user of the `sqlite3` or `psql` CLI would have, to inspect or tamper
+/// with the database behind the library's back: an SQLite file, or a PostgreSQL database when
+/// `location` is a connection URI.
 class RawDb {
  public:
-  explicit RawDb(const std::filesystem::path& path) {
-    EXPECT_EQ(sqlite3_open(path.c_str(), &db_), SQLITE_OK);
+  explicit RawDb(const std::filesystem::path& location) {
+    if (IsPostgresUri(location.string())) {
+      pg_ = PQconnectdb(location.c_str());
+      EXPECT_EQ(PQstatus(pg_), CONNECTION_OK) << PQerrorMessage(pg_);
+      PQclear(PQexec(pg_, "SET client_min_messages = warning"));
+      return;
+    }
+    EXPECT_EQ(sqlite3_open(location.c_str(), &db_), SQLITE_OK);
     sqlite3_busy_timeout(db_, 5000);
   }
-  ~RawDb() { sqlite3_close(db_); }
+  ~RawDb() {
+    if (pg_) PQfinish(pg_);
+    sqlite3_close(db_);
+  }
   RawDb(const RawDb&) = delete;
   RawDb& operator=(const RawDb&) = delete;
 
   void Exec(const std::string& sql) {
+    if (pg_) {
+      PGresult* result = PQexec(pg_, sql.c_str());
+      const auto status = PQresultStatus(result);
+      EXPECT_TRUE(status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK)
+          << sql << ": " << PQresultErrorMessage(result);
+      PQclear(result);
+      return;
+    }
     char* error = nullptr;
     const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &error);
     EXPECT_EQ(rc, SQLITE_OK) << sql << ": " << (error ? error : "");
@@ -68,6 +88,20 @@ class RawDb {
   /// All rows of `sql`, each column as text ("NULL" for NULL), columns joined by '|'.
   std::vector<std::string> Query(const std::string& sql) {
     std::vector<std::string> rows;
+    if (pg_) {
+      PGresult* result = PQexec(pg_, sql.c_str());
+      EXPECT_EQ(PQresultStatus(result), PGRES_TUPLES_OK) << sql << ": " << PQresultErrorMessage(result);
+      for (int r = 0; r < PQntuples(result); ++r) {
+        std::string row;
+        for (int c = 0; c < PQnfields(result); ++c) {
+          if (c) row += '|';
+          row += PQgetisnull(result, r, c) ? "NULL" : PQgetvalue(result, r, c);
+        }
+        rows.push_back(row);
+      }
+      PQclear(result);
+      return rows;
+    }
     sqlite3_stmt* stmt = nullptr;
     EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &stmt, nullptr), SQLITE_OK)
         << sql << ": " << sqlite3_errmsg(db_);
@@ -91,10 +125,12 @@ class RawDb {
     return rows.empty() ? std::string() : rows.front();
   }
 
+  /// The SQLite connection (null for PostgreSQL).
   sqlite3* get() { return db_; }
 
  private:
   sqlite3* db_ = nullptr;
+  PGconn* pg_ = nullptr;
 };
 
 /// A RunInfo with every field set to a distinctive value, for the calling process.

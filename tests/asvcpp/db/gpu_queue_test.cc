@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "tests/asvcpp/db/db_test_util.h"
+#include "tests/asvcpp/db/store_test.h"
 
 namespace asv::db {
 namespace {
@@ -32,25 +33,23 @@ RunInfo OnGpus(std::vector<int> gpus, const std::string& config = "net") {
   return info;
 }
 
-class DbGpuQueueTest : public ::testing::Test {
+class DbGpuQueueTest : public testing::StoreTest {
  protected:
   void SetUp() override {
-    dir_ = std::make_unique<testing::ScopedDir>(std::string("gpu_") +
-                                                ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    path_ = Database::DefaultPath(dir_->path());
+    StoreTest::SetUp();
+    path_ = location();
   }
-  void TearDown() override { dir_.reset(); }
 
   std::size_t RunCount() {
     testing::RawDb raw(path_);
     return static_cast<std::size_t>(std::stoul(raw.Scalar("SELECT count(*) FROM runs")));
   }
 
-  std::unique_ptr<testing::ScopedDir> dir_;
   std::filesystem::path path_;
 };
+ASV_INSTANTIATE_STORES(DbGpuQueueTest);
 
-TEST_F(DbGpuQueueTest, HoldersAreLiveRunningRunsOfThisHostSharingAGpu) {
+TEST_P(DbGpuQueueTest, HoldersAreLiveRunningRunsOfThisHostSharingAGpu) {
   // A process that has exited: its run is crashed and holds nothing.
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
@@ -89,7 +88,7 @@ TEST_F(DbGpuQueueTest, HoldersAreLiveRunningRunsOfThisHostSharingAGpu) {
   EXPECT_TRUE(db.RunsHoldingGpus(remote.host, {1}).empty());
 }
 
-TEST_F(DbGpuQueueTest, TryBeginRunInsertsOnlyWhenTheGpusAreFree) {
+TEST_P(DbGpuQueueTest, TryBeginRunInsertsOnlyWhenTheGpusAreFree) {
   Database db(path_);
   const std::int64_t holder = db.BeginRun(OnGpus({1}));
   std::vector<RunRow> holders;
@@ -110,7 +109,7 @@ TEST_F(DbGpuQueueTest, TryBeginRunInsertsOnlyWhenTheGpusAreFree) {
   EXPECT_EQ(RunCount(), 4u);
 }
 
-TEST_F(DbGpuQueueTest, WithoutWaitABusyGpuWarnsOnceAndBeginsAnyway) {
+TEST_P(DbGpuQueueTest, WithoutWaitABusyGpuWarnsOnceAndBeginsAnyway) {
   Database db(path_);
   const std::int64_t holder = db.BeginRun(OnGpus({1}));
   int calls = 0;
@@ -131,7 +130,7 @@ TEST_F(DbGpuQueueTest, WithoutWaitABusyGpuWarnsOnceAndBeginsAnyway) {
   EXPECT_EQ(calls, 0);
 }
 
-TEST_F(DbGpuQueueTest, FormatsHoldersAndWaiting) {
+TEST_P(DbGpuQueueTest, FormatsHoldersAndWaiting) {
   RunRow a;
   a.id = 12;
   a.info.recipe = "voxceleb/xvector";
@@ -177,7 +176,7 @@ class Flag {
   bool set_ = false;
 };
 
-TEST_F(DbGpuQueueTest, WaitStartsWhenTheHolderFinishes) {
+TEST_P(DbGpuQueueTest, WaitStartsWhenTheHolderFinishes) {
   Database db(path_);
   const std::int64_t holder = db.BeginRun(OnGpus({1}));
   Flag busy;
@@ -210,7 +209,7 @@ TEST_F(DbGpuQueueTest, WaitStartsWhenTheHolderFinishes) {
   EXPECT_EQ(IdsOf(db.RunsHoldingGpus(HostName(), {1})), (Ids{*run}));
 }
 
-TEST_F(DbGpuQueueTest, WaitGivesUpAfterMaxWaitWithoutBeginning) {
+TEST_P(DbGpuQueueTest, WaitGivesUpAfterMaxWaitWithoutBeginning) {
   Database db(path_);
   db.BeginRun(OnGpus({1}));
   GpuQueueOptions options;
@@ -223,7 +222,7 @@ TEST_F(DbGpuQueueTest, WaitGivesUpAfterMaxWaitWithoutBeginning) {
   EXPECT_EQ(RunCount(), 1u);
 }
 
-TEST_F(DbGpuQueueTest, HolderProcessThatDiesFreesTheGpu) {
+TEST_P(DbGpuQueueTest, HolderProcessThatDiesFreesTheGpu) {
   // The child begins a run on GPU 1 and exits without finishing it once the parent has found the
   // GPU busy. No connection is open across fork().
   int ids[2];
@@ -281,7 +280,7 @@ TEST_F(DbGpuQueueTest, HolderProcessThatDiesFreesTheGpu) {
   EXPECT_EQ(crashed->info.pid, static_cast<std::int64_t>(child));
 }
 
-TEST_F(DbGpuQueueTest, OfTwoWaitersForOneGpuExactlyOneStartsAtATime) {
+TEST_P(DbGpuQueueTest, OfTwoWaitersForOneGpuExactlyOneStartsAtATime) {
   std::int64_t holder = 0;
   {
     Database db(path_);

@@ -15,6 +15,7 @@
 #include "asvcpp/db/database.h"
 #include "asvcpp/db/schema.h"
 #include "tests/asvcpp/db/db_test_util.h"
+#include "tests/asvcpp/db/store_test.h"
 
 namespace asv::db {
 namespace {
@@ -42,6 +43,9 @@ std::vector<std::string> EveryRow(RawDb& raw) {
   }
   return rows;
 }
+
+class DbProgressStoreTest : public testing::StoreTest {};
+ASV_INSTANTIATE_STORES(DbProgressStoreTest);
 
 TEST(DbProgressTest, UpgradesVersion6DatabaseWithProgressTableKeepingEveryRow) {
   const testing::ScopedDir dir("progress_v7");
@@ -81,9 +85,8 @@ TEST(DbProgressTest, UpgradesVersion6DatabaseWithProgressTableKeepingEveryRow) {
   EXPECT_EQ(EveryRow(raw), before);  // the progress update touches no other table
 }
 
-TEST(DbProgressTest, UpsertKeepsOneRowPerRunAndRankAndReadsBackEveryField) {
-  const testing::ScopedDir dir("progress_upsert");
-  Database db(dir / "experiments.db");
+TEST_P(DbProgressStoreTest, UpsertKeepsOneRowPerRunAndRankAndReadsBackEveryField) {
+  Database db(location());
   const std::int64_t a = db.BeginRun(testing::SampleRunInfo("r", "a"));
   const std::int64_t b = db.BeginRun(testing::SampleRunInfo("r", "b"));
   db.UpdateProgress(a, 0, Sample(10));
@@ -121,8 +124,10 @@ TEST(DbProgressTest, UpsertKeepsOneRowPerRunAndRankAndReadsBackEveryField) {
   EXPECT_EQ(only_b[0].record.done, 7);
 
   EXPECT_THROW(db.UpdateProgress(a + b + 100, 0, Sample(1)), DbError);  // no such run
-  RawDb raw(dir / "experiments.db");
-  raw.Exec("PRAGMA foreign_keys = ON; DELETE FROM runs WHERE id = " + std::to_string(a));
+  RawDb raw(location());
+  // (SQLite enforces foreign keys per connection; PostgreSQL always.)
+  raw.Exec(std::string(postgres() ? "" : "PRAGMA foreign_keys = ON; ") + "DELETE FROM runs WHERE id = " +
+           std::to_string(a));
   EXPECT_EQ(db.ProgressRows().size(), 1u);  // the rows of a deleted run go with it
 }
 
@@ -149,9 +154,8 @@ struct FakeBoard {
   }
 };
 
-TEST(DbProgressTest, ReporterWritesOnlyWhatChangedAndALastUpdateAtTheEnd) {
-  const testing::ScopedDir dir("progress_reporter");
-  const auto path = dir / "experiments.db";
+TEST_P(DbProgressStoreTest, ReporterWritesOnlyWhatChangedAndALastUpdateAtTheEnd) {
+  const std::filesystem::path path = location();
   Database db(path);
   const std::int64_t run = db.BeginRun(testing::SampleRunInfo("r", "a"));
   FakeBoard board;
@@ -174,9 +178,8 @@ TEST(DbProgressTest, ReporterWritesOnlyWhatChangedAndALastUpdateAtTheEnd) {
   EXPECT_EQ(rows[0].record.done, 60);
 }
 
-TEST(DbProgressTest, ReporterSkipsAnUpdateWhileTheDatabaseIsLockedAndNeverThrows) {
-  const testing::ScopedDir dir("progress_locked");
-  const auto path = dir / "experiments.db";
+TEST_P(DbProgressStoreTest, ReporterSkipsAnUpdateWhileTheDatabaseIsLockedAndNeverThrows) {
+  const std::filesystem::path path = location();
   Database db(path);
   const std::int64_t run = db.BeginRun(testing::SampleRunInfo("r", "a"));
   FakeBoard board;
@@ -184,7 +187,8 @@ TEST(DbProgressTest, ReporterSkipsAnUpdateWhileTheDatabaseIsLockedAndNeverThrows
   board.Set(10);
   {
     RawDb holder(path);
-    holder.Exec("BEGIN IMMEDIATE");  // another writer holds the lock
+    // another writer holds the lock (PostgreSQL: the writers' advisory lock, dialect.h)
+    holder.Exec(postgres() ? "BEGIN; SELECT pg_advisory_xact_lock(1095980611)" : "BEGIN IMMEDIATE");
     EXPECT_FALSE(reporter.UpdateNow());
     EXPECT_EQ(reporter.skipped(), 1);
     holder.Exec("COMMIT");
@@ -224,9 +228,8 @@ TEST(DbProgressTest, ReporterOfAnUnusableDatabaseSkipsUpdatesUntilItCanOpenIt) {
   EXPECT_EQ(orphan.skipped(), 1);
 }
 
-TEST(DbProgressTest, ReporterThreadUpdatesEveryInterval) {
-  const testing::ScopedDir dir("progress_thread");
-  const auto path = dir / "experiments.db";
+TEST_P(DbProgressStoreTest, ReporterThreadUpdatesEveryInterval) {
+  const std::filesystem::path path = location();
   Database db(path);
   const std::int64_t run = db.BeginRun(testing::SampleRunInfo("r", "a"));
   FakeBoard board;

@@ -9,6 +9,7 @@
 #include "asvcpp/db/database.h"
 #include "asvcpp/db/schema.h"
 #include "tests/asvcpp/db/db_test_util.h"
+#include "tests/asvcpp/db/store_test.h"
 
 namespace asv::db {
 namespace {
@@ -77,20 +78,27 @@ std::string ReadEverything(const std::filesystem::path& path, std::int64_t done,
   return "";
 }
 
-TEST(DbReadOnlyTest, ReadsEverythingWritesNothingAndRefusesWrites) {
-  const testing::ScopedDir dir("ro_flags");
-  const auto path = dir / "experiments.db";
+class DbReadOnlyStoreTest : public testing::StoreTest {};
+ASV_INSTANTIATE_STORES(DbReadOnlyStoreTest);
+
+TEST_P(DbReadOnlyStoreTest, ReadsEverythingWritesNothingAndRefusesWrites) {
+  const std::filesystem::path path = location();
   const auto [done, dead] = Populate(path);
-  const std::string before = FileBytes(path);
+  const std::string before = postgres() ? "" : FileBytes(path);
 
   EXPECT_EQ(ReadEverything(path, done, dead), "");
   Database db(path, ReadOnly());
-  ASV_EXPECT_THROW_CONTAINS(db.BeginRun(SampleRunInfo()), DbError, path.string(), "BeginRun", "readonly");
-  ASV_EXPECT_THROW_CONTAINS(db.FinishRun(dead, RunStatus::kFailed, "x"), DbError, "readonly");
-  ASV_EXPECT_THROW_CONTAINS(db.Heartbeat(dead), DbError, "readonly");
+  // SQLite: "attempt to write a readonly database"; PostgreSQL: "cannot execute INSERT in a
+  // read-only transaction".
+  const std::string refused = postgres() ? "read-only transaction" : "readonly";
+  ASV_EXPECT_THROW_CONTAINS(db.BeginRun(SampleRunInfo()), DbError, path.string(), "BeginRun", refused);
+  ASV_EXPECT_THROW_CONTAINS(db.FinishRun(dead, RunStatus::kFailed, "x"), DbError, refused);
+  ASV_EXPECT_THROW_CONTAINS(db.Heartbeat(dead), DbError, refused);
 
-  // Nothing was persisted: the dead run is still 'running' in the file, the file unchanged.
-  EXPECT_TRUE(FileBytes(path) == before) << "the file changed";
+  // Nothing was persisted: the dead run is still 'running' in the database, the file unchanged.
+  if (!postgres()) {
+    EXPECT_TRUE(FileBytes(path) == before) << "the file changed";
+  }
   RawDb raw(path);
   EXPECT_EQ(raw.Scalar("SELECT status FROM runs WHERE id = " + std::to_string(dead)), "running");
 }
@@ -102,16 +110,34 @@ TEST(DbReadOnlyTest, NeverCreatesAFileOrFolder) {
   EXPECT_FALSE(std::filesystem::exists(dir / "sub"));
 }
 
-TEST(DbReadOnlyTest, NeverMigratesAnOlderSchema) {
-  const testing::ScopedDir dir("ro_old");
-  const auto path = dir / "experiments.db";
+TEST_P(DbReadOnlyStoreTest, NeverMigratesAnOlderSchema) {
+  const std::filesystem::path path = location();
   DatabaseOptions v4;
   v4.max_schema_version = 4;
   { Database db(path, v4); }
   ASV_EXPECT_THROW_CONTAINS(Database db(path, ReadOnly()), DbError, path.string(), "older",
                             "read-only");
   RawDb raw(path);
-  EXPECT_EQ(raw.Scalar("PRAGMA user_version"), "4");
+  EXPECT_EQ(raw.Scalar(postgres() ? "SELECT version FROM asvcpp_schema" : "PRAGMA user_version"), "4");
+}
+
+TEST_P(DbReadOnlyStoreTest, RefusesAnEmptyDatabaseAndAnotherApplicationsTables) {
+  const std::filesystem::path path = location();
+  if (postgres()) {
+    // An empty database (nothing recorded yet) cannot be read; it is left empty.
+    ASV_EXPECT_THROW_CONTAINS(Database db(path, ReadOnly()), DbError, path.string(), "no asvcpp schema yet");
+  }
+  {
+    RawDb raw(path);
+    raw.Exec("CREATE TABLE inventory (item TEXT)");
+  }
+  ASV_EXPECT_THROW_CONTAINS(Database db(path), DbError, path.string(), "not an asvcpp experiment database",
+                            "inventory");
+  ASV_EXPECT_THROW_CONTAINS(Database db(path, ReadOnly()), DbError, "not an asvcpp experiment database");
+  RawDb raw(path);
+  EXPECT_EQ(raw.Scalar(postgres() ? "SELECT count(*) FROM information_schema.tables WHERE table_name = 'runs'"
+                                  : "SELECT count(*) FROM sqlite_master WHERE name = 'runs'"),
+            "0");  // left untouched
 }
 
 // Permission bits, as another user sees them: the file read-only (0444) in a folder others may

@@ -7,6 +7,7 @@
 
 #include "asvcpp/base/error.h"
 #include "tests/asvcpp/db/db_test_util.h"
+#include "tests/asvcpp/db/store_test.h"
 
 namespace asv::db {
 namespace {
@@ -15,9 +16,11 @@ using testing::RawDb;
 
 constexpr const char* kLongAgo = "2000-01-01T00:00:00.000Z";
 
-TEST(DbHeartbeatTest, UpdatesHeartbeatPeriodically) {
-  const testing::ScopedDir dir("beat");
-  const auto path = Database::DefaultPath(dir.path());
+class DbHeartbeatTest : public testing::StoreTest {};
+ASV_INSTANTIATE_STORES(DbHeartbeatTest);
+
+TEST_P(DbHeartbeatTest, UpdatesHeartbeatPeriodically) {
+  const std::filesystem::path path = location();
   Database db(path);
   const std::int64_t run = db.BeginRun(testing::SampleRunInfo());
   RawDb raw(path);
@@ -41,9 +44,8 @@ TEST(DbHeartbeatTest, UpdatesHeartbeatPeriodically) {
   EXPECT_EQ(raw.Scalar("SELECT heartbeat_time FROM runs" + where), kLongAgo);
 }
 
-TEST(DbHeartbeatTest, DestructionIsPromptWithLongInterval) {
-  const testing::ScopedDir dir("prompt");
-  const auto path = Database::DefaultPath(dir.path());
+TEST_P(DbHeartbeatTest, DestructionIsPromptWithLongInterval) {
+  const std::filesystem::path path = location();
   Database db(path);
   const std::int64_t run = db.BeginRun(testing::SampleRunInfo());
   const auto start = std::chrono::steady_clock::now();
@@ -54,9 +56,8 @@ TEST(DbHeartbeatTest, DestructionIsPromptWithLongInterval) {
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(1));
 }
 
-TEST(DbHeartbeatTest, MissingRunThrowsInConstructor) {
-  const testing::ScopedDir dir("missing");
-  const auto path = Database::DefaultPath(dir.path());
+TEST_P(DbHeartbeatTest, MissingRunThrowsInConstructor) {
+  const std::filesystem::path path = location();
   ASV_EXPECT_THROW_CONTAINS(RunHeartbeat heartbeat(path, 99), DbError, path.string(),
                             "no run with id 99");
 }

@@ -10,6 +10,7 @@
 
 #include "asvcpp/db/database.h"
 #include "tests/asvcpp/db/db_test_util.h"
+#include "tests/asvcpp/db/store_test.h"
 
 namespace asv::db {
 namespace {
@@ -40,9 +41,11 @@ CostRecord Cost(double p_target, double min_dcf) {
   return c;
 }
 
-TEST(DatabaseSummaryTest, BestEerAndBestMinDcfPerOperatingPointComeFromAnyResult) {
-  ScopedDir dir("summary_best");
-  Database db(dir / "experiments.db");
+class DatabaseSummaryTest : public testing::StoreTest {};
+ASV_INSTANTIATE_STORES(DatabaseSummaryTest);
+
+TEST_P(DatabaseSummaryTest, BestEerAndBestMinDcfPerOperatingPointComeFromAnyResult) {
+  Database db(location());
   const auto a = db.BeginRun(SampleRunInfo("voxceleb/xvector", "net"));
   const auto b = db.BeginRun(SampleRunInfo("voxceleb/xvector", "net"));
   const auto c = db.BeginRun(SampleRunInfo("voxceleb/xvector", "small"));
@@ -53,7 +56,7 @@ TEST(DatabaseSummaryTest, BestEerAndBestMinDcfPerOperatingPointComeFromAnyResult
   db.RecordResult(c, SummaryResult("vox1_o", 5.0, std::nullopt, 9, {Cost(0.05, 0.50)}));
   db.RecordResult(c, SummaryResult("vox1_e", 6.0, std::nullopt, 9, {}));  // no costs: its own columns count
   {
-    RawDb raw(dir / "experiments.db");
+    RawDb raw(location());
     raw.Exec("UPDATE results SET min_dcf = 0.6, p_target = 0.01 WHERE trial_list = 'vox1_e'");
   }
 
@@ -95,9 +98,8 @@ TEST(DatabaseSummaryTest, BestEerAndBestMinDcfPerOperatingPointComeFromAnyResult
 // ResultSummary's minDCFs and EpochEers group in memory; on varied data (trial lists and epochs
 // out of order, NaN EERs, results with and without cost rows, cost rows without minDCF) they
 // give what SQL's GROUP BY gives.
-TEST(DatabaseSummaryTest, AggregatesAgreeWithGroupByInSql) {
-  ScopedDir dir("summary_group_by");
-  Database db(dir / "experiments.db");
+TEST_P(DatabaseSummaryTest, AggregatesAgreeWithGroupByInSql) {
+  Database db(location());
   std::vector<std::int64_t> runs;
   for (int r = 0; r < 12; ++r) {
     runs.push_back(db.BeginRun(SampleRunInfo(r % 3 ? "voxceleb/xvector" : "voxceleb/margin", "c" + std::to_string(r % 4))));
@@ -120,7 +122,7 @@ TEST(DatabaseSummaryTest, AggregatesAgreeWithGroupByInSql) {
     }
     db.RecordResult(runs[next() % runs.size()], r);
   }
-  RawDb raw(dir / "experiments.db");
+  RawDb raw(location());
   raw.Exec("UPDATE result_costs SET min_dcf = NULL WHERE id % 11 = 0");
 
   for (const std::optional<int> stage : {std::optional<int>(), std::optional<int>(5)}) {
@@ -134,7 +136,7 @@ TEST(DatabaseSummaryTest, AggregatesAgreeWithGroupByInSql) {
         " WHERE c.min_dcf IS NOT NULL" + where +
         " UNION ALL SELECT runs.recipe, runs.config, r.trial_list, r.p_target, r.min_dcf"
         " FROM results AS r JOIN runs ON runs.id = r.run_id WHERE r.min_dcf IS NOT NULL" + where +
-        " AND NOT EXISTS (SELECT 1 FROM result_costs AS c WHERE c.result_id = r.id))"
+        " AND NOT EXISTS (SELECT 1 FROM result_costs AS c WHERE c.result_id = r.id)) AS m"
         " GROUP BY recipe, config, trial_list, p ORDER BY recipe, config, trial_list, p DESC");
     std::vector<std::string> got;
     for (const auto& row : db.ResultSummary(filter)) {
@@ -174,9 +176,8 @@ TEST(DatabaseSummaryTest, AggregatesAgreeWithGroupByInSql) {
   }
 }
 
-TEST(DatabaseSummaryTest, EpochEersEpochsAndArtifactsOfManyRuns) {
-  ScopedDir dir("summary_many");
-  Database db(dir / "experiments.db");
+TEST_P(DatabaseSummaryTest, EpochEersEpochsAndArtifactsOfManyRuns) {
+  Database db(location());
   const auto a = db.BeginRun(SampleRunInfo("voxceleb/xvector", "net"));
   const auto b = db.BeginRun(SampleRunInfo("voxceleb/margin", "demo"));
   for (int e : {2, 1}) {

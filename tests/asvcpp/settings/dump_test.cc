@@ -48,7 +48,9 @@ TEST(SettingsDump, TextListsEverySettingGroupedByGroup) {
   EXPECT_NE(text.find("computing.gpu_ids = (0,)\n"), std::string::npos);
   EXPECT_NE(text.find("network.weight_decay_skiplist = ('batchnorm',)\n"), std::string::npos);
   EXPECT_NE(text.find("recipe.preparation_datasets = None\n"), std::string::npos);
-  EXPECT_NE(text.find("paths.system_folder = 'system1'\n\ncomputing.ubm_training_workers = 8\n"), std::string::npos);
+  EXPECT_NE(
+      text.find("paths.system_folder = 'system1'\npaths.experiment_db = ''\n\ncomputing.ubm_training_workers = 8\n"),
+      std::string::npos);
   EXPECT_EQ(ToText(x.tree, {true, false}), "");
 }
 
