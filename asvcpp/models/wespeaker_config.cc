@@ -7,6 +7,7 @@
 
 #include "asvcpp/base/error.h"
 #include "asvcpp/base/fs.h"
+#include "asvcpp/features/feature_options.h"
 
 namespace asv::models {
 namespace {
@@ -176,6 +177,16 @@ WespeakerConfig ReadWespeakerConfig(const stdfs::path& path) {
                                        c.sample_rate, c.frame_shift, c.frame_length));
   }
   return c;
+}
+
+features::FbankOptions FbankOptionsOf(const WespeakerConfig& config) {
+  auto options = features::WespeakerFbankOptions();
+  options.frame_opts.samp_freq = static_cast<float>(config.sample_rate);
+  options.mel_opts.num_bins = config.num_mel_bins;
+  options.frame_opts.frame_length_ms = static_cast<float>(config.frame_length);
+  options.frame_opts.frame_shift_ms = static_cast<float>(config.frame_shift);
+  options.frame_opts.dither = 0.0f;
+  return options;
 }
 
 void WriteWespeakerConfig(const stdfs::path& path, const WespeakerConfig& c) {

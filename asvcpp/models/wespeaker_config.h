@@ -22,6 +22,8 @@
 #include <optional>
 #include <string>
 
+#include "asvcpp/features/fbank.h"
+
 namespace asv::models {
 
 /// What asvcpp uses of a WeSpeaker config.yaml.
@@ -54,6 +56,11 @@ std::string WespeakerPooling(const std::string& model);
 /// other than fbank; dataset_args.cmvn false or cmvn_args.norm_var true), a value of the wrong
 /// type, and fbank_args.num_mel_bins other than model_args.feat_dim.
 WespeakerConfig ReadWespeakerConfig(const std::filesystem::path& path);
+
+/// The fbank that a model of `config` was trained on, for embedding extraction:
+/// features::WespeakerFbankOptions with dataset_args.resample_rate, fbank_args.num_mel_bins,
+/// frame_length and frame_shift, and no dither (wespeaker/bin/extract.py sets it to 0).
+features::FbankOptions FbankOptionsOf(const WespeakerConfig& config);
 
 /// Writes `config` to `path` atomically as WeSpeaker's keys (those above, with model_args as
 /// WeSpeaker's constructor takes them, cmvn true, norm_mean true, norm_var false). Throws
