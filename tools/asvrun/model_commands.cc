@@ -220,7 +220,7 @@ int Embed(const EmbedOptions& options) {
   if (entries.empty()) throw DataError(fmt::format("{}: no utterances", options.wav_scp));
   auto model = LoadModel(options.model);
 
-  const stdfs::path out(options.out);
+  const stdfs::path out = stdfs::absolute(options.out);  // the scp names the archive by this path
   const stdfs::path store_folder = out / "pcm_store.tmp";
   stdfs::remove_all(store_folder);
   data::PcmStoreOptions store_options;
