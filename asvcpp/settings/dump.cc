@@ -39,7 +39,7 @@ nlohmann::ordered_json ValueToJson(const Value& value) {
 namespace {
 
 // `j` as a value of `type`; throws std::invalid_argument when it is not one.
-Value ValueFromJson(const TypeDesc& type, const nlohmann::json& j) {
+Value ValueFromJson(const TypeDesc& type, const nlohmann::ordered_json& j) {
   const auto wrong = [&] { return std::invalid_argument(fmt::format("{} is not {}", j.dump(), type.ToString())); };
   switch (type.kind) {
     case TypeDesc::Kind::kBool:
@@ -75,7 +75,7 @@ Value ValueFromJson(const TypeDesc& type, const nlohmann::json& j) {
 
 }  // namespace
 
-void FromJson(SettingsTree& tree, const nlohmann::json& flat) {
+void FromJson(SettingsTree& tree, const nlohmann::ordered_json& flat) {
   if (!flat.is_object()) throw DataError("stored settings are not a JSON object");
   for (auto& group : tree.groups()) {
     for (auto& field : group.fields) {

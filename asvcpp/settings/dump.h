@@ -23,8 +23,9 @@ nlohmann::ordered_json ToJson(const SettingsTree& tree);
 /// arrays into tuples or lists). Fields that `flat` lacks keep their values (settings added since
 /// the run), and keys of `flat` that the tree lacks are ignored (settings removed since). Values
 /// are type-checked but not range-checked or cross-validated: they were when the run started.
+/// Parse the stored text with nlohmann::ordered_json: dicts keep their order (trial lists, datasets).
 /// Throws DataError naming the key for a value of the wrong type.
-void FromJson(SettingsTree& tree, const nlohmann::json& flat);
+void FromJson(SettingsTree& tree, const nlohmann::ordered_json& flat);
 
 /// A config value as JSON (the mapping ToJson uses).
 nlohmann::ordered_json ValueToJson(const parser::Value& value);

@@ -5,6 +5,7 @@
 // and rows are checked, bad audio is skipped and listed, and errors exit by kind. Also the
 // WeSpeaker path: a model directory exported by the library goes through `asvrun export` and
 // `asvrun embed`. Skipped when espeak-ng or ffmpeg is missing.
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -40,6 +41,18 @@ Npy ReadNpy(const fs::path& path) {
   npy.values.resize((bytes.size() - 10 - length) / 4);
   std::memcpy(npy.values.data(), bytes.data() + 10 + length, npy.values.size() * 4);
   return npy;
+}
+
+// max |a - b| of two matrices of the same shape (infinity when the shapes differ).
+double MaxDiff(const Matrix& a, const Matrix& b) {
+  if (a.rows() != b.rows() || a.cols() != b.cols()) return INFINITY;
+  double max_diff = 0;
+  for (std::int64_t r = 0; r < a.rows(); ++r) {
+    for (std::int64_t c = 0; c < a.cols(); ++c) {
+      max_diff = std::max(max_diff, static_cast<double>(std::abs(a(r, c) - b(r, c))));
+    }
+  }
+  return max_diff;
 }
 
 std::vector<std::string> Lines(const fs::path& path) {
@@ -105,13 +118,7 @@ TEST(AsvrunEmbedE2eTest, EmbedsAsStage8AndExports) {
   const auto mine = backend::ReadEmbeddings(dir / "emb/embeddings");
   ASSERT_EQ(mine.ids, stage8.ids);
   ASSERT_EQ(mine.vectors.cols(), stage8.vectors.cols());
-  double max_diff = 0;
-  for (std::int64_t r = 0; r < mine.vectors.rows(); ++r) {
-    for (std::int64_t c = 0; c < mine.vectors.cols(); ++c) {
-      max_diff = std::max(max_diff, static_cast<double>(std::abs(mine.vectors(r, c) - stage8.vectors(r, c))));
-    }
-  }
-  EXPECT_LE(max_diff, 1e-6);
+  EXPECT_LE(MaxDiff(mine.vectors, stage8.vectors), 1e-6);
   EXPECT_EQ(mine.durations, stage8.durations);
   // Kaldi's reader reads the archive through the scp.
   const auto first = features::ReadKaldiVector(
@@ -168,6 +175,61 @@ TEST(AsvrunEmbedE2eTest, EmbedsAsStage8AndExports) {
   const auto zoo_embeddings = backend::ReadEmbeddings(dir / "zoo_emb/embeddings");
   EXPECT_EQ(zoo_embeddings.ids, std::vector<std::string>{fs::path(audio).stem().string()});
   EXPECT_EQ(zoo_embeddings.vectors.cols(), 192);
+
+  // recipe.pretrained_model with start_stage 8: no training, stage 8 extracts with the WeSpeaker
+  // model and stage 9 scores it; asvrun embed with the same directory gives the same embeddings.
+  const std::vector<std::string> pretrained = {ASV_ASVRUN,
+                                               "voxceleb/margin",
+                                               "tiny",
+                                               "--run-configs",
+                                               "configs/run_configs",
+                                               "--set",
+                                               "recipe.pretrained_model=zoo_model",
+                                               "--set",
+                                               "recipe.channels=None",
+                                               "--set",
+                                               "recipe.model='ECAPA_TDNN_c512'",
+                                               "--set",
+                                               "recipe.embedding_size=192",
+                                               "--set",
+                                               "recipe.num_mel_bins=80",
+                                               "--set",
+                                               "recipe.frame_length=25",
+                                               "--set",
+                                               "paths.system_folder=zoo_system",
+                                               "--set",
+                                               "recipe.lm_epochs=0",
+                                               "--set",
+                                               "recipe.lm_warm_up_epochs=0"};
+  auto scored = pretrained;
+  scored.insert(scored.end(), {"--set", "recipe.start_stage=8"});
+  const auto stage8_zoo = testing::RunCommand(scored, dir.path());
+  ASSERT_EQ(stage8_zoo.status, 0) << stage8_zoo.err;
+  EXPECT_TRUE(fs::exists(dir / "out/zoo_system/scores/scores_veri_test.txt"));
+  EXPECT_FALSE(fs::exists(dir / "out/zoo_system/networks"));
+  const auto zoo_embed = testing::RunCommand(
+      {ASV_ASVRUN, "embed", "--model", "zoo_model", "--wav-scp", "embed.scp", "--out", "zoo_emb2"}, dir.path());
+  ASSERT_EQ(zoo_embed.status, 0) << zoo_embed.err;
+  const auto zoo_stage8 = backend::ReadEmbeddings(dir / "out/zoo_system/embeddings/trial");
+  const auto zoo_mine = backend::ReadEmbeddings(dir / "zoo_emb2/embeddings");
+  ASSERT_EQ(zoo_mine.ids, zoo_stage8.ids);
+  EXPECT_LE(MaxDiff(zoo_mine.vectors, zoo_stage8.vectors), 1e-6);
+
+  // Training starts from it (start_stage 5), and a model that does not fit the settings is
+  // refused naming the setting.
+  auto trained = pretrained;
+  trained.insert(trained.end(), {"--set", "recipe.start_stage=5", "--set", "recipe.end_stage=5", "--set",
+                                 "network.max_epochs=1", "--set", "recipe.warm_up_epochs=0", "--set",
+                                 "recipe.training_trial_lists=[]", "--set", "recipe.aug_prob=0"});
+  const auto train = testing::RunCommand(trained, dir.path());
+  ASSERT_EQ(train.status, 0) << train.err;
+  EXPECT_NE(train.err.find("training starts from the WeSpeaker model zoo_model"), std::string::npos) << train.err;
+  scored.insert(scored.end(), {"--set", "recipe.embedding_size=16"});
+  const auto misfit = testing::RunCommand(scored, dir.path());
+  EXPECT_NE(misfit.status, 0);
+  EXPECT_NE(misfit.err.find("recipe.embedding_size is 16 but the model's model_args.embed_dim is 192"),
+            std::string::npos)
+      << misfit.err;
 }
 
 }  // namespace

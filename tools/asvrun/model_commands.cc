@@ -65,7 +65,7 @@ LoadedModel FromRun(const db::RunRow& run, const std::string& device) {
   }
   margin::MarginSettings settings;
   try {
-    settings::FromJson(settings.tree(), nlohmann::json::parse(run.info.settings_json));
+    settings::FromJson(settings.tree(), nlohmann::ordered_json::parse(run.info.settings_json));
   } catch (const nlohmann::json::exception& e) {
     throw DataError(fmt::format("run {}: its stored settings are not JSON: {}", run.id, e.what()));
   }

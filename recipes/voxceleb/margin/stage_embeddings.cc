@@ -41,7 +41,7 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   // The loading that `asvrun embed` shares (margin_model.h), so that both give the same embeddings.
   const auto run_model = LoadRunModel(s, context.output_folder(), context.device());
   const auto& extractor = run_model.extractor;
-  shared::RecordCheckpointsUsed(context, {model});
+  shared::RecordCheckpointsUsed(context, {run_model.file});
   const auto& options = run_model.extraction;
 
   std::vector<std::string> names;
