@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <map>
+#include <optional>
 
 #include <gtest/gtest.h>
 
@@ -53,6 +54,18 @@ double MaxDiff(const Matrix& a, const Matrix& b) {
     }
   }
   return max_diff;
+}
+
+// Runs `args` with the first python3 that imports torch and yaml (PATH's, then Debian's);
+// nullopt when there is none (tools/setup.sh installs python3-torch and python3-yaml).
+std::optional<testing::CommandResult> RunPython(std::vector<std::string> args, const fs::path& cwd) {
+  for (const std::string python : {"python3", "/usr/bin/python3"}) {
+    args.insert(args.begin(), python);
+    auto r = testing::RunCommand(args, cwd);
+    args.erase(args.begin());
+    if (r.err.find("ModuleNotFoundError") == std::string::npos && r.status != 127) return r;
+  }
+  return std::nullopt;
 }
 
 std::vector<std::string> Lines(const fs::path& path) {
@@ -218,12 +231,34 @@ TEST(AsvrunEmbedE2eTest, EmbedsAsStage8AndExports) {
   // Training starts from it (start_stage 5), and a model that does not fit the settings is
   // refused naming the setting.
   auto trained = pretrained;
-  trained.insert(trained.end(), {"--set", "recipe.start_stage=5", "--set", "recipe.end_stage=5", "--set",
+  trained.insert(trained.end(), {"--set", "recipe.start_stage=5", "--set", "recipe.end_stage=6", "--set",
                                  "network.max_epochs=1", "--set", "recipe.warm_up_epochs=0", "--set",
                                  "recipe.training_trial_lists=[]", "--set", "recipe.aug_prob=0"});
   const auto train = testing::RunCommand(trained, dir.path());
   ASSERT_EQ(train.status, 0) << train.err;
   EXPECT_NE(train.err.find("training starts from the WeSpeaker model zoo_model"), std::string::npos) << train.err;
+  // That run's averaged model, exported by its system folder, embeds as the run does, and Python's
+  // torch.load and yaml read it with WeSpeaker's keys, shapes, dtypes and fields.
+  const auto run_export = testing::RunCommand(
+      {ASV_ASVRUN, "export", "--model", "out/zoo_system", "--format", "wespeaker", "--out", "run_export"}, dir.path());
+  ASSERT_EQ(run_export.status, 0) << run_export.err;
+  EXPECT_NE(run_export.out.find("networks/avg_model.pt"), std::string::npos) << run_export.out;
+  for (const auto& [model, out] : {std::pair{"out/zoo_system", "emb_of_run"}, {"run_export", "emb_of_export"}}) {
+    const auto r = testing::RunCommand({ASV_ASVRUN, "embed", "--model", model, "--wav-scp", "embed.scp", "--out", out},
+                                       dir.path());
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  EXPECT_LE(MaxDiff(backend::ReadEmbeddings(dir / "emb_of_run/embeddings").vectors,
+                    backend::ReadEmbeddings(dir / "emb_of_export/embeddings").vectors),
+            1e-6);
+  EXPECT_EQ(models::ReadWespeakerConfig(dir / "run_export/config.yaml").num_mel_bins, 80);
+  const auto python = RunPython({std::string(ASV_SOURCE_DIR) + "/tests/asvcpp/models/check_wespeaker_export.py", "0",
+                                 (dir / "run_export").string() + ":ECAPA_TDNN_c512:trained"},
+                                dir.path());
+  if (python) {
+    EXPECT_EQ(python->status, 0) << python->out << python->err;
+  }
+
   scored.insert(scored.end(), {"--set", "recipe.embedding_size=16"});
   const auto misfit = testing::RunCommand(scored, dir.path());
   EXPECT_NE(misfit.status, 0);

@@ -8,8 +8,10 @@ tools/golden/make_model_golden.py) plus the head projection.weight [CLASSES, emb
 values are the deterministic weights of make_model_golden.py's fill_value (tensor number i with
 seed i; the head with the next seed); DIR/config.yaml holds WeSpeaker's fields.
 
-    check_wespeaker_export.py CLASSES DIR:MODEL ...
-Prints what differs and exits 1, or prints "ok" per model (one Python start for all).
+    check_wespeaker_export.py CLASSES DIR:MODEL[:trained] ...
+Prints what differs and exits 1, or prints "ok" per model (one Python start for all). CLASSES 0:
+projection_args.num_class of the config. ":trained": a trained model, whose values are not the
+deterministic ones (keys, order, shapes, dtypes and config are still checked).
 """
 import collections
 import inspect
@@ -25,9 +27,13 @@ sys.path.insert(0, os.path.join(ROOT, "tools", "golden"))
 from make_model_golden import fill_value  # noqa: E402
 
 
-def check(folder, model_name, classes):
+def check(folder, model_name, classes, trained):
     with open(os.path.join(ROOT, "tests/asvcpp/nnet/golden/wespeaker_models_golden.json")) as f:
         golden = {m["name"]: m for m in json.load(f)["models"]}[model_name]
+    with open(os.path.join(folder, "config.yaml")) as f:
+        config = yaml.safe_load(f)
+    if classes == 0:
+        classes = config["projection_args"]["num_class"]
     expected = [(k, s) for k, s in golden["state_dict"]]
     embed_dim = golden["kwargs"]["embed_dim"]
     expected.append(("projection.weight", [classes, embed_dim]))
@@ -54,6 +60,8 @@ def check(folder, model_name, classes):
         if list(t.shape) != shape or t.dtype != want_dtype:
             errors.append(f"{key}: {list(t.shape)} {t.dtype}, expected {shape} {want_dtype}")
             continue
+        if trained:
+            continue
         if key.endswith("num_batches_tracked"):
             want = torch.zeros((), dtype=torch.int64)
         else:
@@ -61,8 +69,6 @@ def check(folder, model_name, classes):
         if not torch.equal(t, want):
             errors.append(f"{key}: values differ from asvcpp's (max {float((t - want).abs().max())})")
 
-    with open(os.path.join(folder, "config.yaml")) as f:
-        config = yaml.safe_load(f)
     want_config = {
         ("model",): model_name,
         ("model_args", "feat_dim"): 80,
@@ -95,5 +101,8 @@ def check(folder, model_name, classes):
 
 
 if __name__ == "__main__":
-    results = [check(*spec.split(":"), int(sys.argv[1])) for spec in sys.argv[2:]]
+    results = []
+    for spec in sys.argv[2:]:
+        parts = spec.split(":")
+        results.append(check(parts[0], parts[1], int(sys.argv[1]), parts[2:] == ["trained"]))
     sys.exit(0 if all(results) else 1)
