@@ -237,6 +237,24 @@ TEST(AsvrunEmbedE2eTest, EmbedsAsStage8AndExports) {
   const auto train = testing::RunCommand(trained, dir.path());
   ASSERT_EQ(train.status, 0) << train.err;
   EXPECT_NE(train.err.find("training starts from the WeSpeaker model zoo_model"), std::string::npos) << train.err;
+  // Large-margin fine-tuning starts from it when the run starts at stage 7; a dry run names a
+  // missing model directory as a missing input.
+  auto fine_tuned = pretrained;
+  fine_tuned.insert(fine_tuned.end(),
+                    {"--set", "recipe.start_stage=7", "--set", "recipe.end_stage=7", "--set", "recipe.lm_epochs=1",
+                     "--set", "recipe.lm_num_frames=50", "--set", "recipe.training_trial_lists=[]", "--set",
+                     "recipe.aug_prob=0", "--set", "paths.system_folder=zoo_lm"});
+  const auto lm = testing::RunCommand(fine_tuned, dir.path());
+  ASSERT_EQ(lm.status, 0) << lm.err;
+  EXPECT_NE(lm.err.find("large-margin fine-tuning starts from the WeSpeaker model zoo_model"), std::string::npos)
+      << lm.err;
+  EXPECT_TRUE(fs::exists(dir / "out/zoo_lm/large_margin/avg_model.pt"));
+  auto dry = scored;
+  dry.insert(dry.end(), {"--set", "recipe.pretrained_model=no_such_model", "--dry-run"});
+  const auto dry_run = testing::RunCommand(dry, dir.path());
+  EXPECT_EQ(dry_run.status, 3) << dry_run.out << dry_run.err;
+  EXPECT_NE(dry_run.out.find("no_such_model (recipe.pretrained_model)"), std::string::npos) << dry_run.out;
+
   // That run's averaged model, exported by its system folder, embeds as the run does, and Python's
   // torch.load and yaml read it with WeSpeaker's keys, shapes, dtypes and fields.
   const auto run_export = testing::RunCommand(
