@@ -164,11 +164,20 @@ StateDict WespeakerStateDict(const torch::nn::Module& net) {
   return state;
 }
 
-void ExportWespeakerModel(const stdfs::path& folder, const torch::nn::Module& net, const WespeakerConfig& config) {
+void ExportWespeakerModel(const stdfs::path& folder, const torch::nn::Module& net, const WespeakerConfig& config,
+                          bool with_head) {
   std::error_code ec;
   stdfs::create_directories(folder, ec);
   if (ec) throw DataError(fmt::format("{}: cannot create the folder: {}", folder.string(), ec.message()));
-  SaveStateDict(folder / kWespeakerWeights, WespeakerStateDict(net));
+  StateDict state = WespeakerStateDict(net);
+  if (!with_head) {
+    StateDict body;
+    for (auto& entry : state) {
+      if (!IsHeadKey(entry.first)) body.push_back(std::move(entry));
+    }
+    state = std::move(body);
+  }
+  SaveStateDict(folder / kWespeakerWeights, state);
   WriteWespeakerConfig(folder / kWespeakerConfig, config);
 }
 

@@ -81,10 +81,11 @@ WespeakerModel ImportWespeakerModel(const std::filesystem::path& path);
 /// WeSpeaker's checkpoints for nnet::MarginNet. Tensors are detached CPU copies.
 StateDict WespeakerStateDict(const torch::nn::Module& net);
 
-/// Writes `folder`/avg_model.pt (WespeakerStateDict(net) with SaveStateDict) and
+/// Writes `folder`/avg_model.pt (WespeakerStateDict(net) with SaveStateDict; without the
+/// projection.* tensors when `with_head` is false, e.g. for a model imported without a head) and
 /// `folder`/config.yaml (`config`), creating the folder. Throws DataError naming a file that
 /// cannot be written.
 void ExportWespeakerModel(const std::filesystem::path& folder, const torch::nn::Module& net,
-                          const WespeakerConfig& config);
+                          const WespeakerConfig& config, bool with_head = true);
 
 }  // namespace asv::models

@@ -38,6 +38,7 @@ struct LoadedModel {
   features::FbankOptions fbank;    // without dither
   train::ExtractionOptions extraction;
   std::string incompatibility;  // why WeSpeaker cannot hold it ("" when it can)
+  bool has_head = true;         // false: a WeSpeaker model without projection.*
   std::string description;
 };
 
@@ -88,6 +89,7 @@ LoadedModel FromWespeaker(const stdfs::path& path, const std::string& device) {
   out.fbank = models::FbankOptionsOf(imported.config);
   out.extraction.skip_empty = true;
   out.description = fmt::format("WeSpeaker model {} ({})", imported.files.weights.string(), imported.config.model);
+  out.has_head = imported.has_head;
   out.extractor.emplace(imported.net, device);
   return out;
 }
@@ -194,7 +196,7 @@ int ExportModel(const ExportOptions& options) {
   if (!model.incompatibility.empty()) {
     throw ConfigError(fmt::format("--model {}: no WeSpeaker form: {}", options.model.model, model.incompatibility));
   }
-  models::ExportWespeakerModel(options.out, model.extractor->net(), model.config);
+  models::ExportWespeakerModel(options.out, model.extractor->net(), model.config, model.has_head);
   fmt::print("{}: {} and {} of {}\n", options.out, models::kWespeakerWeights, models::kWespeakerConfig,
              model.description);
   return kExitOk;

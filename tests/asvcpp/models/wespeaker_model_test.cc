@@ -224,7 +224,10 @@ TEST(WespeakerModelTest, ErrorsNameTheKey) {
     if (entry.first.rfind("projection.", 0) != 0) no_head.push_back(entry);
   }
   SaveStateDict(folder / kWespeakerWeights, no_head);
-  EXPECT_FALSE(ImportWespeakerModel(folder).has_head);
+  const auto headless = ImportWespeakerModel(folder);
+  EXPECT_FALSE(headless.has_head);
+  ExportWespeakerModel(dir / "headless", *headless.net, headless.config, /*with_head=*/false);
+  EXPECT_EQ(LoadStateDict(dir / "headless" / kWespeakerWeights).size(), no_head.size());
   // A shape that differs.
   full[0].second = torch::zeros({1});
   SaveStateDict(folder / kWespeakerWeights, full);
