@@ -6,6 +6,7 @@ find_package(pegtl REQUIRED)
 find_package(SQLite3 3.35 REQUIRED)  # AS MATERIALIZED in the best-per-config query
 find_package(CLI11 REQUIRED)
 find_package(nlohmann_json REQUIRED)
+find_package(yaml-cpp REQUIRED)  # WeSpeaker's config.yaml (asvcpp/models; libyaml-cpp-dev)
 find_package(OpenSSL REQUIRED COMPONENTS Crypto)  # SHA-256 checksums of artifacts (libssl-dev)
 pkg_check_modules(SNDFILE REQUIRED IMPORTED_TARGET sndfile)
 # libpq, the PostgreSQL client library of the shared experiment store (asvcpp/db, Debian libpq-dev).

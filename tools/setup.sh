@@ -13,7 +13,7 @@ packages=(
   build-essential cmake ninja-build ccache pkg-config git ca-certificates python3 python3-venv python3-pip
   libtorch-dev libgloo-dev
   tao-pegtl-dev libfmt-dev libsqlite3-dev sqlite3 libssl-dev libgtest-dev libgmock-dev libcli11-dev
-  nlohmann-json3-dev libsndfile1-dev libsoxr-dev libcairo2-dev libavformat-dev libavcodec-dev libavutil-dev
+  nlohmann-json3-dev libyaml-cpp-dev libsndfile1-dev libsoxr-dev libcairo2-dev libavformat-dev libavcodec-dev libavutil-dev
   espeak-ng ffmpeg libopenblas0-pthread libblas-dev liblapack-dev
   clang libclang-rt-14-dev  # tools/fuzz_configs.sh (libFuzzer)
   libjs-chart.js chromium  # asvrun report: Chart.js inlined into the page; its browser test

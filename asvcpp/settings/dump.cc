@@ -4,6 +4,9 @@
 
 #include <cstdint>
 #include <set>
+#include <stdexcept>
+
+#include "asvcpp/base/error.h"
 
 namespace asv::settings {
 
@@ -31,6 +34,62 @@ nlohmann::ordered_json ValueToJson(const Value& value) {
     }
   }
   return nullptr;
+}
+
+namespace {
+
+// `j` as a value of `type`; throws std::invalid_argument when it is not one.
+Value ValueFromJson(const TypeDesc& type, const nlohmann::ordered_json& j) {
+  const auto wrong = [&] { return std::invalid_argument(fmt::format("{} is not {}", j.dump(), type.ToString())); };
+  switch (type.kind) {
+    case TypeDesc::Kind::kBool:
+      if (!j.is_boolean()) throw wrong();
+      return Value::Bool(j.get<bool>());
+    case TypeDesc::Kind::kInt:
+      if (!j.is_number_integer()) throw wrong();
+      return Value::Int(j.get<std::int64_t>());
+    case TypeDesc::Kind::kFloat:
+      if (!j.is_number()) throw wrong();
+      return Value::Float(j.get<double>());
+    case TypeDesc::Kind::kString:
+      if (!j.is_string()) throw wrong();
+      return Value::String(j.get<std::string>());
+    case TypeDesc::Kind::kOptional:
+      return j.is_null() ? Value::None() : ValueFromJson(type.element(), j);
+    case TypeDesc::Kind::kList:
+    case TypeDesc::Kind::kTuple: {
+      if (!j.is_array()) throw wrong();
+      std::vector<Value> items;
+      for (const auto& item : j) items.push_back(ValueFromJson(type.element(), item));
+      return type.kind == TypeDesc::Kind::kList ? Value::List(std::move(items)) : Value::Tuple(std::move(items));
+    }
+    case TypeDesc::Kind::kDict: {
+      if (!j.is_object()) throw wrong();
+      std::vector<std::pair<Value, Value>> entries;
+      for (const auto& [k, v] : j.items()) entries.emplace_back(Value::String(k), ValueFromJson(type.element(), v));
+      return Value::Dict(std::move(entries));
+    }
+  }
+  throw wrong();
+}
+
+}  // namespace
+
+void FromJson(SettingsTree& tree, const nlohmann::ordered_json& flat) {
+  if (!flat.is_object()) throw DataError("stored settings are not a JSON object");
+  for (auto& group : tree.groups()) {
+    for (auto& field : group.fields) {
+      const auto it = flat.find(field.key());
+      if (it == flat.end()) continue;
+      Value value;
+      try {
+        value = ValueFromJson(field.type, *it);
+      } catch (const std::exception& e) {
+        throw DataError(fmt::format("stored setting {}: {}", field.key(), e.what()));
+      }
+      field.set(value);
+    }
+  }
 }
 
 nlohmann::ordered_json ToJson(const SettingsTree& tree) {

@@ -18,6 +18,15 @@ namespace asv::settings {
 /// Example: {"paths.datasets": {"voxceleb1": "/data/vox1"}, "computing.gpu_ids": [0], ...}
 nlohmann::ordered_json ToJson(const SettingsTree& tree);
 
+/// The inverse of ToJson: sets every field of `tree` whose key `flat` holds (a run's stored
+/// settings) to that value, converted by the field's type (JSON integers into float fields,
+/// arrays into tuples or lists). Fields that `flat` lacks keep their values (settings added since
+/// the run), and keys of `flat` that the tree lacks are ignored (settings removed since). Values
+/// are type-checked but not range-checked or cross-validated: they were when the run started.
+/// Parse the stored text with nlohmann::ordered_json: dicts keep their order (trial lists, datasets).
+/// Throws DataError naming the key for a value of the wrong type.
+void FromJson(SettingsTree& tree, const nlohmann::ordered_json& flat);
+
 /// A config value as JSON (the mapping ToJson uses).
 nlohmann::ordered_json ValueToJson(const parser::Value& value);
 

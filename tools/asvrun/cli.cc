@@ -37,6 +37,10 @@ Examples:
   asvrun report --out report.html               the database as one HTML page: runs, results, curves
   asvrun eval --scores scores.txt --trials veri_test.txt
                                                 EER and minDCF of a score file
+  asvrun export --model 3 --format wespeaker --out exported
+                                                run 3's model as WeSpeaker's avg_model.pt + config.yaml
+  asvrun embed --model voxceleb_resnet34 --wav-scp wav.scp --out emb
+                                                embeddings (Kaldi ark/scp, .npy) with the model's own front end
   asvrun compute-mfcc-feats --config=run_configs/voxceleb/xvector/mfcc.conf scp:wav.scp ark,t:-
                                                 Kaldi's compute-mfcc-feats (also: compute-vad)
 Exit status: 0 ok, 2 bad configuration or command line, 3 bad data, 4 database error,
@@ -217,6 +221,34 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
 
   auto* info_cmd = app.add_subcommand("info", "LibTorch version, CUDA/NCCL/Gloo support and visible GPUs");
 
+  const auto add_model_options = [](CLI::App* cmd, ModelOptions& model) {
+    cmd->add_option("--model", model.model,
+                    "Run id (asvrun runs), system folder of a run, or WeSpeaker model directory "
+                    "(avg_model.pt + config.yaml) or .pt file")
+        ->required();
+    cmd->add_option("--device", model.device, "cpu, cuda (first visible GPU) or cuda:N")->capture_default_str();
+    AddDbOptions(cmd, model.selection);
+  };
+  ExportOptions export_options;
+  auto* export_cmd = app.add_subcommand(
+      "export", "Write a model in another toolkit's format (WeSpeaker's avg_model.pt + config.yaml)");
+  add_model_options(export_cmd, export_options.model);
+  export_cmd->add_option("--format", export_options.format, "Model format")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"wespeaker"}));
+  export_cmd->add_option("--out", export_options.out, "Model directory to write")->required();
+
+  EmbedOptions embed;
+  auto* embed_cmd = app.add_subcommand(
+      "embed", "Embeddings of audio with a model's own front end (Kaldi ark/scp, .npy, durations)");
+  add_model_options(embed_cmd, embed.model);
+  embed_cmd->add_option("--wav-scp", embed.wav_scp, "Kaldi wav.scp: 'id file-or-command' lines");
+  embed_cmd->add_option("audio", embed.audio, "Audio files (ids: the file names without extension)");
+  embed_cmd->add_option("--out", embed.out, "Output folder")->required();
+  embed_cmd->add_option("--threads", embed.threads, "Audio decoding threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+
   EvalOptions eval;
   auto* eval_cmd = app.add_subcommand("eval", "EER, minDCF, Cllr and actDCF of a score file");
   eval_cmd->add_option("--scores", eval.scores, "Scores: one per line in trial order, or 'left right score'")
@@ -272,6 +304,14 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
     return torch_commands.info();
   }
   if (*eval_cmd) return Eval(eval);
+  if (*export_cmd) {
+    if (!torch_commands.export_model) throw unavailable("export");
+    return torch_commands.export_model(export_options);
+  }
+  if (*embed_cmd) {
+    if (!torch_commands.embed) throw unavailable("embed");
+    return torch_commands.embed(embed);
+  }
   for (auto* kaldi_cmd : {mfcc_cmd, vad_cmd}) {
     if (!*kaldi_cmd) continue;
     if (!torch_commands.kaldi_tool) throw unavailable(kaldi_cmd->get_name().c_str());

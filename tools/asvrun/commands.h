@@ -196,6 +196,46 @@ int PlotCurves(const PlotOptions& options);
 /// `asvrun info`: LibTorch version, CUDA/NCCL/Gloo support, visible GPUs.
 int Info();
 
+/// The model of `asvrun export` and `asvrun embed` (--model M): a run id of the experiment
+/// database (`selection`: --db, else the output folder of --recipe's init config; the run's
+/// model is the one its stage 8 uses), a system folder of a recorded run (found in --db, else
+/// in <folder>/../experiments.db), or a WeSpeaker model directory (avg_model.pt + config.yaml)
+/// or a WeSpeaker .pt file with a config.yaml beside it or one folder up (model_commands.cc).
+/// Runs must be of voxceleb/margin.
+struct ModelOptions {
+  std::string model;
+  DbSelection selection;
+  std::string device = "cpu";  ///< cpu, cuda (the first visible GPU) or cuda:N
+};
+
+struct ExportOptions {
+  ModelOptions model;
+  std::string format = "wespeaker";
+  std::string out;  ///< The model directory to write.
+};
+/// `asvrun export --model M --format wespeaker --out DIR`: DIR/avg_model.pt and DIR/config.yaml
+/// (asvcpp/models/wespeaker_model.h). Throws ConfigError for a model WeSpeaker cannot express
+/// (recipe.channels set), DataError for a model that cannot be read, DbError for a run id the
+/// database does not hold.
+int ExportModel(const ExportOptions& options);
+
+struct EmbedOptions {
+  ModelOptions model;
+  std::string wav_scp;              ///< `id wav.scp-value` lines, or empty with `audio`.
+  std::vector<std::string> audio;   ///< Audio files; ids are their file names without extension.
+  std::string out;                  ///< Output folder.
+  int threads = 2;                  ///< Audio decoding threads.
+};
+/// `asvrun embed --model M (--wav-scp FILE | AUDIO...) --out DIR`: the model's embeddings of the
+/// audio with exactly the front end the model was trained with (sample rate, fbank, utterance
+/// mean subtraction: the run's settings or config.yaml) and stage 8's batching. Writes
+/// DIR/embeddings.ark, .scp (Kaldi binary vectors) and .utt2dur (speech seconds the network saw),
+/// DIR/embeddings.npy (float32 [utterances, dim], rows in the order of DIR/utt_ids.txt) and
+/// DIR/skipped.txt (`id reason` of each input left out: audio that cannot be decoded, or shorter
+/// than the network's shortest input). Throws ConfigError for a bad command line, DataError when
+/// no input gives an embedding, and what ExportModel throws for the model.
+int Embed(const EmbedOptions& options);
+
 struct EvalOptions {
   std::string scores;  ///< One score per line in trial order, or `left right score` lines.
   std::string trials;  ///< Trial list: `left right label` per line.

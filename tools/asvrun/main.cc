@@ -38,6 +38,10 @@ int main(int argc, char** argv) {
     return ExecSibling("asvrun-torch", "configs and `info`", argc, argv);
   };
   commands.info = [&] { return ExecSibling("asvrun-torch", "configs and `info`", argc, argv); };
+  commands.export_model = [&](const asv::tools::ExportOptions&) {
+    return ExecSibling("asvrun-torch", "`export`", argc, argv);
+  };
+  commands.embed = [&](const asv::tools::EmbedOptions&) { return ExecSibling("asvrun-torch", "`embed`", argc, argv); };
   commands.kaldi_tool = [&](const std::string&, const std::vector<std::string>&) {
     return ExecSibling("asvrun-kaldi", "the Kaldi tools", argc, argv);
   };

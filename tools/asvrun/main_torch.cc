@@ -1,6 +1,6 @@
-// asvrun-torch: asvrun with the commands that need LibTorch (running configs, `info`), which
-// `asvrun` hands to it; accepts every asvrun command line (cli.cc). Data-parallel workers are
-// started from this executable.
+// asvrun-torch: asvrun with the commands that need LibTorch (running configs, `info`, `export`,
+// `embed`), which `asvrun` hands to it; accepts every asvrun command line (cli.cc). Data-parallel
+// workers are started from this executable.
 #include "tools/asvrun/cli.h"
 #include "tools/asvrun/commands.h"
 #include "tools/asvrun/kaldi_commands.h"
@@ -9,6 +9,8 @@ int main(int argc, char** argv) {
   asv::tools::TorchCommands commands;
   commands.run = asv::tools::RunConfigs;
   commands.info = asv::tools::Info;
+  commands.export_model = asv::tools::ExportModel;
+  commands.embed = asv::tools::Embed;
   commands.kaldi_tool = asv::tools::RunKaldiTool;
   return asv::tools::AsvrunMain(argc, argv, commands);
 }

@@ -105,6 +105,7 @@ std::vector<std::string> MarginStages::MissingInputs(const recipe::StageInfo& st
       if (!lists_come(dataset)) need(data::ListFolder(root, dataset) / data::kWavScp, "recipe.pcm_datasets");
     }
   } else if (stage.name == "train") {
+    if (r.PretrainedStartsTraining()) need(r.pretrained_model, "recipe.pretrained_model");
     need_store(r.training_dataset, "recipe.training_dataset");
     if (!lists_come(r.training_dataset)) {
       need(data::ListFolder(root, r.training_dataset) / data::kUtt2Spk, "recipe.training_dataset");
@@ -118,13 +119,19 @@ std::vector<std::string> MarginStages::MissingInputs(const recipe::StageInfo& st
   } else if (stage.name == "average") {
     if (!Ran(earlier, 5)) need(train::CheckpointPath(networks, 1), "stage 5");
   } else if (stage.name == "finetune") {
-    if (r.lm_epochs > 0 && !Ran(earlier, 6)) need(networks / AveragedModelName(), "stage 6");
+    if (r.PretrainedStartsFineTuning()) {
+      need(r.pretrained_model, "recipe.pretrained_model");
+    } else if (r.lm_epochs > 0 && !Ran(earlier, 6)) {
+      need(networks / AveragedModelName(), "stage 6");
+    }
     if (r.lm_epochs > 0 && r.lm_resume_epoch > 0) {
       need(train::CheckpointPath(FineTuningFolder(context), r.lm_resume_epoch), "recipe.lm_resume_epoch");
     }
   } else if (stage.name == "embeddings") {
     if (r.selected_epoch) {
       if (!Ran(earlier, 5)) need(train::CheckpointPath(networks, *r.selected_epoch), "recipe.selected_epoch");
+    } else if (r.PretrainedIsExtracted()) {
+      need(r.pretrained_model, "recipe.pretrained_model");
     } else if (r.lm_epochs > 0) {
       if (!Ran(earlier, 7)) need(ModelForExtraction(s, context), "stage 7");
     } else if (!Ran(earlier, 6)) {

@@ -77,6 +77,7 @@ struct RecipeSettings {
 
   int num_average = 10;
   std::optional<int> selected_epoch;
+  std::string pretrained_model;
 
   // Large-margin fine-tuning (stage 7): WeSpeaker's conf/resnet_lm.yaml, without speed
   // perturbation.
@@ -93,6 +94,16 @@ struct RecipeSettings {
 
   /// Whether stage `stage` lies in [start_stage, end_stage].
   bool StageSelected(int stage) const { return start_stage <= stage && stage <= end_stage; }
+  /// Stage 5 starts from recipe.pretrained_model.
+  bool PretrainedStartsTraining() const { return !pretrained_model.empty() && start_stage <= 5; }
+  /// Stage 7 starts from recipe.pretrained_model instead of stage 6's averaged model.
+  bool PretrainedStartsFineTuning() const {
+    return !pretrained_model.empty() && start_stage >= 6 && start_stage <= 7 && lm_epochs > 0;
+  }
+  /// Stage 8 extracts with recipe.pretrained_model itself (no training stage of this run uses it).
+  bool PretrainedIsExtracted() const {
+    return !pretrained_model.empty() && !PretrainedStartsTraining() && !PretrainedStartsFineTuning();
+  }
 
   template <class V>
   void Register(V& v) {
@@ -161,6 +172,11 @@ struct RecipeSettings {
       "Checkpoint of stage 5 used by stage 8 instead of the averaged model (None: the average of stage 7, or of "
       "stage 6 when recipe.lm_epochs = 0)")
         .Range(1, 1e6);
+    v("pretrained_model", pretrained_model,
+      "WeSpeaker model directory (avg_model.pt + config.yaml, e.g. of its model zoo) to start from: stage 5 "
+      "trains from it (start_stage <= 5), else stage 7 fine-tunes from it (start_stage 6-7, lm_epochs > 0), else "
+      "stage 8 extracts with it; its config.yaml must match recipe.model, embedding_size, num_mel_bins, "
+      "frame_length and frame_shift; '' for none");
     v("lm_epochs", lm_epochs,
       "Epochs of large-margin fine-tuning (stage 7) from the averaged model of stage 6; 0: none, stage 8 uses "
       "the averaged model of stage 6")
@@ -205,6 +221,8 @@ struct RecipeSettings {
     }
     v.Require(lm_resume_epoch <= lm_epochs, {"lm_resume_epoch", "lm_epochs"},
               fmt::format("recipe.lm_resume_epoch ({}) must be <= recipe.lm_epochs ({})", lm_resume_epoch, lm_epochs));
+    v.Require(pretrained_model.empty() || !channels, {"pretrained_model", "channels"},
+              "recipe.pretrained_model needs recipe.channels = None: WeSpeaker's models have their own width");
     v.Require(model != "ResNet34" || num_mel_bins % 8 == 0, {"model", "num_mel_bins"},
               fmt::format("ResNet34 needs recipe.num_mel_bins to be a multiple of 8, got {}", num_mel_bins));
     for (const auto& name : training_trial_lists) {

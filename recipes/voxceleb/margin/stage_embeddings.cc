@@ -17,6 +17,7 @@
 #include "asvcpp/train/embedding_extractor.h"
 #include "asvcpp/train/precision.h"
 #include "recipes/voxceleb/margin/margin_data.h"
+#include "recipes/voxceleb/margin/margin_model.h"
 #include "recipes/voxceleb/margin/margin_recipe.h"
 #include "recipes/voxceleb/margin/stage_train.h"
 #include "recipes/shared/recipe_stages.h"
@@ -37,16 +38,11 @@ void RunEmbeddingExtraction(recipe::RunContext& context) {
   }
   train::ApplyMathModes(s.common().computing.allow_tf32);
   ASV_LOG(Info, "embedding extraction with {} on {}", model.string(), context.device());
-  const auto extractor = train::EmbeddingExtractor::FromCheckpoint(
-      model,
-      [&s, &context](const std::string&, std::int64_t feat_dim, std::int64_t classes, std::int64_t) {
-        return MakeNetwork(s, feat_dim, classes, context.device());
-      },
-      context.device());
-  shared::RecordCheckpointsUsed(context, {model});
-  auto options =
-      train::ExtractionOptions::FromSettings(s.common().network, s.common().computing.network_dataloader_workers);
-  options.skip_empty = true;
+  // The loading that `asvrun embed` shares (margin_model.h), so that both give the same embeddings.
+  const auto run_model = LoadRunModel(s, context.output_folder(), context.device());
+  const auto& extractor = run_model.extractor;
+  shared::RecordCheckpointsUsed(context, {run_model.file});
+  const auto& options = run_model.extraction;
 
   std::vector<std::string> names;
   for (const auto& entry : r.trial_lists) names.push_back(entry.first);

@@ -28,6 +28,7 @@
 #include "asvcpp/train/trainer.h"
 #include "asvcpp/train/training_data.h"
 #include "recipes/voxceleb/margin/margin_data.h"
+#include "recipes/voxceleb/margin/margin_model.h"
 #include "recipes/voxceleb/margin/margin_recipe.h"
 #include "recipes/shared/recipe_stages.h"
 
@@ -79,7 +80,8 @@ struct Phase {
   bool speed_perturb = true;
   train::ExponentialLrOptions lr;
   train::MarginScheduleOptions margin;
-  stdfs::path init_model;  // empty: random initialisation
+  stdfs::path init_model;  // empty: random initialisation (or `pretrained`)
+  stdfs::path pretrained;  // a WeSpeaker model directory to start from (recipe.pretrained_model)
   int epochs_per_evaluation = 1;
   bool early_stopping = true;
   std::string memory_advice;  // the settings to lower when a minibatch does not fit
@@ -163,6 +165,8 @@ void TrainPhase(recipe::RunContext& context, const Phase& phase) {
             return MakeNetwork(s, d, c, "cpu");
           },
           "projection.");
+    } else if (!phase.pretrained.empty()) {
+      InitFromPretrained(phase.pretrained, s, *net);
     }
     return net;
   };
@@ -184,6 +188,10 @@ void TrainPhase(recipe::RunContext& context, const Phase& phase) {
   lr.scale_ratio = train::ScaleRatio(world_size, data.sampler.batch_size);
   options.step_schedule = train::WeSpeakerStepSchedule(lr, r.head == "softmax" ? nullptr : &phase.margin);
   if (!phase.init_model.empty()) ASV_LOG0(Info, "{} starts from {}", phase.what, phase.init_model.string());
+  if (!phase.pretrained.empty()) {
+    ASV_LOG0(Info, "{} starts from the WeSpeaker model {} (recipe.pretrained_model)", phase.what,
+             phase.pretrained.string());
+  }
   ASV_LOG0(Info, "{} of {} with {} (scale {}) on {}", phase.what, r.model, r.head, r.scale, options.device);
   train::Trainer trainer(options, training, context.reducer());
 
@@ -277,6 +285,7 @@ stdfs::path FineTuningFolder(const recipe::RunContext& context) {
 stdfs::path ModelForExtraction(const MarginSettings& settings, const recipe::RunContext& context) {
   const auto& r = settings.recipe();
   if (r.selected_epoch) return train::CheckpointPath(TrainingFolder(context), *r.selected_epoch);
+  if (r.PretrainedIsExtracted()) return r.pretrained_model;
   if (r.lm_epochs > 0) return FineTuningFolder(context) / AveragedModelName();
   return TrainingFolder(context) / AveragedModelName();
 }
@@ -304,6 +313,7 @@ void RunTraining(recipe::RunContext& context) {
   phase.margin.increase = train::ParseMarginIncrease(r.increase_type);
   phase.epochs_per_evaluation = network.epochs_per_train_call;
   phase.early_stopping = true;
+  if (r.PretrainedStartsTraining()) phase.pretrained = r.pretrained_model;
   TrainPhase(context, phase);
 }
 
@@ -322,17 +332,21 @@ void RunFineTuning(recipe::RunContext& context) {
   Phase phase;
   phase.what = "large-margin fine-tuning";
   phase.folder = FineTuningFolder(context);
-  phase.init_model = TrainingFolder(context) / AveragedModelName();
-  if (!stdfs::exists(phase.init_model)) {
-    throw DataError(fmt::format("{} does not exist: average the trained checkpoints first (stage 6)",
-                                phase.init_model.string()));
+  if (r.PretrainedStartsFineTuning()) {
+    phase.pretrained = r.pretrained_model;
+  } else {
+    phase.init_model = TrainingFolder(context) / AveragedModelName();
+    if (!stdfs::exists(phase.init_model)) {
+      throw DataError(fmt::format("{} does not exist: average the trained checkpoints first (stage 6)",
+                                  phase.init_model.string()));
+    }
   }
   phase.epochs = r.lm_epochs;
   phase.resume_epoch = r.lm_resume_epoch;
   // Recorded after the epochs of the training that the averaged model ends: the last epoch it
   // averaged, from its own metadata (the stage-5 checkpoints may be gone or have gaps; counting
   // the files would number fine-tuning epochs over training epochs in the database).
-  phase.epoch_offset = std::max(0, train::ReadCheckpointMeta(phase.init_model).epoch);
+  phase.epoch_offset = phase.init_model.empty() ? 0 : std::max(0, train::ReadCheckpointMeta(phase.init_model).epoch);
   phase.minibatch_size = r.lm_minibatch_size;
   phase.num_frames = r.lm_num_frames;
   phase.memory_advice = "lower recipe.lm_minibatch_size or recipe.lm_num_frames";

@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "asvcpp/base/error.h"
 #include "asvcpp/settings/binding.h"
 #include "settings_test_util.h"
 
@@ -40,6 +41,37 @@ TEST(SettingsDump, JsonDictsKeepFileOrder) {
   XvectorSettings x;
   Set(x.tree, "paths.datasets={'voxceleb2': '/d/vox2', 'voxceleb1': '/d/vox1'}");
   EXPECT_EQ(ToJson(x.tree).at("paths.datasets").dump(), R"({"voxceleb2":"/d/vox2","voxceleb1":"/d/vox1"})");
+}
+
+TEST(SettingsDump, FromJsonRestoresWhatToJsonStored) {
+  XvectorSettings changed;
+  Set(changed.tree, "paths.datasets={'voxceleb2': '/d/vox2', 'voxceleb1': '/d/vox1'}");
+  Set(changed.tree, "computing.gpu_ids=(1, 2)");
+  Set(changed.tree, "recipe.selected_epoch=7");
+  Set(changed.tree, "network.momentum=1.0");
+  Set(changed.tree, "network.weight_decay_skiplist=[]");
+  auto stored = nlohmann::ordered_json::parse(ToJson(changed.tree).dump());
+  stored["network.momentum"] = 1;      // an integer where a float belongs is the float
+  stored["no.such_setting"] = true;    // settings removed since the run are ignored
+  stored.erase("network.max_epochs");  // settings added since keep their defaults
+  XvectorSettings restored;
+  Set(restored.tree, "network.max_epochs=3");
+  FromJson(restored.tree, stored);
+  Set(restored.tree, "network.max_epochs=1000");
+  EXPECT_EQ(ToText(restored.tree), ToText(changed.tree));
+  EXPECT_NE(ToText(restored.tree).find("paths.datasets = {'voxceleb2': '/d/vox2', 'voxceleb1': '/d/vox1'}"),
+            std::string::npos);
+  stored["recipe.selected_epoch"] = "seven";
+  EXPECT_THROW(
+      {
+        try {
+          FromJson(restored.tree, stored);
+        } catch (const DataError& e) {
+          EXPECT_NE(std::string(e.what()).find("recipe.selected_epoch"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      DataError);
 }
 
 TEST(SettingsDump, TextListsEverySettingGroupedByGroup) {

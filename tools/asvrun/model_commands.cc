@@ -1,0 +1,279 @@
+// `asvrun export` and `asvrun embed` (commands.h): models of recorded voxceleb/margin runs and
+// WeSpeaker model directories, linked into asvrun-torch only (cli.h).
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <map>
+#include <optional>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <torch/cuda.h>
+
+#include "asvcpp/backend/evaluation.h"
+#include "asvcpp/base/error.h"
+#include "asvcpp/base/fs.h"
+#include "asvcpp/base/log.h"
+#include "asvcpp/data/pcm_store.h"
+#include "asvcpp/features/pcm_fbank_source.h"
+#include "asvcpp/models/wespeaker_model.h"
+#include "asvcpp/nnet/speaker_net.h"
+#include "asvcpp/settings/dump.h"
+#include "asvcpp/train/precision.h"
+#include "recipes/shared/recipe_stages.h"
+#include "recipes/voxceleb/margin/margin_model.h"
+#include "recipes/voxceleb/margin/margin_recipe.h"
+#include "tools/asvrun/commands.h"
+
+namespace asv::tools {
+namespace stdfs = std::filesystem;
+namespace margin = recipes::voxceleb_margin;
+
+namespace {
+
+// A model ready to extract embeddings with, and what it was trained with.
+struct LoadedModel {
+  std::optional<train::EmbeddingExtractor> extractor;
+  models::WespeakerConfig config;  // architecture, head and front end in WeSpeaker's terms
+  features::FbankOptions fbank;    // without dither
+  train::ExtractionOptions extraction;
+  std::string incompatibility;  // why WeSpeaker cannot hold it ("" when it can)
+  bool has_head = true;         // false: a WeSpeaker model without projection.*
+  std::string description;
+};
+
+std::string Device(const std::string& device) {
+  if (device == "cpu") return device;
+  if (device == "cuda" || device.rfind("cuda:", 0) == 0) {
+    if (!torch::cuda::is_available()) throw ConfigError(fmt::format("--device {}: no CUDA device is visible", device));
+    return device == "cuda" ? "cuda:0" : device;
+  }
+  throw ConfigError(fmt::format("--device {}: expected cpu, cuda or cuda:N", device));
+}
+
+bool IsRunId(const std::string& s) {
+  return !s.empty() && s.size() < 19 &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+// The run's model as its stage 8 uses it.
+LoadedModel FromRun(const db::RunRow& run, const std::string& device) {
+  if (run.info.recipe != "voxceleb/margin") {
+    throw DataError(
+        fmt::format("run {} is of recipe {}: asvrun export and embed take the models of voxceleb/margin "
+                    "runs and WeSpeaker model directories",
+                    run.id, run.info.recipe));
+  }
+  margin::MarginSettings settings;
+  try {
+    settings::FromJson(settings.tree(), nlohmann::ordered_json::parse(run.info.settings_json));
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(fmt::format("run {}: its stored settings are not JSON: {}", run.id, e.what()));
+  }
+  auto model = margin::LoadRunModel(settings, stdfs::path(run.info.output_folder), device);
+  LoadedModel out;
+  out.config = margin::WespeakerConfigOf(settings, model.classes);
+  out.incompatibility = margin::WespeakerIncompatibility(settings);
+  out.fbank = model.fbank;
+  out.extraction = model.extraction;
+  out.description = fmt::format("run {} ({}), {}", run.id, run.info.config, model.file.string());
+  out.extractor.emplace(std::move(model.extractor));
+  train::ApplyMathModes(settings.common().computing.allow_tf32);
+  return out;
+}
+
+LoadedModel FromWespeaker(const stdfs::path& path, const std::string& device) {
+  auto imported = models::ImportWespeakerModel(path);
+  LoadedModel out;
+  out.config = imported.config;
+  out.fbank = models::FbankOptionsOf(imported.config);
+  out.extraction.skip_empty = true;
+  out.description = fmt::format("WeSpeaker model {} ({})", imported.files.weights.string(), imported.config.model);
+  out.has_head = imported.has_head;
+  out.extractor.emplace(imported.net, device);
+  return out;
+}
+
+// The newest finished run whose system folder is `folder`, from `db_path`.
+db::RunRow RunOfSystemFolder(const stdfs::path& folder, const stdfs::path& db_path) {
+  std::error_code ec;
+  if (!stdfs::is_regular_file(db_path, ec)) {
+    throw DataError(
+        fmt::format("--model {}: not a WeSpeaker model directory (no config.yaml), and no experiment "
+                    "database {} records a run with this system folder (give --db)",
+                    folder.string(), db_path.string()));
+  }
+  db::DatabaseOptions options;
+  options.read_only = true;
+  db::Database database(db_path, options);
+  const stdfs::path wanted = stdfs::weakly_canonical(folder);
+  for (const auto& run : database.ListRuns()) {  // newest first
+    if (run.status != db::RunStatus::kFinished) continue;
+    const auto settings = nlohmann::json::parse(run.info.settings_json, nullptr, false);
+    if (!settings.is_object() || !settings.contains("paths.system_folder")) continue;
+    const stdfs::path system = stdfs::weakly_canonical(stdfs::path(run.info.output_folder) /
+                                                       settings["paths.system_folder"].get<std::string>());
+    if (system == wanted) return run;
+  }
+  throw DataError(
+      fmt::format("--model {}: no finished run in {} has this system folder", folder.string(), db_path.string()));
+}
+
+LoadedModel LoadModel(const ModelOptions& options) {
+  const std::string device = Device(options.device);
+  const stdfs::path path(options.model);
+  LoadedModel model;
+  if (IsRunId(options.model)) {
+    auto selection = options.selection;
+    if (selection.source.recipe.empty()) selection.source.recipe = "voxceleb/margin";
+    auto database = OpenDatabaseForReading(selection);
+    const auto run = database.GetRun(std::stoll(options.model));
+    if (!run)
+      throw DbError(fmt::format("--model {}: the experiment database has no run {}", options.model, options.model));
+    model = FromRun(*run, device);
+  } else if (models::LooksLikeWespeakerModel(path)) {
+    model = FromWespeaker(path, device);
+  } else if (stdfs::is_directory(path)) {
+    const stdfs::path db_path = options.selection.db.empty() ? stdfs::absolute(path).parent_path() / "experiments.db"
+                                                             : stdfs::path(options.selection.db);
+    model = FromRun(RunOfSystemFolder(path, db_path), device);
+  } else {
+    throw DataError(
+        fmt::format("--model {}: neither a run id, a system folder of a recorded run, nor a WeSpeaker model "
+                    "directory (avg_model.pt + config.yaml) or .pt file with a config.yaml",
+                    options.model));
+  }
+  ASV_LOG(Info, "model: {}", model.description);
+  return model;
+}
+
+// `id value` lines of a wav.scp, in file order.
+std::vector<data::PcmStoreEntry> ReadWavScp(const stdfs::path& path) {
+  std::vector<data::PcmStoreEntry> entries;
+  std::ifstream in(path);
+  if (!in) throw DataError(fmt::format("{}: cannot read the wav.scp", path.string()));
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const auto start = line.find_first_not_of(" \t\r");
+    if (start == std::string::npos) continue;
+    const auto end = line.find_first_of(" \t", start);
+    const auto value = end == std::string::npos ? std::string::npos : line.find_first_not_of(" \t", end);
+    if (value == std::string::npos) {
+      throw DataError(fmt::format("{}:{}: expected 'id audio', got '{}'", path.string(), number, line));
+    }
+    std::string source = line.substr(value);
+    while (!source.empty() && (source.back() == '\r' || source.back() == ' ')) source.pop_back();
+    entries.push_back({line.substr(start, end - start), source});
+  }
+  return entries;
+}
+
+// Writes `m` as a NumPy .npy file (format 1.0, '<f4', C order).
+void WriteNpy(const stdfs::path& path, const Matrix& m) {
+  std::string header =
+      fmt::format("{{'descr': '<f4', 'fortran_order': False, 'shape': ({}, {}), }}", m.rows(), m.cols());
+  const std::size_t unpadded = 10 + header.size() + 1;
+  header += std::string((64 - unpadded % 64) % 64, ' ') + "\n";
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>((header.size() >> 8) & 0xff);
+  out += header;
+  for (std::int64_t r = 0; r < m.rows(); ++r) {
+    for (std::int64_t c = 0; c < m.cols(); ++c) {
+      const float v = m(r, c);
+      out.append(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+  }
+  fs::WriteFileAtomic(path, out);
+}
+
+}  // namespace
+
+int ExportModel(const ExportOptions& options) {
+  auto model = LoadModel(options.model);
+  if (!model.incompatibility.empty()) {
+    throw ConfigError(fmt::format("--model {}: no WeSpeaker form: {}", options.model.model, model.incompatibility));
+  }
+  models::ExportWespeakerModel(options.out, model.extractor->net(), model.config, model.has_head);
+  fmt::print("{}: {} and {} of {}\n", options.out, models::kWespeakerWeights, models::kWespeakerConfig,
+             model.description);
+  return kExitOk;
+}
+
+int Embed(const EmbedOptions& options) {
+  if (options.wav_scp.empty() == options.audio.empty()) {
+    throw ConfigError("asvrun embed: give either --wav-scp FILE or audio files, not both");
+  }
+  std::vector<data::PcmStoreEntry> entries;
+  if (!options.wav_scp.empty()) {
+    entries = ReadWavScp(options.wav_scp);
+  } else {
+    for (const auto& file : options.audio) entries.push_back({stdfs::path(file).stem().string(), file});
+  }
+  std::map<std::string, std::string> seen;
+  for (const auto& e : entries) {
+    if (!seen.emplace(e.id, e.source).second) {
+      throw DataError(
+          fmt::format("two inputs have the id '{}' ({} and {}): name them in a --wav-scp", e.id, seen[e.id], e.source));
+    }
+  }
+  if (entries.empty()) throw DataError(fmt::format("{}: no utterances", options.wav_scp));
+  auto model = LoadModel(options.model);
+
+  const stdfs::path out = stdfs::absolute(options.out);  // the scp names the archive by this path
+  const stdfs::path store_folder = out / "pcm_store.tmp";
+  stdfs::remove_all(store_folder);
+  data::PcmStoreOptions store_options;
+  store_options.sample_rate = model.config.sample_rate;
+  store_options.threads = options.threads;
+  std::vector<data::PcmSkippedUtterance> skipped;
+  backend::Embeddings embeddings;
+  try {
+    const auto report = data::BuildPcmStore(entries, store_folder, store_options);
+    skipped = report.skipped;
+    const auto store = std::make_shared<const data::PcmStore>(data::PcmStore::Open(store_folder));
+    std::vector<std::size_t> all(store->NumUtterances());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    const auto source = std::make_shared<features::PcmFbankSource>(store, all, model.fbank);
+    embeddings = recipes::shared::ExtractAll(
+        *source, "embed",
+        [&](const std::vector<int>& u) { return model.extractor->Extract(*source, u, model.extraction); },
+        model.fbank.frame_opts.frame_shift_ms / 1000.0);
+    std::map<std::string, bool> kept;
+    for (const auto& id : embeddings.ids) kept[id] = true;
+    for (int i = 0; i < source->NumUtterances(); ++i) {
+      if (kept.count(source->Name(i)) == 0) {
+        skipped.push_back(
+            {source->Name(i), fmt::format("{} fbank frames: too short for the network", source->NumFrames(i))});
+      }
+    }
+  } catch (const StageError& e) {
+    stdfs::remove_all(store_folder);
+    throw DataError(fmt::format("no embedding: {}", e.what()));
+  } catch (...) {
+    stdfs::remove_all(store_folder);
+    throw;
+  }
+  stdfs::remove_all(store_folder);
+
+  std::string skipped_text;
+  for (const auto& s : skipped) skipped_text += s.utterance + " " + s.reason + "\n";
+  fs::WriteFileAtomic(out / "skipped.txt", skipped_text);
+  for (const auto& s : skipped) ASV_LOG(Warning, "skipped {}: {}", s.utterance, s.reason);
+  if (embeddings.ids.empty()) {
+    throw DataError(
+        fmt::format("no embedding: all {} inputs were skipped ({})", entries.size(), (out / "skipped.txt").string()));
+  }
+  backend::WriteEmbeddings(out / "embeddings", embeddings);
+  WriteNpy(out / "embeddings.npy", embeddings.vectors);
+  std::string ids;
+  for (const auto& id : embeddings.ids) ids += id + "\n";
+  fs::WriteFileAtomic(out / "utt_ids.txt", ids);
+  fmt::print("{}: {} embeddings of dimension {} ({} skipped) from {}\n", out.string(), embeddings.ids.size(),
+             embeddings.vectors.cols(), skipped.size(), model.description);
+  return kExitOk;
+}
+
+}  // namespace asv::tools
