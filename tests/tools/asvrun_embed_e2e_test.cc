@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -152,6 +153,44 @@ TEST(AsvrunEmbedE2eTest, EmbedsAsStage8AndExports) {
   ASSERT_EQ(skipped.size(), 1u);
   EXPECT_EQ(skipped[0].rfind("broken ", 0), 0u) << skipped[0];
   EXPECT_NE(skipped[0].find("not_audio.wav"), std::string::npos) << skipped[0];
+
+  // The run's model as ONNX graphs, with and without its front end; ONNX Runtime on the WAV file
+  // of the first utterance gives asvrun embed's embedding.
+  for (const bool with_frontend : {false, true}) {
+    std::vector<std::string> args{ASV_ASVRUN, "export", "--model",    "1",    "--db",
+                                  "out/experiments.db", "--format", "onnx", "--out",
+                                  with_frontend ? "audio_in.onnx" : "feats_in.onnx"};
+    if (with_frontend) args.push_back("--with-frontend");
+    const auto onnx = testing::RunCommand(args, dir.path());
+    ASSERT_EQ(onnx.status, 0) << onnx.err;
+    EXPECT_NE(onnx.out.find(with_frontend ? "input waveform" : "input feats"), std::string::npos) << onnx.out;
+  }
+  const std::string onnxruntime_python = testing::OnnxRuntimePython();
+  if (onnxruntime_python.empty()) {
+    ADD_FAILURE() << "no ONNX Runtime: run tools/setup.sh";
+  } else {
+    dir.Write("onnx_spec.json", "{\"input\": \"waveform\", \"runs\": [{\"wav\": \"" + wav.at(stage8.ids[0]) +
+                                    "\", \"output\": \"" + (dir / "onnx_out.f32").string() + "\"}]}");
+    const auto ran = testing::RunCommand({onnxruntime_python,
+                                          std::string(ASV_SOURCE_DIR) + "/tests/asvcpp/deploy/run_onnx.py",
+                                          "audio_in.onnx", "onnx_spec.json"},
+                                         dir.path());
+    ASSERT_EQ(ran.status, 0) << ran.err;
+    const std::string bytes = testing::Slurp(dir / "onnx_out.f32");
+    ASSERT_EQ(bytes.size(), static_cast<std::size_t>(mine.vectors.cols()) * sizeof(float));
+    std::vector<float> got(static_cast<std::size_t>(mine.vectors.cols()));
+    std::memcpy(got.data(), bytes.data(), bytes.size());
+    double dot = 0, a = 0, b = 0, largest = 0;
+    for (std::int64_t c = 0; c < mine.vectors.cols(); ++c) {
+      const double x = got[static_cast<std::size_t>(c)], y = mine.vectors(0, c);
+      dot += x * y;
+      a += x * x;
+      b += y * y;
+      largest = std::max(largest, std::abs(x - y));
+    }
+    EXPECT_GE(dot / std::sqrt(a * b), 0.9999);
+    EXPECT_LE(largest, 1e-4 * std::sqrt(b));
+  }
 
   // Errors by kind: the command line (2), the data (3), the database (4). A tiny model with
   // recipe.channels has no WeSpeaker form (2, naming the setting).

@@ -108,6 +108,16 @@ inline CommandResult RunCommand(const std::vector<std::string>& args, const std:
   return result;
 }
 
+/// The python of tools/setup.sh's ONNX Runtime environment (tools/build_common.sh names it), or ""
+/// when it is not installed.
+inline std::string OnnxRuntimePython() {
+  const auto r = RunCommand(
+      {"bash", "-c", "source tools/build_common.sh && printf %s \"$asv_onnxruntime_venv/bin/python\""},
+      ASV_SOURCE_DIR);
+  if (r.status != 0 || !std::filesystem::exists(r.out)) return "";
+  return RunCommand({r.out, "-c", "import onnxruntime"}, ASV_SOURCE_DIR).status == 0 ? r.out : "";
+}
+
 /// True when tools/make_demo_corpus.py can run: espeak-ng, ffmpeg and python3 are on the PATH
 /// (tools/setup.sh installs them).
 inline bool HaveDemoCorpusTools() { return HaveTool("espeak-ng") && HaveTool("ffmpeg") && HaveTool("python3"); }

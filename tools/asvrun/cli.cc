@@ -38,6 +38,7 @@ Examples:
   asvrun eval --scores scores.txt --trials veri_test.txt
                                                 EER and minDCF of a score file
   asvrun export --model 3 --format wespeaker --out exported
+  asvrun export --model 3 --format onnx --with-frontend --out model.onnx
                                                 run 3's model as WeSpeaker's avg_model.pt + config.yaml
   asvrun embed --model voxceleb_resnet34 --wav-scp wav.scp --out emb
                                                 embeddings (Kaldi ark/scp, .npy) with the model's own front end
@@ -233,10 +234,13 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   auto* export_cmd = app.add_subcommand(
       "export", "Write a model in another toolkit's format (WeSpeaker's avg_model.pt + config.yaml)");
   add_model_options(export_cmd, export_options.model);
-  export_cmd->add_option("--format", export_options.format, "Model format")
+  export_cmd->add_option("--format", export_options.format, "Model format: wespeaker (directory) or onnx (file)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"wespeaker"}));
-  export_cmd->add_option("--out", export_options.out, "Model directory to write")->required();
+      ->check(CLI::IsMember({"wespeaker", "onnx"}));
+  export_cmd->add_option("--out", export_options.out, "Model directory (wespeaker) or file (onnx) to write")
+      ->required();
+  export_cmd->add_flag("--with-frontend", export_options.with_frontend,
+                       "onnx: the graph takes 16-bit-range audio and computes the model's fbank and CMN");
 
   EmbedOptions embed;
   auto* embed_cmd = app.add_subcommand(

@@ -210,13 +210,16 @@ struct ModelOptions {
 
 struct ExportOptions {
   ModelOptions model;
-  std::string format = "wespeaker";
-  std::string out;  ///< The model directory to write.
+  std::string format = "wespeaker";  ///< "wespeaker" or "onnx"
+  std::string out;                   ///< The model directory (wespeaker) or file (onnx) to write.
+  bool with_frontend = false;        ///< onnx: the graph takes audio and computes the model's features
 };
 /// `asvrun export --model M --format wespeaker --out DIR`: DIR/avg_model.pt and DIR/config.yaml
-/// (asvcpp/models/wespeaker_model.h). Throws ConfigError for a model WeSpeaker cannot express
-/// (recipe.channels set), DataError for a model that cannot be read, DbError for a run id the
-/// database does not hold.
+/// (asvcpp/models/wespeaker_model.h). `--format onnx --out FILE [--with-frontend]`: the embedding
+/// network as an ONNX graph (asvcpp/deploy/onnx_export.h) with the model's fbank and CMN inside
+/// when asked. Throws ConfigError for a model the format cannot express (WeSpeaker: recipe.channels
+/// set; ONNX: see deploy::ExportOnnx), DataError for a model that cannot be read, DbError for a run
+/// id the database does not hold.
 int ExportModel(const ExportOptions& options);
 
 struct EmbedOptions {

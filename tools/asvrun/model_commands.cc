@@ -1,5 +1,5 @@
-// `asvrun export` and `asvrun embed` (commands.h): models of recorded voxceleb/margin runs and
-// WeSpeaker model directories, linked into asvrun-torch only (cli.h).
+// `asvrun export` (WeSpeaker's format or ONNX) and `asvrun embed` (commands.h): models of recorded
+// voxceleb/margin runs and WeSpeaker model directories, linked into asvrun-torch only (cli.h).
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -15,6 +15,7 @@
 #include "asvcpp/base/fs.h"
 #include "asvcpp/base/log.h"
 #include "asvcpp/data/pcm_store.h"
+#include "asvcpp/deploy/onnx_export.h"
 #include "asvcpp/features/pcm_fbank_source.h"
 #include "asvcpp/models/wespeaker_model.h"
 #include "asvcpp/nnet/speaker_net.h"
@@ -193,6 +194,21 @@ void WriteNpy(const stdfs::path& path, const Matrix& m) {
 
 int ExportModel(const ExportOptions& options) {
   auto model = LoadModel(options.model);
+  if (options.format == "onnx") {
+    std::optional<deploy::OnnxFrontEnd> front_end;
+    if (options.with_frontend) {
+      front_end.emplace();
+      front_end->kind = deploy::OnnxFrontEnd::Kind::kFbank;
+      front_end->fbank = model.fbank;
+      front_end->cmn = true;  // WeSpeaker's and the recipe's mean normalisation (cmvn without variance)
+    }
+    model.extractor->net().eval();
+    const auto summary = deploy::ExportOnnx(model.extractor->net(), options.out, front_end);
+    fmt::print("{}: ONNX graph of {} ({} nodes, {} bytes; input {}) of {}\n", options.out, summary.architecture,
+               summary.nodes, summary.bytes, front_end ? "waveform [batch, samples]" : "feats [batch, frames, dim]",
+               model.description);
+    return kExitOk;
+  }
   if (!model.incompatibility.empty()) {
     throw ConfigError(fmt::format("--model {}: no WeSpeaker form: {}", options.model.model, model.incompatibility));
   }

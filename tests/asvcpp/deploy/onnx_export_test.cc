@@ -36,16 +36,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The python of tools/setup.sh's ONNX Runtime environment (tools/build_common.sh names it), or ""
-// when it is not installed.
-std::string OnnxRuntimePython() {
-  const auto r = testing::RunCommand(
-      {"bash", "-c", "source tools/build_common.sh && printf %s \"$asv_onnxruntime_venv/bin/python\""},
-      ASV_SOURCE_DIR);
-  if (r.status != 0 || !fs::exists(r.out)) return "";
-  return testing::RunCommand({r.out, "-c", "import onnxruntime"}, ASV_SOURCE_DIR).status == 0 ? r.out : "";
-}
-
 // Gives every batch norm of `net` random running statistics (and keeps the weights).
 void RandomiseBatchNorms(torch::nn::Module& net) {
   torch::NoGradGuard no_grad;
@@ -76,7 +66,7 @@ class OnnxExportTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!OnnxExportAvailable()) GTEST_SKIP() << "built without libonnx-dev (tools/setup.sh installs it)";
-    python_ = OnnxRuntimePython();
+    python_ = testing::OnnxRuntimePython();
     if (python_.empty()) GTEST_SKIP() << "no ONNX Runtime: run tools/setup.sh";
     torch::manual_seed(3);
   }

@@ -7,10 +7,13 @@ SPEC: {"input": NAME, "runs": [{"input": "x.f32", "shape": [...], "output": "y.f
 run feeds the float32 file `input` of `shape` to the model's input NAME ("feats" unless given:
 [batch, frames, feat_dim]; "waveform": [batch, samples]) and writes its output
 "embedding" as float32 to `output`, all in one session (so that dynamic axes are exercised).
+A run may give {"wav": "x.wav", ...} instead of "input" and "shape": a 16-bit PCM WAV file read
+with Python's wave module, fed as [1, samples] in [-1, 1) (samples / 32768, first channel).
 Prints the output shapes, one line per run.
 """
 import json
 import sys
+import wave
 
 import numpy as np
 import onnxruntime
@@ -28,7 +31,14 @@ def main():
     if names != ([input_name], ["embedding"]):
         sys.exit(f"unexpected inputs/outputs {names}")
     for run in spec["runs"]:
-        x = np.fromfile(run["input"], dtype=np.float32).reshape(run["shape"])
+        if "wav" in run:
+            with wave.open(run["wav"]) as w:
+                if w.getsampwidth() != 2:
+                    sys.exit(f"{run['wav']}: not 16-bit PCM")
+                pcm = np.frombuffer(w.readframes(w.getnframes()), dtype="<i2").reshape(-1, w.getnchannels())
+            x = (pcm[:, 0].astype(np.float32) / 32768.0).reshape(1, -1)
+        else:
+            x = np.fromfile(run["input"], dtype=np.float32).reshape(run["shape"])
         (y,) = session.run(["embedding"], {input_name: x})
         y.astype(np.float32).tofile(run["output"])
         print(" ".join(str(d) for d in y.shape))
