@@ -40,14 +40,16 @@ std::string TrimmedMessage(const char* message) {
 PGresult* Check(pg_conn* conn, PGresult* result, std::string_view sql) {
   const ExecStatusType status = result ? PQresultStatus(result) : PGRES_FATAL_ERROR;
   if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY) return result;
-  const char* state = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  // Copied before PQclear, which frees the memory the field points into.
+  const char* field = result ? PQresultErrorField(result, PG_DIAG_SQLSTATE) : nullptr;
+  const std::string state = field ? field : "";
   std::string message = TrimmedMessage(result ? PQresultErrorMessage(result) : PQerrorMessage(conn));
   PQclear(result);
   if (PQstatus(conn) == CONNECTION_BAD) {
-    throw PostgresError(state ? state : "08006",
+    throw PostgresError(state.empty() ? "08006" : state,
                         fmt::format("no connection to the PostgreSQL server ({})", message), sql);
   }
-  throw PostgresError(state ? state : "", message, sql);
+  throw PostgresError(state, message, sql);
 }
 
 // A statement: the SQL with its parameters renumbered as $N, the bound values, and the result of
