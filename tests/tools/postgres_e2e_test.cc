@@ -27,31 +27,8 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string kConfigs =
-    std::string(R"(# Prepare, features, training with in-training evaluation, back end and scoring
-tiny
-paths.system_folder = 'tiny_system'
-recipe.start_stage = 0
-recipe.end_stage = 9
-recipe.preparation_datasets = ['voxceleb1', 'voxceleb2']
-recipe.feature_extraction_datasets = ['voxceleb1', 'voxceleb2_cat']
-recipe.augmentation_datasets = {'voxceleb2_cat': 2}
-recipe.training_datasets = ['voxceleb2_cat_combined']
-recipe.plda_datasets = ['voxceleb2_cat']
-recipe.trial_lists = {'tiny_trials': 'veri_test.txt'}
-recipe.training_trial_lists = ['tiny_trials']
-recipe.min_speech_frames = 50
-recipe.min_utterances_per_speaker = 2
-recipe.plda_speakers_during_training = 5
-)") + testing::kTinyXvectorNetwork + R"(computing.network_dataloader_workers = 1
-computing.feature_extraction_workers = 2
-)";
-
-constexpr const char* kInitConfig =
-    "paths.output_folder = 'out'\n"
-    "paths.feature_and_list_folder = 'datasets'\n"
-    "paths.datasets = {'voxceleb1': 'corpus/voxceleb1', 'voxceleb2': 'corpus/voxceleb2'}\n"
-    "paths.musan_folder = 'corpus/musan'\n"
-    "paths.rirs_folder = 'corpus/RIRS_NOISES'\n";
+    "# Prepare, features, training with in-training evaluation, back end and scoring\n" + testing::kTinyEveryStageBlock;
+constexpr const char* kInitConfig = testing::kTinyInitConfig;
 
 TEST(PostgresE2eTest, TinyRunRecordsIntoPostgresAndTheCommandsReadIt) {
   if (!testing::HaveDemoCorpusTools()) {

@@ -43,6 +43,37 @@ inline const std::string kTinyFeaturesBlock =
     "recipe.feature_extraction_datasets = ['voxceleb1', 'voxceleb2_cat']\n"
     "computing.feature_extraction_workers = 2\n";
 
+/// The config block `tiny`: voxceleb/xvector stages 0-9 of the tiny corpus (preparation, features,
+/// augmentation, training with in-training evaluation, embeddings, scoring) with the tiny network;
+/// tests prepend their own comment line. Use with kTinyInitConfig.
+inline const std::string kTinyEveryStageBlock =
+    std::string(R"(tiny
+paths.system_folder = 'tiny_system'
+recipe.start_stage = 0
+recipe.end_stage = 9
+recipe.preparation_datasets = ['voxceleb1', 'voxceleb2']
+recipe.feature_extraction_datasets = ['voxceleb1', 'voxceleb2_cat']
+recipe.augmentation_datasets = {'voxceleb2_cat': 2}
+recipe.training_datasets = ['voxceleb2_cat_combined']
+recipe.plda_datasets = ['voxceleb2_cat']
+recipe.trial_lists = {'tiny_trials': 'veri_test.txt'}
+recipe.training_trial_lists = ['tiny_trials']
+recipe.min_speech_frames = 50
+recipe.min_utterances_per_speaker = 2
+recipe.plda_speakers_during_training = 5
+)") + kTinyXvectorNetwork + R"(computing.network_dataloader_workers = 1
+computing.feature_extraction_workers = 2
+)";
+
+/// The init config of kTinyEveryStageBlock: outputs in out/, the tiny corpus (with MUSAN and the
+/// RIRs) under corpus/ of the folder asvrun runs in.
+inline constexpr const char* kTinyInitConfig =
+    "paths.output_folder = 'out'\n"
+    "paths.feature_and_list_folder = 'datasets'\n"
+    "paths.datasets = {'voxceleb1': 'corpus/voxceleb1', 'voxceleb2': 'corpus/voxceleb2'}\n"
+    "paths.musan_folder = 'corpus/musan'\n"
+    "paths.rirs_folder = 'corpus/RIRS_NOISES'\n";
+
 /// Makes `root`/{corpus, out/datasets, run_configs, init_config, mfcc.conf}: the shared tiny corpus
 /// (LinkTinyCorpus), `run_configs` (which must hold kTinyFeaturesBlock) and the features of its
 /// `features` config, once under a lock in `root` (ctest may run two tests of a file at once),
