@@ -1,6 +1,9 @@
 #include "asvcpp/distributed/runtime_info.h"
 
 #include <fmt/format.h>
+#include <sched.h>
+
+#include <cstdlib>
 #include <torch/torch.h>
 
 #include "asvcpp/compat/torch_compat.h"
@@ -47,6 +50,16 @@ RuntimeInfo GetRuntimeInfo() {
 
 void SetIntraOpThreads(int threads) {
   torch::set_num_threads(threads);
+}
+
+int UseEveryCoreUnlessTold() {
+  if (std::getenv("OMP_NUM_THREADS") == nullptr) {
+    cpu_set_t mask;
+    CPU_ZERO(&mask);
+    const int cores = sched_getaffinity(0, sizeof mask, &mask) == 0 ? CPU_COUNT(&mask) : 0;
+    if (cores > 0 && cores != torch::get_num_threads()) torch::set_num_threads(cores);
+  }
+  return torch::get_num_threads();
 }
 
 std::string Describe(const RuntimeInfo& info) {

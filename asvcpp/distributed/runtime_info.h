@@ -35,6 +35,13 @@ RuntimeInfo GetRuntimeInfo();
 /// the cores of their node.
 void SetIntraOpThreads(int threads);
 
+/// Gives LibTorch one intra-op thread per usable core (the CPUs of this process's affinity mask)
+/// unless the environment sets OMP_NUM_THREADS, which LibTorch honours itself. LibTorch's own
+/// default follows OpenMP's and can be a single thread (Debian 12's LibTorch 1.13 on a 2-core VM
+/// starts with 1), which would leave training in one process and embedding extraction on one
+/// core. Returns the thread count in effect afterwards.
+int UseEveryCoreUnlessTold();
+
 /// Multi-line human-readable summary of `info` (one "key: value" per line).
 std::string Describe(const RuntimeInfo& info);
 
