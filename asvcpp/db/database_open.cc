@@ -154,13 +154,14 @@ void Database::OpenReadWrite() {
     throw DbError(fmt::format(
         "experiment database {}: it is on a network file system ({}), where SQLite's locking is unreliable "
         "and its WAL mode does not work, so concurrent runs could corrupt it: put it on a local disk "
-        "(paths.output_folder, or --db FILE), or set ASV_DB_ALLOW_NETWORK_FS=1 to use it there with a "
-        "rollback journal at your own risk",
+        "(paths.output_folder, or --db FILE), use a PostgreSQL store (paths.experiment_db = "
+        "'postgresql://...'), or set paths.allow_experiment_db_on_network_fs = True (or ASV_DB_ALLOW_NETWORK_FS=1) "
+        "to use it there with a rollback journal at your own risk",
         path_.string(), *network));
   }
   if (network) {
     ASV_LOG(Warning, "experiment database {} is on a network file system ({}): used with a rollback journal "
-            "(ASV_DB_ALLOW_NETWORK_FS=1); concurrent writers from several machines may corrupt it",
+            "(allowed by paths.allow_experiment_db_on_network_fs or ASV_DB_ALLOW_NETWORK_FS=1); concurrent writers from several machines may corrupt it",
             path_.string(), *network);
   }
   OpenConnection(path_.string(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);

@@ -42,6 +42,7 @@ struct PathSettings {
   std::string feature_and_list_folder = "kaldi";
   std::string system_folder = "system1";
   std::string experiment_db;  // empty: <output_folder>/experiments.db
+  bool allow_experiment_db_on_network_fs = false;
 
   template <class V>
   void Register(V& v) {
@@ -64,6 +65,12 @@ struct PathSettings {
       "Experiment database the runs are recorded in: an SQLite file, or a PostgreSQL URI "
       "postgresql://user@host:port/dbname shared by many jobs; empty: <output_folder>/experiments.db. "
       "asvrun --db overrides it");
+    v("allow_experiment_db_on_network_fs", allow_experiment_db_on_network_fs,
+      "Allow an SQLite experiment database on a network file system (NFS, SMB, Lustre, GPFS, BeeGFS, CephFS, "
+      "9p, network FUSE mounts), which asvrun otherwise refuses: it is then used with a rollback journal "
+      "instead of WAL, safe only where the file system's locks work (one writing machine at a time); the "
+      "environment variable ASV_DB_ALLOW_NETWORK_FS=1 does the same. A PostgreSQL experiment_db is the safe "
+      "store for many machines");
   }
 };
 

@@ -76,7 +76,7 @@ const std::set<std::string> kAsvcppOnlyKeys = {
     "backend.calibration_speakers", "backend.keep_degenerate_calibration", "computing.allow_tf32",
     "computing.dist_backend",
     "network.allow_unverified_checkpoints", "network.precision",        "network.sync_batch_norm",
-    "paths.rirs_folder", "paths.experiment_db"};
+    "paths.rirs_folder", "paths.experiment_db", "paths.allow_experiment_db_on_network_fs"};
 
 // Equality as ASVtorch's values compare: numbers by value (ASVtorch keeps `momentum = 0` as a
 // Python int where asvcpp has the float 0.0), everything else structurally.

@@ -6,11 +6,18 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
+#include <optional>
+#include <string>
+
 #include "asvcpp/base/error.h"
+#include "asvcpp/db/database.h"
 #include "asvcpp/recipe/recipe.h"
 #include "recipes/catalog.h"
 #include "recipes/voxceleb/margin/margin_recipe.h"
 #include "recipes/voxceleb/xvector/xvector_recipe.h"
+#include "tests/tools/test_util.h"
 
 namespace asv::tools {
 namespace {
@@ -241,6 +248,38 @@ TEST_F(JobTest, NodeOptionsAreChecked) {
   options.master_addr = "node0";
   options.node_rank = 2;
   EXPECT_THROW(PlanProcesses(*settings_, options, Machine(0), std::nullopt), ConfigError);
+}
+
+TEST_F(JobTest, SettingAllowsTheDatabaseOnANetworkFileSystemWhileTheConfigRuns) {
+  ::unsetenv("ASV_DB_ALLOW_NETWORK_FS");
+  testing::ScratchDir dir("job_network_fs");
+  const auto path = dir.path() / "experiments.db";
+  const auto open_on_nfs = [&path] {
+    db::DatabaseOptions options;  // defaults, as every open of a run's database has them
+    options.file_system_probe = [](const std::filesystem::path&) { return std::optional<std::string>("nfs"); };
+    db::Database database(path, options);
+  };
+  EXPECT_THROW(open_on_nfs(), DbError);
+  {
+    const NetworkFileSystemPermission unchanged(*settings_);  // the setting is off by default
+    EXPECT_EQ(std::getenv("ASV_DB_ALLOW_NETWORK_FS"), nullptr);
+    EXPECT_THROW(open_on_nfs(), DbError);
+  }
+  settings_->common().paths.allow_experiment_db_on_network_fs = true;
+  {
+    const NetworkFileSystemPermission allowed(*settings_);
+    EXPECT_STREQ(std::getenv("ASV_DB_ALLOW_NETWORK_FS"), "1");  // what the ranks it starts inherit
+    EXPECT_NO_THROW(open_on_nfs());
+  }
+  EXPECT_EQ(std::getenv("ASV_DB_ALLOW_NETWORK_FS"), nullptr);  // restored
+  EXPECT_THROW(open_on_nfs(), DbError);
+  ::setenv("ASV_DB_ALLOW_NETWORK_FS", "0", 1);
+  {
+    const NetworkFileSystemPermission allowed(*settings_);
+    EXPECT_STREQ(std::getenv("ASV_DB_ALLOW_NETWORK_FS"), "1");
+  }
+  EXPECT_STREQ(std::getenv("ASV_DB_ALLOW_NETWORK_FS"), "0");  // the user's own value comes back
+  ::unsetenv("ASV_DB_ALLOW_NETWORK_FS");
 }
 
 }  // namespace

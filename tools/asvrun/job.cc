@@ -422,8 +422,29 @@ ProcessPlan PlanProcesses(const recipe::RecipeSettings& settings, const DistOpti
   return plan;
 }
 
+namespace {
+constexpr const char* kAllowNetworkFs = "ASV_DB_ALLOW_NETWORK_FS";
+}  // namespace
+
+NetworkFileSystemPermission::NetworkFileSystemPermission(const recipe::RecipeSettings& settings) {
+  if (!settings.common().paths.allow_experiment_db_on_network_fs) return;
+  if (const char* old = std::getenv(kAllowNetworkFs)) previous_ = old;
+  ::setenv(kAllowNetworkFs, "1", 1);
+  active_ = true;
+}
+
+NetworkFileSystemPermission::~NetworkFileSystemPermission() {
+  if (!active_) return;
+  if (previous_) {
+    ::setenv(kAllowNetworkFs, previous_->c_str(), 1);
+  } else {
+    ::unsetenv(kAllowNetworkFs);
+  }
+}
+
 int RunJob(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const RunOptions& options,
            const distributed::WorldInfo& world, SignalGuard& guard) {
+  const NetworkFileSystemPermission network_fs(*config.settings);
   if (world.protocol != distributed::LaunchProtocol::kNone) return RunWorker(recipe, config, options, world, guard);
   const auto plan =
       PlanProcesses(*config.settings, options.dist, distributed::GetRuntimeInfo(), GetEnv("CUDA_VISIBLE_DEVICES"));

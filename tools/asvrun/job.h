@@ -69,7 +69,26 @@ ProcessPlan PlanProcesses(const recipe::RecipeSettings& settings, const DistOpti
                           const distributed::RuntimeInfo& runtime,
                           const std::optional<std::string>& cuda_visible_devices);
 
-/// Runs `config` in this process, as launcher or as worker (see above); returns the exit status.
+/// While it lives, the environment variable ASV_DB_ALLOW_NETWORK_FS is "1" when `settings` set
+/// paths.allow_experiment_db_on_network_fs, so that every open of the config's SQLite experiment
+/// database (this process's, the ranks it starts, their progress reporters:
+/// db::AllowNetworkFileSystemByDefault) accepts a network file system. Restores the variable's
+/// previous value (or its absence) when destroyed. Does nothing when the setting is false, so the
+/// user's own ASV_DB_ALLOW_NETWORK_FS=1 still applies. Not thread-safe (setenv).
+class NetworkFileSystemPermission {
+ public:
+  explicit NetworkFileSystemPermission(const recipe::RecipeSettings& settings);
+  ~NetworkFileSystemPermission();
+  NetworkFileSystemPermission(const NetworkFileSystemPermission&) = delete;
+  NetworkFileSystemPermission& operator=(const NetworkFileSystemPermission&) = delete;
+
+ private:
+  bool active_ = false;
+  std::optional<std::string> previous_;
+};
+
+/// Runs `config` in this process, as launcher or as worker (see above), with its
+/// NetworkFileSystemPermission; returns the exit status.
 /// `world`: from the environment (distributed::WorldFromEnvironment); protocol kNone = not a worker.
 int RunJob(const recipe::Recipe& recipe, recipe::LoadedConfig& config, const RunOptions& options,
            const distributed::WorldInfo& world, SignalGuard& guard);

@@ -71,6 +71,7 @@ int SubmitSlurmJobs(const RunOptions& options) {
     slurm::JobSpec spec;
     std::string script;
     stdfs::path db_path;
+    bool allow_network_fs = false;  // paths.allow_experiment_db_on_network_fs
   };
   std::vector<Job> jobs;
   std::vector<std::string> problems;
@@ -110,6 +111,7 @@ int SubmitSlurmJobs(const RunOptions& options) {
                        ? slurm::BatchScript(spec)
                        : slurm::Substitute(template_text, slurm::TemplateVariables(spec), options.slurm_template);
       job.db_path = ExperimentDb(options.db, s);
+      job.allow_network_fs = s.common().paths.allow_experiment_db_on_network_fs;
     } catch (const ConfigError& e) {
       problems.push_back(fmt::format("config {}: {}", config.name, e.what()));
       continue;
@@ -146,7 +148,9 @@ int SubmitSlurmJobs(const RunOptions& options) {
       record.output_folder = job.spec.output_folder;
       record.output_file = output;
       record.command_line = slurm::ShellJoin(job.spec.command);
-      db::Database(job.db_path).RecordSlurmJob(record);
+      db::DatabaseOptions db_options;
+      db_options.allow_network_file_system = db_options.allow_network_file_system || job.allow_network_fs;
+      db::Database(job.db_path, db_options).RecordSlurmJob(record);
     } catch (const std::exception& e) {
       // The job is submitted: its run records itself when it starts.
       fmt::print(stderr, "asvrun: warning: SLURM job {} is submitted but could not be recorded as pending: {}\n", id,

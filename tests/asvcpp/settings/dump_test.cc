@@ -81,7 +81,8 @@ TEST(SettingsDump, TextListsEverySettingGroupedByGroup) {
   EXPECT_NE(text.find("network.weight_decay_skiplist = ('batchnorm',)\n"), std::string::npos);
   EXPECT_NE(text.find("recipe.preparation_datasets = None\n"), std::string::npos);
   EXPECT_NE(
-      text.find("paths.system_folder = 'system1'\npaths.experiment_db = ''\n\ncomputing.ubm_training_workers = 8\n"),
+      text.find("paths.system_folder = 'system1'\npaths.experiment_db = ''\n"
+                "paths.allow_experiment_db_on_network_fs = False\n\ncomputing.ubm_training_workers = 8\n"),
       std::string::npos);
   EXPECT_EQ(ToText(x.tree, {true, false}), "");
 }

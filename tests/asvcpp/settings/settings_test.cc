@@ -28,7 +28,8 @@ std::string TypeOf(const SettingsTree& tree, const std::string& key) {
 
 TEST(SettingsDefaults, GroupsAndFieldCountsMatchReference) {
   XvectorSettings x;
-  // Reference 1.2: paths 7 rows + 2 asvcpp fields (rirs_folder, experiment_db); computing 11 rows
+  // Reference 1.2: paths 7 rows + 3 asvcpp fields (rirs_folder, experiment_db,
+  // allow_experiment_db_on_network_fs); computing 11 rows
   // minus `device` (not a setting) + 2 asvcpp fields (allow_tf32, dist_backend); network 45 rows
   // including max_consecutive_lr_updates + 3 asvcpp fields (precision, allow_unverified_checkpoints,
   // sync_batch_norm); posterior_extraction 3; ivector 13; features 11; backend 5 + 11 asvcpp fields
@@ -36,14 +37,14 @@ TEST(SettingsDefaults, GroupsAndFieldCountsMatchReference) {
   // calibration_trials, calibration_speakers, keep_degenerate_calibration, p_target,
   // other_p_targets); diarization empty; recipe 6 ASVtorch fields + 12 asvcpp fields.
   const std::vector<std::pair<std::string, std::size_t>> expected = {
-      {"paths", 9},   {"computing", 12}, {"network", 48}, {"posterior_extraction", 3}, {"ivector", 13},
+      {"paths", 10},  {"computing", 12}, {"network", 48}, {"posterior_extraction", 3}, {"ivector", 13},
       {"features", 11}, {"backend", 16}, {"diarization", 0}, {"recipe", 18}};
   ASSERT_EQ(x.tree.groups().size(), expected.size());
   for (std::size_t i = 0; i < expected.size(); ++i) {
     EXPECT_EQ(x.tree.groups()[i].name, expected[i].first);
     EXPECT_EQ(x.tree.groups()[i].fields.size(), expected[i].second) << expected[i].first;
   }
-  EXPECT_EQ(x.tree.Keys().size(), 130u);
+  EXPECT_EQ(x.tree.Keys().size(), 131u);
   EXPECT_EQ(x.tree.Keys().front(), "paths.kaldi_recipe_folder");
   EXPECT_EQ(x.tree.Keys().back(), "recipe.seed");
 }
