@@ -229,7 +229,8 @@ TEST(AsvrunEmbedE2eTest, EmbedsAsStage8AndExports) {
   EXPECT_EQ(zoo_embeddings.vectors.cols(), 192);
 
   // recipe.pretrained_model with start_stage 8: no training, stage 8 extracts with the WeSpeaker
-  // model and stage 9 scores it; asvrun embed with the same directory gives the same embeddings.
+  // model and stage 9 scores it; asvrun embed with the same directory gives the same embeddings
+  // (stage 8 told not to cut utterances to batch them, as embed does not for a WeSpeaker model).
   const std::vector<std::string> pretrained = {ASV_ASVRUN,
                                                "voxceleb/margin",
                                                "tiny",
@@ -252,7 +253,10 @@ TEST(AsvrunEmbedE2eTest, EmbedsAsStage8AndExports) {
                                                "--set",
                                                "recipe.lm_epochs=0",
                                                "--set",
-                                               "recipe.lm_warm_up_epochs=0"};
+                                               "recipe.lm_warm_up_epochs=0",
+                                               // whole utterances, as asvrun embed of a WeSpeaker model
+                                               "--set",
+                                               "network.max_test_cut_portion=0"};
   auto scored = pretrained;
   scored.insert(scored.end(), {"--set", "recipe.start_stage=8"});
   const auto stage8_zoo = testing::RunCommand(scored, dir.path());

@@ -89,6 +89,9 @@ LoadedModel FromWespeaker(const stdfs::path& path, const std::string& device) {
   out.config = imported.config;
   out.fbank = models::FbankOptionsOf(imported.config);
   out.extraction.skip_empty = true;
+  // Whole utterances, as WeSpeaker extracts them (extract.py with batch size 1, cli/speaker.py):
+  // a batch holds only utterances of the same length, none is cut.
+  out.extraction.max_cut_portion = 0;
   out.description = fmt::format("WeSpeaker model {} ({})", imported.files.weights.string(), imported.config.model);
   out.has_head = imported.has_head;
   out.extractor.emplace(imported.net, device);
