@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Throughput of `asvrun embed` against a WeSpeaker-style PyTorch extraction loop, on the same
+audio files and the same model.
+
+The model: WeSpeaker's ResNet34 (or --model ECAPA_TDNN_GLOB_c512) with the deterministic golden
+weights, written as a WeSpeaker model directory by PyTorch's torch.save
+(tests/asvcpp/models/make_wespeaker_checkpoint.py). The files: the first --files WAV files of a
+demo corpus's voxceleb1 part (tools/make_demo_corpus.py), sorted by path.
+
+    asvcpp     `asvrun embed --model DIR --wav-scp FILE --out OUT` (asvrun-torch of --build): the
+               whole command, model loading, audio decoding and batching by frame budget included.
+    PyTorch    WeSpeaker's extraction path of wespeaker/cli/speaker.py and wespeaker/bin/extract.py
+               with batch size 1 (whole utterances, as extract.py runs when batch_size is 1): per
+               file torchaudio.load(normalize=False), torchaudio's Kaldi fbank (80 bins, 25/10 ms,
+               hamming, no dither), mean normalisation, model(feats) under torch.no_grad(); timed
+               from the model's loading (torch.load + load_state_dict(strict=True)) to the last
+               embedding, Python's start and imports not counted. WeSpeaker's model class is
+               imported from a WeSpeaker git directory at the golden commit (make_model_golden.py).
+
+Both use every core (PyTorch: torch.set_num_threads(os.cpu_count()); asvrun: LibTorch's default).
+Each side runs --repeats times; the table gives the fastest run of each, in utterances and audio
+seconds per second, and the ratio asvcpp / PyTorch. The embeddings of both sides are compared
+(lowest cosine), so the two did the same work.
+
+    tools/bench/embed_throughput.py --wespeaker-git-dir PATH.git --corpus demo_data --work /tmp/embed
+    tools/bench/embed_throughput.py ... --python /usr/bin/python3 --files 100 --repeats 3 --json out.json
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+# The PyTorch side, run by --python (which needs torch, torchaudio and numpy).
+TORCH_LOOP = r"""
+import json, os, sys, tempfile, time
+import numpy as np
+import torch
+import torchaudio
+import torchaudio.compliance.kaldi as kaldi
+sys.path.insert(0, os.path.join(sys.argv[1], "tools", "golden"))
+import make_wespeaker_audio_golden as golden
+import make_model_golden
+
+class Args: pass
+args = Args()
+args.wespeaker_git_dir = sys.argv[2]
+args.wespeaker_checkout = None
+model_dir, model_name, scp, out = sys.argv[3:7]
+torch.set_num_threads(os.cpu_count())
+with tempfile.TemporaryDirectory() as tmp:
+    make_model_golden.load_wespeaker(args, tmp)
+    files = [line.split(None, 1) for line in open(scp).read().splitlines() if line.strip()]
+    start = time.perf_counter()
+    state = torch.load(os.path.join(model_dir, "avg_model.pt"), map_location="cpu")
+    state = {k: v for k, v in state.items() if not k.startswith("projection.")}
+    model = golden.build(model_name, state)
+    embeddings, seconds = [], 0.0
+    for utt, path in files:
+        pcm, rate = torchaudio.load(path, normalize=False)
+        pcm = pcm.to(torch.float)
+        seconds += pcm.shape[1] / rate
+        feat = kaldi.fbank(pcm, num_mel_bins=80, frame_length=25, frame_shift=10,
+                           sample_frequency=rate, window_type="hamming")
+        feat = (feat - torch.mean(feat, dim=0)).unsqueeze(0)
+        with torch.no_grad():
+            outputs = model(feat)
+        outputs = outputs[-1] if isinstance(outputs, tuple) else outputs
+        embeddings.append(outputs[0].numpy())
+    elapsed = time.perf_counter() - start
+np.save(out, np.stack(embeddings))
+print(json.dumps({"seconds": elapsed, "audio_seconds": seconds, "utterances": len(files),
+                  "torch": torch.__version__, "torchaudio": torchaudio.__version__}))
+"""
+
+
+def read_npy(path):
+    import numpy as np
+    return np.load(path)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--wespeaker-git-dir", required=True, help="a (bare) WeSpeaker git directory")
+    parser.add_argument("--corpus", required=True, help="a demo corpus (tools/make_demo_corpus.py --out FOLDER)")
+    parser.add_argument("--work", required=True, help="folder for the model, lists and outputs")
+    parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="CMake build folder with asvrun")
+    parser.add_argument("--python", default="/usr/bin/python3", help="python with torch and torchaudio")
+    parser.add_argument("--model", default="ResNet34", choices=["ResNet34", "ECAPA_TDNN_GLOB_c512"])
+    parser.add_argument("--files", type=int, default=100, help="number of WAV files (default 100)")
+    parser.add_argument("--repeats", type=int, default=2, help="runs of each side; the fastest counts")
+    parser.add_argument("--json", help="write the figures here")
+    args = parser.parse_args()
+
+    os.makedirs(args.work, exist_ok=True)
+    model_dir = os.path.join(args.work, args.model)
+    subprocess.run([args.python, os.path.join(ROOT, "tests/asvcpp/models/make_wespeaker_checkpoint.py"), "10",
+                    f"{model_dir}:{args.model}"], check=True)
+    wavs = []
+    for folder, _, names in os.walk(os.path.join(args.corpus, "voxceleb1")):
+        wavs += [os.path.join(folder, n) for n in names if n.endswith(".wav")]
+    wavs = sorted(wavs)[:args.files]
+    if len(wavs) < args.files:
+        sys.exit(f"{args.corpus}/voxceleb1 has {len(wavs)} WAV files, fewer than --files {args.files}")
+    scp = os.path.join(args.work, "wav.scp")
+    with open(scp, "w") as f:
+        for i, path in enumerate(wavs):
+            f.write(f"utt{i:05d} {os.path.abspath(path)}\n")
+
+    asvrun = os.path.join(os.path.abspath(args.build), "tools", "asvrun", "asvrun")
+    asvcpp_times, torch_times, torch_info = [], [], None
+    for repeat in range(args.repeats):
+        out = os.path.join(args.work, f"asvcpp_{repeat}")
+        start = time.perf_counter()
+        subprocess.run([asvrun, "embed", "--model", model_dir, "--wav-scp", scp, "--out", out],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        asvcpp_times.append(time.perf_counter() - start)
+        npy = os.path.join(args.work, f"torch_{repeat}.npy")
+        result = subprocess.run([args.python, "-c", TORCH_LOOP, ROOT, args.wespeaker_git_dir, model_dir, args.model,
+                                 scp, npy], check=True, capture_output=True, text=True)
+        torch_info = json.loads(result.stdout.strip().splitlines()[-1])
+        torch_times.append(torch_info["seconds"])
+        print(f"[embed_throughput] run {repeat + 1}: asvcpp {asvcpp_times[-1]:.2f} s, "
+              f"PyTorch {torch_times[-1]:.2f} s", file=sys.stderr)
+
+    import numpy as np
+    ours = read_npy(os.path.join(args.work, "asvcpp_0", "embeddings.npy"))
+    theirs = read_npy(os.path.join(args.work, "torch_0.npy"))
+    cosine = (ours * theirs).sum(1) / (np.linalg.norm(ours, axis=1) * np.linalg.norm(theirs, axis=1))
+    audio = torch_info["audio_seconds"]
+    n = torch_info["utterances"]
+    best_ours, best_theirs = min(asvcpp_times), min(torch_times)
+    figures = {
+        "model": args.model, "utterances": n, "audio_seconds": audio, "cpus": os.cpu_count(),
+        "asvcpp_seconds": asvcpp_times, "pytorch_seconds": torch_times,
+        "pytorch": f"torch {torch_info['torch']}, torchaudio {torch_info['torchaudio']}",
+        "speedup": best_theirs / best_ours, "lowest_cosine": float(cosine.min()),
+    }
+    print(f"| side | seconds (fastest of {args.repeats}) | utterances/s | audio s/s |")
+    print("|---|---|---|---|")
+    print(f"| asvrun embed | {best_ours:.2f} | {n / best_ours:.1f} | {audio / best_ours:.0f} |")
+    print(f"| PyTorch loop ({figures['pytorch']}) | {best_theirs:.2f} | {n / best_theirs:.1f} | "
+          f"{audio / best_theirs:.0f} |")
+    print(f"\n{args.model}, {n} files, {audio:.0f} s of audio, {os.cpu_count()} CPUs: asvcpp / PyTorch = "
+          f"{figures['speedup']:.2f}x; lowest cosine between the two sides' embeddings {figures['lowest_cosine']:.6f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(figures, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
