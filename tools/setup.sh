@@ -17,7 +17,8 @@ packages=(
   espeak-ng ffmpeg libopenblas0-pthread libblas-dev liblapack-dev
   clang libclang-rt-14-dev  # tools/fuzz_configs.sh (libFuzzer)
   libjs-chart.js chromium  # asvrun report: Chart.js inlined into the page; its browser test
-  python3-torch  # torchrun of the PyTorch whose LibTorch asvrun links (its data-parallel test)
+  python3-torch python3-yaml  # torchrun of the PyTorch whose LibTorch asvrun links; WeSpeaker checkpoints in tests
+  python3-torchaudio  # tools/bench/embed_throughput.py and tools/golden/make_wespeaker_audio_golden.py
   slurm-wlm munge  # asvrun --slurm: tests/tools/slurm_e2e_test.cc starts a one-node cluster (as root)
   libonnx-dev  # ONNX export (asvcpp/deploy): ONNX's protobuf classes, checker and shape inference
   libpq-dev postgresql  # the PostgreSQL experiment store (libpq); its tests start a PostgreSQL 15 server
