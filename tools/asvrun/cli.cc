@@ -42,6 +42,10 @@ Examples:
                                                 run 3's model as WeSpeaker's avg_model.pt + config.yaml
   asvrun embed --model voxceleb_resnet34 --wav-scp wav.scp --out emb
                                                 embeddings (Kaldi ark/scp, .npy) with the model's own front end
+  asvrun verify --model 3 enroll1.wav enroll2.wav --test test.wav
+                                                run 3's score and decisions (its back end and thresholds)
+  asvrun verify --model out/resnet34_system --trials trials.txt --json
+                                                'enrollment test' lines of audio files or stored utterance ids
   asvrun compute-mfcc-feats --config=run_configs/voxceleb/xvector/mfcc.conf scp:wav.scp ark,t:-
                                                 Kaldi's compute-mfcc-feats (also: compute-vad)
 Exit status: 0 ok, 2 bad configuration or command line, 3 bad data, 4 database error,
@@ -253,6 +257,22 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
 
+  VerifyOptions verify;
+  auto* verify_cmd = app.add_subcommand(
+      "verify", "Score trials with a run's system as its stage 9 did: back end, calibration, decision thresholds");
+  add_model_options(verify_cmd, verify.model);
+  verify_cmd->add_option("enrollment", verify.enrollment,
+                         "Enrollment audio files or utterance ids of the system's stored embeddings (several: "
+                         "their embeddings averaged)");
+  verify_cmd->add_option("--test", verify.tests, "Test audio file or stored utterance id (repeatable)")
+      ->allow_extra_args(false);
+  verify_cmd->add_option("--trials", verify.trials,
+                         "File of 'enrollment test' lines (enrollment inputs joined by ',') instead of the inputs");
+  verify_cmd->add_flag("--json", verify.json, "JSON output");
+  verify_cmd->add_option("--threads", verify.threads, "Audio decoding threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+
   EvalOptions eval;
   auto* eval_cmd = app.add_subcommand("eval", "EER, minDCF, Cllr and actDCF of a score file");
   eval_cmd->add_option("--scores", eval.scores, "Scores: one per line in trial order, or 'left right score'")
@@ -315,6 +335,10 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   if (*embed_cmd) {
     if (!torch_commands.embed) throw unavailable("embed");
     return torch_commands.embed(embed);
+  }
+  if (*verify_cmd) {
+    if (!torch_commands.verify) throw unavailable("verify");
+    return torch_commands.verify(verify);
   }
   for (auto* kaldi_cmd : {mfcc_cmd, vad_cmd}) {
     if (!*kaldi_cmd) continue;

@@ -196,7 +196,7 @@ int PlotCurves(const PlotOptions& options);
 /// `asvrun info`: LibTorch version, CUDA/NCCL/Gloo support, visible GPUs.
 int Info();
 
-/// The model of `asvrun export` and `asvrun embed` (--model M): a run id of the experiment
+/// The model of `asvrun export`, `embed` and `verify` (--model M): a run id of the experiment
 /// database (`selection`: --db, else the output folder of --recipe's init config; the run's
 /// model is the one its stage 8 uses), a system folder of a recorded run (found in --db, else
 /// in <folder>/../experiments.db), or a WeSpeaker model directory (avg_model.pt + config.yaml)
@@ -238,6 +238,35 @@ struct EmbedOptions {
 /// than the network's shortest input). Throws ConfigError for a bad command line, DataError when
 /// no input gives an embedding, and what ExportModel throws for the model.
 int Embed(const EmbedOptions& options);
+
+/// What joins several enrollment inputs of one side in `asvrun verify --trials` lines.
+inline constexpr char kEnrollmentSeparator = ',';
+
+struct VerifyOptions {
+  ModelOptions model;
+  std::vector<std::string> enrollment;  ///< Audio files or utterance ids, averaged into one side.
+  std::vector<std::string> tests;       ///< --test: each scored against `enrollment`.
+  std::string trials;                   ///< --trials FILE: `enrollment test` lines instead.
+  bool json = false;
+  int threads = 2;                      ///< Audio decoding threads.
+};
+/// `asvrun verify --model M ENROLL... --test TEST [--test TEST...]` or `--trials FILE`: each trial
+/// scored exactly as the run of M scored its trial lists in stage 9, with the decisions at the
+/// thresholds stage 9 stored (recipes/shared/verification.h: BuildSystemBackend from the system's
+/// stored embeddings and the run's backend.* settings, ReadThresholds, VerifyTrials; several
+/// enrollment inputs averaged as the back end averages them). An input is an audio file, embedded
+/// as `asvrun embed` embeds it (loaded_model.h EmbedAudio), else an utterance id of the system's
+/// stored embeddings (<system>/embeddings/trial, then plda), whose stored embedding is used. A
+/// --trials line is `enrollment test [ignored columns...]`, the enrollment side one input or
+/// several joined by kEnrollmentSeparator; blank lines and lines starting with '#' are skipped.
+/// A WeSpeaker model has no back end: the score is the cosine of the (averaged) raw embeddings,
+/// with no decision. Prints a table (decisions as accept/reject per threshold), or with `json` one
+/// object: model, system, back_end, calibrated, thresholds, trials (enrollment, test, score,
+/// decisions) and inputs (from "audio" or "stored embedding"). Throws ConfigError for a bad
+/// command line, DataError for an input that is neither a file nor a stored id, audio that gives
+/// no embedding, a malformed trial file, a system without stored embeddings or thresholds
+/// (stage 9 not run), and what LoadModel throws.
+int Verify(const VerifyOptions& options);
 
 struct EvalOptions {
   std::string scores;  ///< One score per line in trial order, or `left right score` lines.

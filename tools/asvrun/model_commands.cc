@@ -1,4 +1,5 @@
-// `asvrun export` (WeSpeaker's format or ONNX) and `asvrun embed` (commands.h): models of recorded
+// `asvrun export` (WeSpeaker's format or ONNX) and `asvrun embed` (commands.h), and the model
+// loading and audio embedding they share with `asvrun verify` (loaded_model.h): models of recorded
 // voxceleb/margin runs and WeSpeaker model directories, linked into asvrun-torch only (cli.h).
 #include <algorithm>
 #include <cctype>
@@ -21,27 +22,18 @@
 #include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/settings/dump.h"
 #include "asvcpp/train/precision.h"
+#include "recipes/catalog.h"
 #include "recipes/shared/recipe_stages.h"
 #include "recipes/voxceleb/margin/margin_model.h"
 #include "recipes/voxceleb/margin/margin_recipe.h"
 #include "tools/asvrun/commands.h"
+#include "tools/asvrun/loaded_model.h"
 
 namespace asv::tools {
 namespace stdfs = std::filesystem;
 namespace margin = recipes::voxceleb_margin;
 
 namespace {
-
-// A model ready to extract embeddings with, and what it was trained with.
-struct LoadedModel {
-  std::optional<train::EmbeddingExtractor> extractor;
-  models::WespeakerConfig config;  // architecture, head and front end in WeSpeaker's terms
-  features::FbankOptions fbank;    // without dither
-  train::ExtractionOptions extraction;
-  std::string incompatibility;  // why WeSpeaker cannot hold it ("" when it can)
-  bool has_head = true;         // false: a WeSpeaker model without projection.*
-  std::string description;
-};
 
 std::string Device(const std::string& device) {
   if (device == "cpu") return device;
@@ -57,26 +49,43 @@ bool IsRunId(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
+// The run's resolved settings, as it recorded them.
+std::shared_ptr<recipe::RecipeSettings> SettingsOfRun(const db::RunRow& run) {
+  std::shared_ptr<recipe::RecipeSettings> settings = recipes::FindRecipe(run.info.recipe).NewSettings();
+  try {
+    settings::FromJson(settings->tree(), nlohmann::ordered_json::parse(run.info.settings_json));
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(fmt::format("run {}: its stored settings are not JSON: {}", run.id, e.what()));
+  }
+  return settings;
+}
+
+RunSystem SystemOfRun(const db::RunRow& run, const recipe::RecipeSettings& settings) {
+  RunSystem system;
+  system.run_id = run.id;
+  system.config = run.info.config;
+  system.folder = (stdfs::path(run.info.output_folder) / settings.common().paths.system_folder).lexically_normal();
+  system.backend = settings.common().backend;
+  return system;
+}
+
 // The run's model as its stage 8 uses it.
 LoadedModel FromRun(const db::RunRow& run, const std::string& device) {
   if (run.info.recipe != "voxceleb/margin") {
     throw DataError(
-        fmt::format("run {} is of recipe {}: asvrun export and embed take the models of voxceleb/margin "
+        fmt::format("run {} is of recipe {}: asvrun export, embed and verify take the models of voxceleb/margin "
                     "runs and WeSpeaker model directories",
                     run.id, run.info.recipe));
   }
-  margin::MarginSettings settings;
-  try {
-    settings::FromJson(settings.tree(), nlohmann::ordered_json::parse(run.info.settings_json));
-  } catch (const nlohmann::json::exception& e) {
-    throw DataError(fmt::format("run {}: its stored settings are not JSON: {}", run.id, e.what()));
-  }
-  auto model = margin::LoadRunModel(settings, stdfs::path(run.info.output_folder), device);
   LoadedModel out;
+  out.settings = SettingsOfRun(run);
+  auto& settings = dynamic_cast<margin::MarginSettings&>(*out.settings);
+  auto model = margin::LoadRunModel(settings, stdfs::path(run.info.output_folder), device);
   out.config = margin::WespeakerConfigOf(settings, model.classes);
   out.incompatibility = margin::WespeakerIncompatibility(settings);
   out.fbank = model.fbank;
   out.extraction = model.extraction;
+  out.system = SystemOfRun(run, settings);
   out.description = fmt::format("run {} ({}), {}", run.id, run.info.config, model.file.string());
   out.extractor.emplace(std::move(model.extractor));
   train::ApplyMathModes(settings.common().computing.allow_tf32);
@@ -120,6 +129,8 @@ db::RunRow RunOfSystemFolder(const stdfs::path& folder, const stdfs::path& db_pa
       fmt::format("--model {}: no finished run in {} has this system folder", folder.string(), db_path.string()));
 }
 
+}  // namespace
+
 LoadedModel LoadModel(const ModelOptions& options) {
   const std::string device = Device(options.device);
   const stdfs::path path(options.model);
@@ -147,6 +158,46 @@ LoadedModel LoadModel(const ModelOptions& options) {
   ASV_LOG(Info, "model: {}", model.description);
   return model;
 }
+
+AudioEmbeddings EmbedAudio(const LoadedModel& model, const std::vector<data::PcmStoreEntry>& entries,
+                           const stdfs::path& scratch, int threads) {
+  const stdfs::path store_folder = scratch / "pcm_store";
+  stdfs::remove_all(scratch);
+  data::PcmStoreOptions store_options;
+  store_options.sample_rate = model.config.sample_rate;
+  store_options.threads = threads;
+  AudioEmbeddings out;
+  try {
+    const auto report = data::BuildPcmStore(entries, store_folder, store_options);
+    out.skipped = report.skipped;
+    const auto store = std::make_shared<const data::PcmStore>(data::PcmStore::Open(store_folder));
+    std::vector<std::size_t> all(store->NumUtterances());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    const auto source = std::make_shared<features::PcmFbankSource>(store, all, model.fbank);
+    out.embeddings = recipes::shared::ExtractAll(
+        *source, "embed",
+        [&](const std::vector<int>& u) { return model.extractor->Extract(*source, u, model.extraction); },
+        model.fbank.frame_opts.frame_shift_ms / 1000.0);
+    std::map<std::string, bool> kept;
+    for (const auto& id : out.embeddings.ids) kept[id] = true;
+    for (int i = 0; i < source->NumUtterances(); ++i) {
+      if (kept.count(source->Name(i)) == 0) {
+        out.skipped.push_back(
+            {source->Name(i), fmt::format("{} fbank frames: too short for the network", source->NumFrames(i))});
+      }
+    }
+  } catch (const StageError& e) {
+    stdfs::remove_all(scratch);
+    throw DataError(fmt::format("no embedding: {}", e.what()));
+  } catch (...) {
+    stdfs::remove_all(scratch);
+    throw;
+  }
+  stdfs::remove_all(scratch);
+  return out;
+}
+
+namespace {
 
 // `id value` lines of a wav.scp, in file order.
 std::vector<data::PcmStoreEntry> ReadWavScp(const stdfs::path& path) {
@@ -236,43 +287,10 @@ int Embed(const EmbedOptions& options) {
     }
   }
   if (entries.empty()) throw DataError(fmt::format("{}: no utterances", options.wav_scp));
-  auto model = LoadModel(options.model);
+  const auto model = LoadModel(options.model);
 
   const stdfs::path out = stdfs::absolute(options.out);  // the scp names the archive by this path
-  const stdfs::path store_folder = out / "pcm_store.tmp";
-  stdfs::remove_all(store_folder);
-  data::PcmStoreOptions store_options;
-  store_options.sample_rate = model.config.sample_rate;
-  store_options.threads = options.threads;
-  std::vector<data::PcmSkippedUtterance> skipped;
-  backend::Embeddings embeddings;
-  try {
-    const auto report = data::BuildPcmStore(entries, store_folder, store_options);
-    skipped = report.skipped;
-    const auto store = std::make_shared<const data::PcmStore>(data::PcmStore::Open(store_folder));
-    std::vector<std::size_t> all(store->NumUtterances());
-    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-    const auto source = std::make_shared<features::PcmFbankSource>(store, all, model.fbank);
-    embeddings = recipes::shared::ExtractAll(
-        *source, "embed",
-        [&](const std::vector<int>& u) { return model.extractor->Extract(*source, u, model.extraction); },
-        model.fbank.frame_opts.frame_shift_ms / 1000.0);
-    std::map<std::string, bool> kept;
-    for (const auto& id : embeddings.ids) kept[id] = true;
-    for (int i = 0; i < source->NumUtterances(); ++i) {
-      if (kept.count(source->Name(i)) == 0) {
-        skipped.push_back(
-            {source->Name(i), fmt::format("{} fbank frames: too short for the network", source->NumFrames(i))});
-      }
-    }
-  } catch (const StageError& e) {
-    stdfs::remove_all(store_folder);
-    throw DataError(fmt::format("no embedding: {}", e.what()));
-  } catch (...) {
-    stdfs::remove_all(store_folder);
-    throw;
-  }
-  stdfs::remove_all(store_folder);
+  auto [embeddings, skipped] = EmbedAudio(model, entries, out / "pcm_store.tmp", options.threads);
 
   std::string skipped_text;
   for (const auto& s : skipped) skipped_text += s.utterance + " " + s.reason + "\n";
