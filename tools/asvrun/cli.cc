@@ -244,7 +244,8 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   export_cmd->add_option("--out", export_options.out, "Model directory (wespeaker) or file (onnx) to write")
       ->required();
   export_cmd->add_flag("--with-frontend", export_options.with_frontend,
-                       "onnx: the graph takes 16-bit-range audio and computes the model's fbank and CMN");
+                       "onnx: the graph takes audio in [-1, 1) and computes the model's features (fbank and CMN; "
+                       "x-vector runs: MFCCs, VAD and sliding CMN)");
 
   EmbedOptions embed;
   auto* embed_cmd = app.add_subcommand(
@@ -253,6 +254,9 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   embed_cmd->add_option("--wav-scp", embed.wav_scp, "Kaldi wav.scp: 'id file-or-command' lines");
   embed_cmd->add_option("audio", embed.audio, "Audio files (ids: the file names without extension)");
   embed_cmd->add_option("--out", embed.out, "Output folder")->required();
+  embed_cmd->add_flag("--clean-features", embed.clean_features,
+                      "x-vector runs: MFCCs without dither and compression (as the ONNX graph computes them) "
+                      "instead of exactly as stage 1 stored them");
   embed_cmd->add_option("--threads", embed.threads, "Audio decoding threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));

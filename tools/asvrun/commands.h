@@ -201,7 +201,8 @@ int Info();
 /// model is the one its stage 8 uses), a system folder of a recorded run (found in --db, else
 /// in <folder>/../experiments.db), or a WeSpeaker model directory (avg_model.pt + config.yaml)
 /// or a WeSpeaker .pt file with a config.yaml beside it or one folder up (model_commands.cc).
-/// Runs must be of voxceleb/margin.
+/// Runs must be of voxceleb/margin (stage 8's model), voxceleb/xvector or sitw/xvector (stage 7's
+/// network: recipe.selected_epoch, else the newest checkpoint).
 struct ModelOptions {
   std::string model;
   DbSelection selection;
@@ -216,10 +217,12 @@ struct ExportOptions {
 };
 /// `asvrun export --model M --format wespeaker --out DIR`: DIR/avg_model.pt and DIR/config.yaml
 /// (asvcpp/models/wespeaker_model.h). `--format onnx --out FILE [--with-frontend]`: the embedding
-/// network as an ONNX graph (asvcpp/deploy/onnx_export.h) with the model's fbank and CMN inside
-/// when asked. Throws ConfigError for a model the format cannot express (WeSpeaker: recipe.channels
-/// set; ONNX: see deploy::ExportOnnx), DataError for a model that cannot be read, DbError for a run
-/// id the database does not hold.
+/// network as an ONNX graph (asvcpp/deploy/onnx_export.h) with the model's front end inside when
+/// asked: fbank and CMN, or for an x-vector run its MFCCs, VAD and sliding CMN
+/// (recipes/shared/xvector/onnx_front_end.h). Throws ConfigError for a model the format cannot
+/// express (WeSpeaker: recipe.channels set, an x-vector network; ONNX: see deploy::ExportOnnx and
+/// XvectorOnnxFrontEnd), DataError for a model that cannot be read, DbError for a run id the
+/// database does not hold.
 int ExportModel(const ExportOptions& options);
 
 struct EmbedOptions {
@@ -228,10 +231,17 @@ struct EmbedOptions {
   std::vector<std::string> audio;   ///< Audio files; ids are their file names without extension.
   std::string out;                  ///< Output folder.
   int threads = 2;                  ///< Audio decoding threads.
+  /// x-vector runs: MFCCs without Kaldi's dither and without the compression of stored features
+  /// (what the ONNX graph with the front end computes) instead of exactly stage 1's. No effect on
+  /// fbank models, whose front end has neither.
+  bool clean_features = false;
 };
 /// `asvrun embed --model M (--wav-scp FILE | AUDIO...) --out DIR`: the model's embeddings of the
 /// audio with exactly the front end the model was trained with (sample rate, fbank, utterance
-/// mean subtraction: the run's settings or config.yaml) and stage 8's batching. Writes
+/// mean subtraction: the run's settings or config.yaml) and stage 8's batching; for an x-vector
+/// run its stage-1 MFCCs and VAD (Kaldi's dither seeded by the id, compressed as stored) read as
+/// its stage 7 reads them (loaded_model.h EmbedAudio), so that an utterance given with its id in
+/// the run's lists gets stage 7's embedding. Writes
 /// DIR/embeddings.ark, .scp (Kaldi binary vectors) and .utt2dur (speech seconds the network saw),
 /// DIR/embeddings.npy (float32 [utterances, dim], rows in the order of DIR/utt_ids.txt) and
 /// DIR/skipped.txt (`id reason` of each input left out: audio that cannot be decoded, or shorter
@@ -259,8 +269,10 @@ struct VerifyOptions {
 /// stored embeddings (<system>/embeddings/trial, then plda), whose stored embedding is used. A
 /// --trials line is `enrollment test [ignored columns...]`, the enrollment side one input or
 /// several joined by kEnrollmentSeparator; blank lines and lines starting with '#' are skipped.
-/// A WeSpeaker model has no back end: the score is the cosine of the (averaged) raw embeddings,
-/// with no decision. Prints a table (decisions as accept/reject per threshold), or with `json` one
+/// For an x-vector run, audio inputs are refused (DataError) when the system's stored embeddings
+/// are of another epoch than the network loaded (embeddings/info.json): their scores would mix two
+/// networks. A WeSpeaker model has no back end: the score is the cosine of the (averaged) raw
+/// embeddings, with no decision. Prints a table (decisions as accept/reject per threshold), or with `json` one
 /// object: model, system, back_end, calibrated, thresholds, trials (enrollment, test, score,
 /// decisions) and inputs (from "audio" or "stored embedding"). Throws ConfigError for a bad
 /// command line, DataError for an input that is neither a file nor a stored id, audio that gives

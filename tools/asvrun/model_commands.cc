@@ -1,6 +1,7 @@
 // `asvrun export` (WeSpeaker's format or ONNX) and `asvrun embed` (commands.h), and the model
 // loading and audio embedding they share with `asvrun verify` (loaded_model.h): models of recorded
-// voxceleb/margin runs and WeSpeaker model directories, linked into asvrun-torch only (cli.h).
+// voxceleb/margin, voxceleb/xvector and sitw/xvector runs and WeSpeaker model directories, linked
+// into asvrun-torch only (cli.h).
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -24,6 +25,9 @@
 #include "asvcpp/train/precision.h"
 #include "recipes/catalog.h"
 #include "recipes/shared/recipe_stages.h"
+#include "recipes/shared/xvector/onnx_front_end.h"
+#include "recipes/shared/xvector/xvector_model.h"
+#include "recipes/shared/xvector/xvector_settings.h"
 #include "recipes/voxceleb/margin/margin_model.h"
 #include "recipes/voxceleb/margin/margin_recipe.h"
 #include "tools/asvrun/commands.h"
@@ -69,23 +73,87 @@ RunSystem SystemOfRun(const db::RunRow& run, const recipe::RecipeSettings& setti
   return system;
 }
 
-// The run's model as its stage 8 uses it.
+// The folder a run ran in, where its relative paths point: its absolute output folder less the
+// relative paths.output_folder it recorded; nullopt when that cannot be told.
+std::optional<stdfs::path> RunFolder(const db::RunRow& run, const recipe::RecipeSettings& settings) {
+  const stdfs::path recorded = stdfs::path(settings.common().paths.output_folder).lexically_normal();
+  if (recorded.is_absolute()) return std::nullopt;
+  stdfs::path folder = stdfs::path(run.info.output_folder).lexically_normal();
+  std::vector<std::string> parts;
+  for (const auto& part : recorded) {
+    if (!part.empty() && part != ".") parts.push_back(part.string());
+  }
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    if (folder.filename().empty()) folder = folder.parent_path();  // a trailing separator
+    if (*it == ".." || folder.filename() != *it) return std::nullopt;
+    folder = folder.parent_path();
+  }
+  return folder;
+}
+
+// Makes a relative paths.kaldi_mfcc_conf_file absolute: against the run's folder, else the current
+// one. Throws DataError naming the places looked in when neither has it.
+void ResolveMfccConf(const db::RunRow& run, recipe::RecipeSettings& settings) {
+  std::string& conf = settings.common().paths.kaldi_mfcc_conf_file;
+  if (stdfs::path(conf).is_absolute()) return;
+  std::vector<stdfs::path> candidates;
+  if (const auto folder = RunFolder(run, settings)) candidates.push_back(*folder / conf);
+  candidates.push_back(stdfs::absolute(conf));
+  for (const auto& candidate : candidates) {
+    std::error_code ec;
+    if (stdfs::is_regular_file(candidate, ec)) {
+      conf = candidate.lexically_normal().string();
+      return;
+    }
+  }
+  std::string places;
+  for (const auto& candidate : candidates) places += (places.empty() ? "" : ", ") + candidate.string();
+  throw DataError(
+      fmt::format("run {}: paths.kaldi_mfcc_conf_file = '{}', the MFCC options of its features, is in "
+                  "neither {}",
+                  run.id, conf, places));
+}
+
+bool IsXvectorRecipe(const std::string& recipe) {
+  return recipe == "voxceleb/xvector" || recipe == "sitw/xvector";
+}
+
+// The run's model as its stage 8 (voxceleb/margin) or 7 (x-vector recipes) uses it.
 LoadedModel FromRun(const db::RunRow& run, const std::string& device) {
-  if (run.info.recipe != "voxceleb/margin") {
+  if (run.info.recipe != "voxceleb/margin" && !IsXvectorRecipe(run.info.recipe)) {
     throw DataError(
-        fmt::format("run {} is of recipe {}: asvrun export, embed and verify take the models of voxceleb/margin "
-                    "runs and WeSpeaker model directories",
+        fmt::format("run {} is of recipe {}: asvrun export, embed and verify take the models of voxceleb/margin, "
+                    "voxceleb/xvector and sitw/xvector runs and WeSpeaker model directories",
                     run.id, run.info.recipe));
   }
   LoadedModel out;
   out.settings = SettingsOfRun(run);
+  out.system = SystemOfRun(run, *out.settings);
+  if (IsXvectorRecipe(run.info.recipe)) {
+    auto& settings = dynamic_cast<recipes::xvector::XvectorSettings&>(*out.settings);
+    ResolveMfccConf(run, settings);
+    auto model = recipes::xvector::LoadRunModel(settings, stdfs::path(run.info.output_folder), device);
+    out.front_end = LoadedModel::FrontEnd::kMfcc;
+    out.mfcc = model.front_end;
+    out.extraction = model.extraction;
+    out.epoch = model.epoch;
+    out.weights = model.file;
+    out.has_head = false;
+    out.incompatibility =
+        fmt::format("an x-vector network ({}): WeSpeaker has no such architecture (export it with --format onnx)",
+                    settings.common().network.ArchitectureName());
+    out.description = fmt::format("run {} ({}), {}", run.id, run.info.config, model.file.string());
+    out.extractor.emplace(std::move(model.extractor));
+    train::ApplyMathModes(settings.common().computing.allow_tf32);
+    return out;
+  }
   auto& settings = dynamic_cast<margin::MarginSettings&>(*out.settings);
   auto model = margin::LoadRunModel(settings, stdfs::path(run.info.output_folder), device);
   out.config = margin::WespeakerConfigOf(settings, model.classes);
   out.incompatibility = margin::WespeakerIncompatibility(settings);
   out.fbank = model.fbank;
   out.extraction = model.extraction;
-  out.system = SystemOfRun(run, settings);
+  out.weights = model.file;
   out.description = fmt::format("run {} ({}), {}", run.id, run.info.config, model.file.string());
   out.extractor.emplace(std::move(model.extractor));
   train::ApplyMathModes(settings.common().computing.allow_tf32);
@@ -98,6 +166,7 @@ LoadedModel FromWespeaker(const stdfs::path& path, const std::string& device) {
   out.config = imported.config;
   out.fbank = models::FbankOptionsOf(imported.config);
   out.extraction.skip_empty = true;
+  out.weights = imported.files.weights;
   out.description = fmt::format("WeSpeaker model {} ({})", imported.files.weights.string(), imported.config.model);
   out.has_head = imported.has_head;
   out.extractor.emplace(imported.net, device);
@@ -160,7 +229,17 @@ LoadedModel LoadModel(const ModelOptions& options) {
 }
 
 AudioEmbeddings EmbedAudio(const LoadedModel& model, const std::vector<data::PcmStoreEntry>& entries,
-                           const stdfs::path& scratch, int threads) {
+                           const stdfs::path& scratch, int threads, bool clean_features) {
+  if (model.front_end == LoadedModel::FrontEnd::kMfcc) {
+    auto front_end = *model.mfcc;
+    front_end.stage1.threads = threads;
+    auto embedded =
+        recipes::xvector::EmbedAudio(*model.extractor, model.extraction, front_end, entries, scratch, clean_features);
+    AudioEmbeddings out;
+    out.embeddings = std::move(embedded.embeddings);
+    for (auto& s : embedded.skipped) out.skipped.push_back({std::move(s.utterance), std::move(s.reason)});
+    return out;
+  }
   const stdfs::path store_folder = scratch / "pcm_store";
   stdfs::remove_all(scratch);
   data::PcmStoreOptions store_options;
@@ -247,7 +326,9 @@ int ExportModel(const ExportOptions& options) {
   auto model = LoadModel(options.model);
   if (options.format == "onnx") {
     std::optional<deploy::OnnxFrontEnd> front_end;
-    if (options.with_frontend) {
+    if (options.with_frontend && model.front_end == LoadedModel::FrontEnd::kMfcc) {
+      front_end = recipes::xvector::XvectorOnnxFrontEnd(model.settings->common());
+    } else if (options.with_frontend) {
       front_end.emplace();
       front_end->kind = deploy::OnnxFrontEnd::Kind::kFbank;
       front_end->fbank = model.fbank;
@@ -256,7 +337,10 @@ int ExportModel(const ExportOptions& options) {
     model.extractor->net().eval();
     const auto summary = deploy::ExportOnnx(model.extractor->net(), options.out, front_end);
     fmt::print("{}: ONNX graph of {} ({} nodes, {} bytes; input {}) of {}\n", options.out, summary.architecture,
-               summary.nodes, summary.bytes, front_end ? "waveform [batch, samples]" : "feats [batch, frames, dim]",
+               summary.nodes, summary.bytes,
+               !front_end       ? "feats [batch, frames, dim]"
+               : front_end->vad ? "waveform [1, samples]"
+                                : "waveform [batch, samples]",
                model.description);
     return kExitOk;
   }
@@ -290,7 +374,7 @@ int Embed(const EmbedOptions& options) {
   const auto model = LoadModel(options.model);
 
   const stdfs::path out = stdfs::absolute(options.out);  // the scp names the archive by this path
-  auto [embeddings, skipped] = EmbedAudio(model, entries, out / "pcm_store.tmp", options.threads);
+  auto [embeddings, skipped] = EmbedAudio(model, entries, out / "embed.tmp", options.threads, options.clean_features);
 
   std::string skipped_text;
   for (const auto& s : skipped) skipped_text += s.utterance + " " + s.reason + "\n";

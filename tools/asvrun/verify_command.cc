@@ -88,6 +88,18 @@ std::vector<Trial> TrialsOf(const VerifyOptions& options) {
   return trials;
 }
 
+// Whether some input of `trials` is an audio file (Inputs takes a file before a stored id).
+bool AnyAudioFile(const std::vector<Trial>& trials) {
+  std::error_code ec;
+  for (const auto& t : trials) {
+    if (stdfs::is_regular_file(t.test, ec)) return true;
+    for (const auto& input : t.enrollment) {
+      if (stdfs::is_regular_file(input, ec)) return true;
+    }
+  }
+  return false;
+}
+
 // Embeddings of every input, each an audio file or an utterance id of the system's stored embeddings.
 class Inputs {
  public:
@@ -264,6 +276,13 @@ int Verify(const VerifyOptions& options) {
         [&](const backend::Embeddings& plda, const std::vector<std::string>& speakers) {
           return recipes::shared::StoredSpeakerCohort(model.system->folder, plda, speakers);
         }));
+    if (model.epoch && system->epoch && *model.epoch != *system->epoch && AnyAudioFile(trials)) {
+      throw DataError(fmt::format(
+          "{}: the system's stored embeddings are of the network of epoch {}, the model loaded is of epoch {}: "
+          "audio embedded with it would not score against them as the run scored (set recipe.selected_epoch "
+          "or extract again with stage 7)",
+          (model.system->folder / "embeddings/info.json").string(), *system->epoch, *model.epoch));
+    }
   }
   const Inputs inputs(model, trials, options.threads);
 
