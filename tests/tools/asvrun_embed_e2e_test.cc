@@ -213,6 +213,11 @@ TEST(AsvrunEmbedE2eTest, EmbedsAsStage8AndExports) {
       {ASV_ASVRUN, "export", "--model", "out/tiny_system", "--format", "wespeaker", "--out", "exported"}, dir.path());
   EXPECT_EQ(no_form.status, 2) << no_form.err;
   EXPECT_NE(no_form.err.find("recipe.channels = 16"), std::string::npos) << no_form.err;
+  const auto no_asvtorch = testing::RunCommand(
+      {ASV_ASVRUN, "export", "--model", "out/tiny_system", "--format", "asvtorch", "--out", "asvtorch.pt"}, dir.path());
+  EXPECT_EQ(no_asvtorch.status, 2) << no_asvtorch.err;
+  EXPECT_NE(no_asvtorch.err.find("--format asvtorch takes the networks of x-vector runs"), std::string::npos)
+      << no_asvtorch.err;
 
   // asvrun verify: trials of the run's own list (utterance ids of its stored embeddings) score as
   // stage 9 scored them, bit for bit, with the decision at the stored EER threshold (the run's

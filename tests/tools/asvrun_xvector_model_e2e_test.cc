@@ -8,7 +8,8 @@
 //  - `asvrun verify --trials` of trials of the run's list gives stage 9's scores bit for bit;
 //  - the ONNX graph with the front end gives `asvrun embed --clean-features`'s embedding of a WAV
 //    file (cosine >= 0.9999, max |diff| <= 1e-4 x norm) in ONNX Runtime;
-//  - WeSpeaker's format is refused naming the network.
+//  - `asvrun export --format asvtorch` writes ASVtorch's state dict; WeSpeaker's format is refused
+//    naming the network.
 // Skipped when espeak-ng or ffmpeg is missing.
 #include <algorithm>
 #include <cmath>
@@ -23,6 +24,7 @@
 
 #include "asvcpp/backend/evaluation.h"
 #include "asvcpp/eval/score_file.h"
+#include "asvcpp/models/torch_pickle.h"
 #include "tests/build_paths.h"
 #include "tests/tools/test_util.h"
 #include "tests/tools/xvector_tiny.h"
@@ -205,6 +207,21 @@ TEST(AsvrunXvectorModelE2eTest, EmbedsVerifiesAndExportsAsTheRun) {
     std::cout << "ONNX Runtime vs asvrun embed --clean-features: cosine " << similarity.cosine
               << ", max |diff| / norm " << similarity.max_diff_over_norm << "\n";
   }
+
+  // ASVtorch's state dict: BaseNet's four values first, then every tensor of the network
+  // (asvtorch_model_test checks the keys against ASVtorch's own classes).
+  const auto asvtorch = testing::RunCommand({ASV_ASVRUN, "export", "--model", "2", "--db", "out/experiments.db",
+                                             "--format", "asvtorch", "--out", "asvtorch_state.pt"},
+                                            dir.path());
+  ASSERT_EQ(asvtorch.status, 0) << asvtorch.err;
+  const auto state = models::LoadStateDict(dir / "asvtorch_state.pt");
+  ASSERT_GT(state.size(), 4u);
+  EXPECT_EQ(state[0].first, "feat_dim_param");
+  EXPECT_EQ(state[0].second.item<std::int64_t>(), 30);  // the recipe's mfcc.conf: 30 cepstra
+  EXPECT_EQ(state[3].first, "consecutive_lr_updates");
+  EXPECT_EQ(state[4].first, "tdnn_layers.0.batchnorm.weight");
+  EXPECT_EQ(state.back().first, "utterance_layers.1.bias");
+  EXPECT_EQ(state.back().second.size(0), state[1].second.item<std::int64_t>());  // n_speakers_param
 
   // No WeSpeaker form (2, naming the network).
   const auto wespeaker = testing::RunCommand(

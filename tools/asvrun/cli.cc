@@ -40,6 +40,8 @@ Examples:
   asvrun export --model 3 --format wespeaker --out exported
   asvrun export --model 3 --format onnx --with-frontend --out model.onnx
                                                 run 3's model as WeSpeaker's avg_model.pt + config.yaml
+  asvrun export --model 5 --format asvtorch --out epoch_state.pt
+                                                an x-vector run's network as ASVtorch's state dict
   asvrun embed --model voxceleb_resnet34 --wav-scp wav.scp --out emb
                                                 embeddings (Kaldi ark/scp, .npy) with the model's own front end
   asvrun verify --model 3 enroll1.wav enroll2.wav --test test.wav
@@ -236,12 +238,14 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   };
   ExportOptions export_options;
   auto* export_cmd = app.add_subcommand(
-      "export", "Write a model in another toolkit's format (WeSpeaker's avg_model.pt + config.yaml)");
+      "export", "Write a model in another toolkit's format (WeSpeaker's avg_model.pt + config.yaml, ONNX, "
+                "ASVtorch's state dict)");
   add_model_options(export_cmd, export_options.model);
-  export_cmd->add_option("--format", export_options.format, "Model format: wespeaker (directory) or onnx (file)")
+  export_cmd->add_option("--format", export_options.format,
+                         "Model format: wespeaker (directory), onnx (file) or asvtorch (file: x-vector runs)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"wespeaker", "onnx"}));
-  export_cmd->add_option("--out", export_options.out, "Model directory (wespeaker) or file (onnx) to write")
+      ->check(CLI::IsMember({"wespeaker", "onnx", "asvtorch"}));
+  export_cmd->add_option("--out", export_options.out, "Model directory (wespeaker) or file (onnx, asvtorch) to write")
       ->required();
   export_cmd->add_flag("--with-frontend", export_options.with_frontend,
                        "onnx: the graph takes audio in [-1, 1) and computes the model's features (fbank and CMN; "

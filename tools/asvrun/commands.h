@@ -211,18 +211,20 @@ struct ModelOptions {
 
 struct ExportOptions {
   ModelOptions model;
-  std::string format = "wespeaker";  ///< "wespeaker" or "onnx"
-  std::string out;                   ///< The model directory (wespeaker) or file (onnx) to write.
+  std::string format = "wespeaker";  ///< "wespeaker", "onnx" or "asvtorch"
+  std::string out;                   ///< The model directory (wespeaker) or file (onnx, asvtorch) to write.
   bool with_frontend = false;        ///< onnx: the graph takes audio and computes the model's features
 };
 /// `asvrun export --model M --format wespeaker --out DIR`: DIR/avg_model.pt and DIR/config.yaml
 /// (asvcpp/models/wespeaker_model.h). `--format onnx --out FILE [--with-frontend]`: the embedding
 /// network as an ONNX graph (asvcpp/deploy/onnx_export.h) with the model's front end inside when
 /// asked: fbank and CMN, or for an x-vector run its MFCCs, VAD and sliding CMN
-/// (recipes/shared/xvector/onnx_front_end.h). Throws ConfigError for a model the format cannot
-/// express (WeSpeaker: recipe.channels set, an x-vector network; ONNX: see deploy::ExportOnnx and
-/// XvectorOnnxFrontEnd), DataError for a model that cannot be read, DbError for a run id the
-/// database does not hold.
+/// (recipes/shared/xvector/onnx_front_end.h). `--format asvtorch --out FILE`: an x-vector run's
+/// network as the state dict of ASVtorch's class (asvcpp/models/asvtorch_model.h), BaseNet's
+/// training_loss and consecutive_lr_updates from the checkpoint. Throws ConfigError for a model
+/// the format cannot express (WeSpeaker: recipe.channels set, an x-vector network; ONNX: see
+/// deploy::ExportOnnx and XvectorOnnxFrontEnd; ASVtorch: anything but an x-vector network),
+/// DataError for a model that cannot be read, DbError for a run id the database does not hold.
 int ExportModel(const ExportOptions& options);
 
 struct EmbedOptions {

@@ -1,4 +1,4 @@
-// `asvrun export` (WeSpeaker's format or ONNX) and `asvrun embed` (commands.h), and the model
+// `asvrun export` (WeSpeaker's format, ASVtorch's or ONNX) and `asvrun embed` (commands.h), and the model
 // loading and audio embedding they share with `asvrun verify` (loaded_model.h): models of recorded
 // voxceleb/margin, voxceleb/xvector and sitw/xvector runs and WeSpeaker model directories, linked
 // into asvrun-torch only (cli.h).
@@ -19,9 +19,11 @@
 #include "asvcpp/data/pcm_store.h"
 #include "asvcpp/deploy/onnx_export.h"
 #include "asvcpp/features/pcm_fbank_source.h"
+#include "asvcpp/models/asvtorch_model.h"
 #include "asvcpp/models/wespeaker_model.h"
 #include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/settings/dump.h"
+#include "asvcpp/train/checkpoint_io.h"
 #include "asvcpp/train/precision.h"
 #include "recipes/catalog.h"
 #include "recipes/shared/recipe_stages.h"
@@ -342,6 +344,24 @@ int ExportModel(const ExportOptions& options) {
                : front_end->vad ? "waveform [1, samples]"
                                 : "waveform [batch, samples]",
                model.description);
+    return kExitOk;
+  }
+  if (options.format == "asvtorch") {
+    if (model.front_end != LoadedModel::FrontEnd::kMfcc) {
+      throw ConfigError(fmt::format("--model {}: --format asvtorch takes the networks of x-vector runs "
+                                    "(voxceleb/xvector, sitw/xvector); this model goes out with --format "
+                                    "wespeaker or onnx",
+                                    options.model.model));
+    }
+    // BaseNet's bookkeeping values as the checkpoint holds them.
+    const auto meta = train::ReadCheckpointMeta(model.weights);
+    const models::AsvtorchNetState state{meta.feat_dim, meta.n_speakers,
+                                         static_cast<float>(meta.schedule.training_loss),
+                                         meta.schedule.consecutive_lr_updates};
+    models::ExportAsvtorchModel(options.out, model.extractor->net(), state);
+    fmt::print("{}: ASVtorch state dict of {} (network.network_class = '{}', feat_dim {}, n_speakers {}) of {}\n",
+               options.out, meta.architecture, model.settings->common().network.network_class, meta.feat_dim,
+               meta.n_speakers, model.description);
     return kExitOk;
   }
   if (!model.incompatibility.empty()) {
