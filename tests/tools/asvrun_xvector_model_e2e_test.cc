@@ -5,7 +5,8 @@
 //    embeddings its stage 7 wrote (the run's MFCCs with dither seeded by the id, compressed, VAD,
 //    sliding CMN), also from another folder (the run's relative mfcc.conf found through the run's
 //    folder);
-//  - `asvrun verify --trials` of trials of the run's list gives stage 9's scores bit for bit;
+//  - `asvrun verify --trials` of trials of the run's list gives stage 9's scores bit for bit, also
+//    after stage 9 scored the system again with AS-norm and a calibration (Bayes decisions);
 //  - the ONNX graph with the front end gives `asvrun embed --clean-features`'s embedding of a WAV
 //    file (cosine >= 0.9999, max |diff| <= 1e-4 x norm) in ONNX Runtime;
 //  - `asvrun export --format asvtorch` writes ASVtorch's state dict; WeSpeaker's format is refused
@@ -49,6 +50,13 @@ recipe.min_utterances_per_speaker = 2
 recipe.plda_speakers_during_training = 5
 )" + testing::kTinyXvectorNetwork + R"(computing.use_gpu = False
 computing.network_dataloader_workers = 1
+
+# Stage 9 again with AS-norm against the speaker means and a linear calibration
+calibrated < tiny
+recipe.start_stage = 9
+backend.score_norm = True
+backend.calibration = 'linear'
+backend.keep_degenerate_calibration = True
 )";
 
 std::map<std::string, std::string> ReadWavScp(const fs::path& path) {
@@ -222,6 +230,36 @@ TEST(AsvrunXvectorModelE2eTest, EmbedsVerifiesAndExportsAsTheRun) {
   EXPECT_EQ(state[4].first, "tdnn_layers.0.batchnorm.weight");
   EXPECT_EQ(state.back().first, "utterance_layers.1.bias");
   EXPECT_EQ(state.back().second.size(0), state[1].second.item<std::int64_t>());  // n_speakers_param
+
+  // Run 3 scores the same system again with AS-norm and a calibration: verify gives its calibrated
+  // scores bit for bit, decided at the Bayes thresholds of both operating points.
+  const auto calibrated = testing::RunCommand({ASV_ASVRUN, "voxceleb/xvector", "calibrated", "--run-configs",
+                                               "configs/run_configs", "--init-config", "configs/init_config"},
+                                              dir.path());
+  ASSERT_EQ(calibrated.status, 0) << calibrated.err;
+  const auto llrs = eval::ReadScoreFile(dir / "out/tiny_system/scores/scores_veri_test.txt", &list);
+  const auto verify_llr = testing::RunCommand(
+      {ASV_ASVRUN, "verify", "--model", "3", "--db", "out/experiments.db", "--trials", "trials.txt", "--json"},
+      dir.path());
+  ASSERT_EQ(verify_llr.status, 0) << verify_llr.err;
+  const auto verified_llr = nlohmann::json::parse(verify_llr.out);
+  EXPECT_EQ(verified_llr["calibrated"], true);
+  EXPECT_EQ(verified_llr["back_end"]["score_norm"], "as-norm");
+  ASSERT_EQ(verified_llr["trials"].size(), list.size());
+  std::size_t differ = 0;
+  for (std::size_t k = 0; k < list.size(); ++k) {
+    const auto& t = verified_llr["trials"][k];
+    EXPECT_EQ(t["score"].get<double>(), llrs[k]) << "trial " << k;
+    differ += t["score"].get<double>() != stage9[k];
+    ASSERT_EQ(t["decisions"].size(), 2u);
+    for (const auto& d : t["decisions"]) {
+      EXPECT_EQ(d["kind"], "bayes");
+      const double p = d["p_target"].get<double>();
+      EXPECT_NEAR(d["threshold"].get<double>(), std::log((1 - p) / p), 1e-12);
+      EXPECT_EQ(d["accept"].get<bool>(), llrs[k] >= d["threshold"].get<double>());
+    }
+  }
+  EXPECT_EQ(differ, list.size());  // the calibrated LLRs are not the cosine scores
 
   // No WeSpeaker form (2, naming the network).
   const auto wespeaker = testing::RunCommand(
