@@ -11,6 +11,9 @@
 //    file (cosine >= 0.9999, max |diff| <= 1e-4 x norm) in ONNX Runtime;
 //  - `asvrun export --format asvtorch` writes ASVtorch's state dict; WeSpeaker's format is refused
 //    naming the network.
+// And a tiny sitw/xvector run (sitw_tiny_configs.h), its model given by system folder: verify gives
+// stage 9's scores of both SITW lists (core-core, core-multi) bit for bit, and embed by id stage
+// 7's embeddings.
 // Skipped when espeak-ng or ffmpeg is missing.
 #include <algorithm>
 #include <cmath>
@@ -27,6 +30,7 @@
 #include "asvcpp/eval/score_file.h"
 #include "asvcpp/models/torch_pickle.h"
 #include "tests/build_paths.h"
+#include "tests/tools/sitw_tiny_configs.h"
 #include "tests/tools/test_util.h"
 #include "tests/tools/xvector_tiny.h"
 
@@ -266,6 +270,65 @@ TEST(AsvrunXvectorModelE2eTest, EmbedsVerifiesAndExportsAsTheRun) {
       {ASV_ASVRUN, "export", "--model", "2", "--db", "out/experiments.db", "--out", "wespeaker"}, dir.path());
   EXPECT_EQ(wespeaker.status, 2);
   EXPECT_NE(wespeaker.err.find("an x-vector network (StandardNet)"), std::string::npos) << wespeaker.err;
+}
+
+TEST(AsvrunXvectorModelE2eTest, SitwRunVerifiesBothListsAsStage9) {
+  if (!testing::HaveDemoCorpusTools()) {
+    GTEST_SKIP() << "espeak-ng, ffmpeg or python3 missing (tools/setup.sh installs them)";
+  }
+  testing::ScratchDir dir("sitw_model_e2e");
+  const auto setup = testing::SetUpSitwDir(dir);
+  ASSERT_EQ(setup.status, 0) << setup.err;
+  const auto run = testing::RunCommand(
+      {ASV_ASVRUN, "sitw/xvector", "tiny", "--run-configs", "configs/run_configs", "--init-config",
+       "configs/init_config"},
+      dir.path());
+  ASSERT_EQ(run.status, 0) << run.err;
+  for (const char* name : {"core_core", "core_multi"}) {
+    SCOPED_TRACE(name);
+    const fs::path file = dir / "out/datasets/sitw/lists" / (std::string("sitw_trials_") + name + ".txt");
+    const auto list = eval::ReadTrialList(file);
+    const auto stage9 = eval::ReadScoreFile(
+        dir / "out/tiny_system/scores" / (std::string("scores_sitw_trials_") + name + ".txt"), &list);
+    std::string trials;
+    for (std::size_t k = 0; k < list.size(); ++k) trials += list.left[k] + " " + list.right[k] + "\n";
+    dir.Write("trials.txt", trials);
+    const auto verify = testing::RunCommand(
+        {ASV_ASVRUN, "verify", "--model", "out/tiny_system", "--trials", "trials.txt", "--json"}, dir.path());
+    ASSERT_EQ(verify.status, 0) << verify.err;
+    const auto verified = nlohmann::json::parse(verify.out);
+    ASSERT_EQ(verified["trials"].size(), list.size());
+    for (std::size_t k = 0; k < list.size(); ++k) {
+      EXPECT_EQ(verified["trials"][k]["score"].get<double>(), stage9[k]) << "trial " << k;
+    }
+  }
+
+  // embed by id of the trial utterances gives stage 7's embeddings (multi-session sides, '&'-joined
+  // ids, are not single audio files and are left out).
+  const auto stage7 = backend::ReadEmbeddings(dir / "out/tiny_system/embeddings/trial");
+  const auto wav = ReadWavScp(dir / "out/datasets/sitw/lists/wav.scp");
+  std::string scp;
+  std::vector<std::string> ids;
+  for (const auto& id : stage7.ids) {
+    if (id.find('&') != std::string::npos) continue;
+    scp += id + " " + wav.at(id) + "\n";
+    ids.push_back(id);
+  }
+  dir.Write("embed.scp", scp);
+  const auto embed =
+      testing::RunCommand({ASV_ASVRUN, "embed", "--model", "out/tiny_system", "--wav-scp", "embed.scp", "--out", "emb"},
+                          dir.path());
+  ASSERT_EQ(embed.status, 0) << embed.err;
+  const auto mine = backend::ReadEmbeddings(dir / "emb/embeddings");
+  ASSERT_EQ(mine.ids, ids);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const auto row = std::find(stage7.ids.begin(), stage7.ids.end(), ids[i]) - stage7.ids.begin();
+    for (std::int64_t c = 0; c < mine.vectors.cols(); ++c) {
+      EXPECT_NEAR(mine.vectors(static_cast<std::int64_t>(i), c), stage7.vectors(row, c),
+                  1e-5 * std::abs(stage7.vectors(row, c)) + 1e-6)
+          << ids[i];
+    }
+  }
 }
 
 }  // namespace
