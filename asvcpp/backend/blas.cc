@@ -67,4 +67,16 @@ void GemmRowMajor(bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t
   sgemm_(transpose_b ? "T" : "N", "N", &mi, &ni, &ki, &one, b, &ld_b, a, &ld_a, &beta, c, &ld_c, 1, 1);
 }
 
+void GemmRowMajorDouble(bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, const double* a,
+                        std::int64_t lda, const double* b, std::int64_t ldb, double* c, std::int64_t ldc) {
+  if (m == 0 || n == 0) return;
+  // The column-major reading of GemmRowMajor.
+  const int mi = BlasInt(n, "columns"), ni = BlasInt(m, "rows"), ki = BlasInt(k, "inner size");
+  const int ld_a = BlasInt(std::max<std::int64_t>(1, lda), "lda");
+  const int ld_b = BlasInt(std::max<std::int64_t>(1, ldb), "ldb");
+  const int ld_c = BlasInt(std::max<std::int64_t>(1, ldc), "ldc");
+  const double one = 1.0, zero = 0.0;
+  dgemm_(transpose_b ? "T" : "N", "N", &mi, &ni, &ki, &one, b, &ld_b, a, &ld_a, &zero, c, &ld_c, 1, 1);
+}
+
 }  // namespace asv::backend

@@ -11,6 +11,9 @@ extern "C" {
 void sgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const float* alpha,
             const float* a, const int* lda, const float* b, const int* ldb, const float* beta, float* c, const int* ldc,
             std::size_t, std::size_t);
+void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k, const double* alpha,
+            const double* a, const int* lda, const double* b, const int* ldb, const double* beta, double* c,
+            const int* ldc, std::size_t, std::size_t);
 void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha, const double* a,
             const int* lda, const double* beta, double* c, const int* ldc, std::size_t, std::size_t);
 void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m, const int* n,
@@ -45,6 +48,11 @@ namespace asv::backend {
 /// std::length_error when a size does not fit the BLAS's 32-bit integers. Sizes of 0 are allowed.
 void GemmRowMajor(bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, const float* a, std::int64_t lda,
                   const float* b, std::int64_t ldb, float beta, float* c, std::int64_t ldc);
+
+/// GemmRowMajor in double precision: C = A op(B) with A, B and C double (beta = 0: C is only
+/// written). One dgemm call. Throws what GemmRowMajor throws.
+void GemmRowMajorDouble(bool transpose_b, std::int64_t m, std::int64_t n, std::int64_t k, const double* a,
+                        std::int64_t lda, const double* b, std::int64_t ldb, double* c, std::int64_t ldc);
 
 /// In-place inverse of the lower triangular [n, n] column-major matrix `a` (leading dimension
 /// `lda` >= max(1, n); the strict upper triangle is neither read nor written). Recursive blocked

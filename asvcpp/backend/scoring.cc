@@ -21,6 +21,21 @@
 namespace asv::backend {
 namespace {
 
+// The products of the scorers are accumulated in double precision and rounded to float once
+// (GemmRowMajorDouble): a score, a projected vector or a self term is then a function of its own
+// rows alone, not of how many rows are multiplied at once. A float sgemm's blocking and kernels
+// change the order of its sums with the shape (OpenBLAS 0.3.21: the same pair scored in a 16 x 16
+// and in a 30 x 40 product differs by an ulp in about a fifth of the entries), so a trial scored
+// with a list's other trials would differ from the same trial scored alone (`asvrun verify`);
+// rounded double sums agree but for values within ~1e-16 of a float rounding boundary. The price:
+// about 4x the time of sgemm for the product (4700 x 4700 x 512: 0.25 s -> 1.07 s at 2 threads).
+std::vector<double> DoubleCopy(const float* p, std::int64_t count) {
+  return std::vector<double>(p, p + count);
+}
+
+// Rows of an all-vs-all product computed at once: at most this many double scores (32 MB).
+constexpr std::int64_t kProductBlockEntries = std::int64_t{1} << 22;
+
 torch::Tensor IndexTensor(const std::vector<std::int64_t>& v) {
   return torch::from_blob(const_cast<std::int64_t*>(v.data()), {static_cast<std::int64_t>(v.size())}, torch::kInt64)
       .clone();
@@ -78,11 +93,11 @@ std::int64_t BilinearScorer::dim() const {
   return parts_.projection.defined() ? parts_.projection.size(0) : -1;
 }
 
-// Prepare and AllVsAll are sgemm calls and plain single-threaded loops (the loops are O(n d) and
-// O(n1 n2), the products O(n d^2) and O(n1 n2 d)). No LibTorch operation runs between the
-// products: each one is an OpenMP region whose workers keep spinning after it and took the cores
-// from the BLAS's own threads (all-vs-all scoring of 1000 x 1000 PLDA vectors took 25 ms at 2
-// threads against 16 ms at 1; now 9-11 ms at 2).
+// Prepare and AllVsAll are dgemm calls (DoubleCopy above) and plain single-threaded loops (the
+// loops are O(n d) and O(n1 n2), the products O(n d^2) and O(n1 n2 d)). No LibTorch operation runs
+// between the products: each one is an OpenMP region whose workers keep spinning after it and took
+// the cores from the BLAS's own threads (all-vs-all scoring of 1000 x 1000 PLDA vectors took 25 ms
+// at 2 threads against 16 ms at 1; 9-11 ms at 2 with sgemm).
 PreparedVectors BilinearScorer::Prepare(const torch::Tensor& vectors) const {
   torch::NoGradGuard no_grad;
   CheckInput(vectors, dim(), parts_.name);
@@ -105,26 +120,30 @@ PreparedVectors BilinearScorer::Prepare(const torch::Tensor& vectors) const {
   }
   if (parts_.projection.defined()) {
     const std::int64_t dim_in = parts_.projection.size(0), d = parts_.projection.size(1);
+    const std::vector<double> vd = DoubleCopy(v.data_ptr<float>(), n * dim_in);
+    const std::vector<double> pd = DoubleCopy(parts_.projection.data_ptr<float>(), dim_in * d);
+    std::vector<double> product(static_cast<std::size_t>(n * d));
+    GemmRowMajorDouble(false, n, d, dim_in, vd.data(), dim_in, pd.data(), d, product.data(), d);
     torch::Tensor out = torch::empty({n, d}, torch::kFloat32);
-    GemmRowMajor(false, n, d, dim_in, v.data_ptr<float>(), dim_in, parts_.projection.data_ptr<float>(), d, 0.0f,
-                 out.data_ptr<float>(), d);
+    std::copy(product.begin(), product.end(), out.data_ptr<float>());
     v = out;
   }
   PreparedVectors prepared;
   prepared.vectors = v;
   if (parts_.quadratic.defined()) {
-    // h_i = v_i^T Q v_i: one product V Q, then a dot product per row (accumulated in double).
+    // h_i = v_i^T Q v_i: one product V Q, then a dot product per row, all in double.
     const std::int64_t d = v.size(1);
-    torch::Tensor vq = torch::empty({n, d}, torch::kFloat32);
-    GemmRowMajor(false, n, d, d, v.data_ptr<float>(), d, parts_.quadratic.data_ptr<float>(), d, 0.0f,
-                 vq.data_ptr<float>(), d);
+    const std::vector<double> vd = DoubleCopy(v.data_ptr<float>(), n * d);
+    const std::vector<double> qd = DoubleCopy(parts_.quadratic.data_ptr<float>(), d * d);
+    std::vector<double> vq(static_cast<std::size_t>(n * d));
+    GemmRowMajorDouble(false, n, d, d, vd.data(), d, qd.data(), d, vq.data(), d);
     prepared.self_terms = torch::empty({n}, torch::kFloat32);
-    const float* a = v.data_ptr<float>();
-    const float* b = vq.data_ptr<float>();
+    const double* a = vd.data();
+    const double* b = vq.data();
     float* h = prepared.self_terms.data_ptr<float>();
     for (std::int64_t i = 0; i < n; ++i, a += d, b += d) {
       double sum = 0;
-      for (std::int64_t k = 0; k < d; ++k) sum += static_cast<double>(a[k]) * b[k];
+      for (std::int64_t k = 0; k < d; ++k) sum += a[k] * b[k];
       h[i] = static_cast<float>(sum);
     }
   }
@@ -148,33 +167,41 @@ void BilinearScorer::AllVsAllInto(const PreparedVectors& left, const PreparedVec
         fmt::format("{}: prepared vectors of dimension {} and {}", parts_.name, d, right.vectors.size(1)));
   }
   const std::int64_t n1 = left.size(), n2 = right.size();
-  torch::Tensor lw = left.vectors.to(torch::kFloat32).contiguous();
+  const torch::Tensor l = left.vectors.to(torch::kFloat32).contiguous();
   const torch::Tensor r = right.vectors.to(torch::kFloat32).contiguous();
+  std::vector<double> ld = DoubleCopy(l.data_ptr<float>(), n1 * d);
   if (parts_.weights.defined()) {
-    torch::Tensor scaled = torch::empty({n1, d}, torch::kFloat32);
-    const float* src = lw.data_ptr<float>();
     const float* w = parts_.weights.data_ptr<float>();
-    float* dst = scaled.data_ptr<float>();
     for (std::int64_t i = 0; i < n1 * d; i += d) {
-      for (std::int64_t k = 0; k < d; ++k) dst[i + k] = src[i + k] * w[k];
+      for (std::int64_t k = 0; k < d; ++k) ld[static_cast<std::size_t>(i + k)] *= w[k];
     }
-    lw = scaled;
   }
-  float beta = 0.0f;
+  const std::vector<double> rd = DoubleCopy(r.data_ptr<float>(), n2 * d);
+  // s_ij = (h_i + h_j) + lw_i . r_j, in double, rounded once.
+  torch::Tensor hl_t, hr_t;
   if (left.self_terms.defined()) {
-    // s_ij = (h_i + h_j) + lw_i . r_j: the self terms are written first and the product added by
-    // the same sgemm call (beta = 1), one pass over the score matrix instead of three.
-    const torch::Tensor hl_t = left.self_terms.to(torch::kFloat32).contiguous();
-    const torch::Tensor hr_t = right.self_terms.to(torch::kFloat32).contiguous();
-    const float* hl = hl_t.data_ptr<float>();
-    const float* hr = hr_t.data_ptr<float>();
-    for (std::int64_t i = 0; i < n1; ++i) {
-      float* row = out + i * n2;
-      for (std::int64_t j = 0; j < n2; ++j) row[j] = hl[i] + hr[j];
-    }
-    beta = 1.0f;
+    hl_t = left.self_terms.to(torch::kFloat32).contiguous();
+    hr_t = right.self_terms.to(torch::kFloat32).contiguous();
   }
-  GemmRowMajor(true, n1, n2, d, lw.data_ptr<float>(), d, r.data_ptr<float>(), d, beta, out, n2);
+  const float* hl = hl_t.defined() ? hl_t.data_ptr<float>() : nullptr;
+  const float* hr = hr_t.defined() ? hr_t.data_ptr<float>() : nullptr;
+  const std::int64_t block =
+      std::max<std::int64_t>(1, std::min(n1, kProductBlockEntries / std::max<std::int64_t>(1, n2)));
+  std::vector<double> product(static_cast<std::size_t>(block * n2));
+  for (std::int64_t i0 = 0; i0 < n1; i0 += block) {
+    const std::int64_t rows = std::min(block, n1 - i0);
+    GemmRowMajorDouble(true, rows, n2, d, ld.data() + i0 * d, d, rd.data(), d, product.data(), n2);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      const double* p = product.data() + i * n2;
+      float* row = out + (i0 + i) * n2;
+      if (hl != nullptr) {
+        const double h = hl[i0 + i];
+        for (std::int64_t j = 0; j < n2; ++j) row[j] = static_cast<float>((h + hr[j]) + p[j]);
+      } else {
+        for (std::int64_t j = 0; j < n2; ++j) row[j] = static_cast<float>(p[j]);
+      }
+    }
+  }
   if (parts_.clamp_unit) {
     for (std::int64_t i = 0; i < n1 * n2; ++i) out[i] = std::min(1.0f, std::max(-1.0f, out[i]));
   }
@@ -185,9 +212,14 @@ torch::Tensor BilinearScorer::Pairs(const PreparedVectors& left, const PreparedV
   if (left.size() != right.size()) {
     throw std::invalid_argument(fmt::format("{}: {} left but {} right vectors", parts_.name, left.size(), right.size()));
   }
-  const torch::Tensor lw = parts_.weights.defined() ? left.vectors * parts_.weights : left.vectors;
-  torch::Tensor s = (lw * right.vectors).sum(1);
-  if (left.self_terms.defined()) s = s + left.self_terms + right.self_terms;
+  // In double, rounded once, as AllVsAllInto: a pair scores the same by either.
+  torch::Tensor lw = left.vectors.to(torch::kFloat64);
+  if (parts_.weights.defined()) lw = lw * parts_.weights.to(torch::kFloat64);
+  torch::Tensor s = (lw * right.vectors.to(torch::kFloat64)).sum(1);
+  if (left.self_terms.defined()) {
+    s = (left.self_terms.to(torch::kFloat64) + right.self_terms.to(torch::kFloat64)) + s;
+  }
+  s = s.to(torch::kFloat32);
   if (parts_.clamp_unit) s.clamp_(-1.0, 1.0);
   return s;
 }
@@ -226,16 +258,17 @@ torch::Tensor BilinearScorer::IndexedPairs(const PreparedVectors& prepared, cons
     for (std::int64_t t = begin; t < end; ++t) {
       const float* a = vp + lp[t] * d;
       const float* b = vp + rp[t] * d;
-      // Four partial sums in double: independent chains for the CPU, less rounding than float.
+      // Four partial sums of double products: independent chains for the CPU; rounded once, as
+      // AllVsAllInto, so that a pair scores the same by either.
       double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
       std::int64_t k = 0;
       for (; k + 4 <= d; k += 4) {
-        s0 += static_cast<double>(a[k] * wp[k] * b[k]);
-        s1 += static_cast<double>(a[k + 1] * wp[k + 1] * b[k + 1]);
-        s2 += static_cast<double>(a[k + 2] * wp[k + 2] * b[k + 2]);
-        s3 += static_cast<double>(a[k + 3] * wp[k + 3] * b[k + 3]);
+        s0 += static_cast<double>(a[k]) * wp[k] * b[k];
+        s1 += static_cast<double>(a[k + 1]) * wp[k + 1] * b[k + 1];
+        s2 += static_cast<double>(a[k + 2]) * wp[k + 2] * b[k + 2];
+        s3 += static_cast<double>(a[k + 3]) * wp[k + 3] * b[k + 3];
       }
-      for (; k < d; ++k) s0 += static_cast<double>(a[k] * wp[k] * b[k]);
+      for (; k < d; ++k) s0 += static_cast<double>(a[k]) * wp[k] * b[k];
       double s = (s0 + s1) + (s2 + s3);
       if (hp != nullptr) s += static_cast<double>(hp[lp[t]]) + static_cast<double>(hp[rp[t]]);
       float f = static_cast<float>(s);

@@ -1,20 +1,25 @@
-// `asvrun embed` and `asvrun export` end to end: a tiny voxceleb/margin run (one epoch of the
-// tiny ECAPA-TDNN of margin_tiny_configs.h on the tiny demo corpus, no fine-tuning), then the
-// embeddings of `asvrun embed` with the run's model (by run id) of the trial utterances equal
-// those its stage 8 wrote; the Kaldi ark/scp are read with asvcpp's Kaldi reader, the .npy header
-// and rows are checked, bad audio is skipped and listed, and errors exit by kind. Also the
-// WeSpeaker path: a model directory exported by the library goes through `asvrun export` and
-// `asvrun embed`. Skipped when espeak-ng or ffmpeg is missing.
+// `asvrun embed`, `asvrun export` and `asvrun verify` end to end: a tiny voxceleb/margin run (one
+// epoch of the tiny ECAPA-TDNN of margin_tiny_configs.h on the tiny demo corpus, no fine-tuning),
+// then the embeddings of `asvrun embed` with the run's model (by run id) of the trial utterances
+// equal those its stage 8 wrote; the Kaldi ark/scp are read with asvcpp's Kaldi reader, the .npy
+// header and rows are checked, bad audio is skipped and listed, and errors exit by kind.
+// `asvrun verify` on trials of the run's own list gives stage 9's scores bit for bit, with the
+// decisions at its stored thresholds. Also the WeSpeaker path: a model directory exported by the
+// library goes through `asvrun export`, `asvrun embed` and `asvrun verify` (cosine, no decision).
+// Skipped when espeak-ng or ffmpeg is missing.
 #include <cmath>
 #include <cstring>
 #include <fstream>
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <sstream>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "asvcpp/backend/evaluation.h"
+#include "asvcpp/eval/score_file.h"
 #include "asvcpp/features/kaldi_io.h"
 #include "asvcpp/models/wespeaker_model.h"
 #include "asvcpp/nnet/speaker_net.h"
@@ -208,6 +213,138 @@ TEST(AsvrunEmbedE2eTest, EmbedsAsStage8AndExports) {
       {ASV_ASVRUN, "export", "--model", "out/tiny_system", "--format", "wespeaker", "--out", "exported"}, dir.path());
   EXPECT_EQ(no_form.status, 2) << no_form.err;
   EXPECT_NE(no_form.err.find("recipe.channels = 16"), std::string::npos) << no_form.err;
+  const auto no_asvtorch = testing::RunCommand(
+      {ASV_ASVRUN, "export", "--model", "out/tiny_system", "--format", "asvtorch", "--out", "asvtorch.pt"}, dir.path());
+  EXPECT_EQ(no_asvtorch.status, 2) << no_asvtorch.err;
+  EXPECT_NE(no_asvtorch.err.find("--format asvtorch takes the networks of x-vector runs"), std::string::npos)
+      << no_asvtorch.err;
+
+  // asvrun verify: trials of the run's own list (utterance ids of its stored embeddings) score as
+  // stage 9 scored them, bit for bit, with the decision at the stored EER threshold (the run's
+  // cosine scores are not calibrated).
+  const auto list = eval::ReadTrialList(dir / "out/datasets/voxceleb1/lists/veri_test.txt");
+  const auto stage9 = eval::ReadScoreFile(dir / "out/tiny_system/scores/scores_veri_test.txt", &list);
+  ASSERT_GE(list.size(), 3u);
+  const std::vector<std::size_t> picked{0, 1, list.size() - 1};
+  std::string trials_text = "# enrollment test\n";
+  for (const std::size_t k : picked) trials_text += list.left[k] + " " + list.right[k] + " " + list.label[k] + "\n";
+  dir.Write("verify_trials.txt", trials_text);
+  const auto verify = testing::RunCommand({ASV_ASVRUN, "verify", "--model", "1", "--db", "out/experiments.db",
+                                           "--trials", "verify_trials.txt", "--json"},
+                                          dir.path());
+  ASSERT_EQ(verify.status, 0) << verify.err;
+  const auto thresholds = nlohmann::json::parse(testing::Slurp(dir / "out/tiny_system/backend/thresholds.json"));
+  const double eer_threshold = thresholds["lists"]["tiny_trials"]["eer_threshold"].get<double>();
+  const auto verified = nlohmann::json::parse(verify.out);
+  EXPECT_EQ(verified["run"], 1);
+  EXPECT_EQ(verified["calibrated"], false);
+  EXPECT_EQ(verified["back_end"]["scoring"], "cosine");
+  ASSERT_EQ(verified["thresholds"].size(), 1u);
+  EXPECT_EQ(verified["thresholds"][0]["list"], "tiny_trials");
+  ASSERT_EQ(verified["trials"].size(), picked.size());
+  for (std::size_t i = 0; i < picked.size(); ++i) {
+    const auto& t = verified["trials"][i];
+    const std::size_t k = picked[i];
+    EXPECT_EQ(t["enrollment"].get<std::vector<std::string>>(), std::vector<std::string>{list.left[k]});
+    EXPECT_EQ(t["test"].get<std::string>(), list.right[k]);
+    EXPECT_EQ(t["score"].get<double>(), stage9[k]) << "trial " << k << ": " << list.left[k] << " " << list.right[k];
+    ASSERT_EQ(t["decisions"].size(), 1u);
+    EXPECT_EQ(t["decisions"][0]["kind"], "eer");
+    EXPECT_EQ(t["decisions"][0]["threshold"].get<double>(), eer_threshold);
+    EXPECT_EQ(t["decisions"][0]["accept"].get<bool>(), stage9[k] >= eer_threshold);
+  }
+  for (const auto& input : verified["inputs"]) EXPECT_EQ(input["from"], "stored embedding");
+
+  // Two enrollment utterances are averaged before the back end: 'c' processing (the mean of the
+  // back-end embeddings subtracted) and cosine scoring, computed here in double precision.
+  const auto plda = backend::ReadEmbeddings(dir / "out/tiny_system/embeddings/plda");
+  const auto row_of = [&](const std::string& id) {
+    const auto it = std::find(stage8.ids.begin(), stage8.ids.end(), id);
+    EXPECT_NE(it, stage8.ids.end()) << id;
+    return it - stage8.ids.begin();
+  };
+  const std::string enroll_a = list.left[0], enroll_b = list.left[1], test = list.right[picked.back()];
+  std::vector<double> center(static_cast<std::size_t>(plda.vectors.cols())), e(center.size()), t(center.size());
+  for (std::int64_t c = 0; c < plda.vectors.cols(); ++c) {
+    for (std::int64_t r = 0; r < plda.vectors.rows(); ++r) center[c] += plda.vectors(r, c);
+    center[c] /= static_cast<double>(plda.vectors.rows());
+    e[c] = (static_cast<double>(stage8.vectors(row_of(enroll_a), c)) + stage8.vectors(row_of(enroll_b), c)) / 2 -
+           center[c];
+    t[c] = stage8.vectors(row_of(test), c) - center[c];
+  }
+  double dot = 0, ee = 0, tt = 0;
+  for (std::size_t c = 0; c < e.size(); ++c) {
+    dot += e[c] * t[c];
+    ee += e[c] * e[c];
+    tt += t[c] * t[c];
+  }
+  const auto averaged = testing::RunCommand(
+      {ASV_ASVRUN, "verify", "--model", "out/tiny_system", enroll_a, enroll_b, "--test", test, "--json"}, dir.path());
+  ASSERT_EQ(averaged.status, 0) << averaged.err;
+  const auto averaged_json = nlohmann::json::parse(averaged.out);
+  ASSERT_EQ(averaged_json["trials"].size(), 1u);
+  EXPECT_NEAR(averaged_json["trials"][0]["score"].get<double>(), dot / std::sqrt(ee * tt), 1e-5);
+
+  // Audio files: embedded with the run's front end as asvrun embed does; the text table shows the
+  // decision. Stage 8 batched them with other utterances, so the score is close, not equal.
+  const auto audio = testing::RunCommand({ASV_ASVRUN, "verify", "--model", "1", "--db", "out/experiments.db",
+                                          wav.at(list.left[0]), "--test", wav.at(list.right[0]), "--test",
+                                          list.right[1]},
+                                         dir.path());
+  ASSERT_EQ(audio.status, 0) << audio.err;
+  EXPECT_NE(audio.out.find("# threshold eer(tiny_trials): "), std::string::npos) << audio.out;
+  std::istringstream table(audio.out);
+  std::vector<std::vector<std::string>> cells;
+  for (std::string line; std::getline(table, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::istringstream words(line);
+    cells.emplace_back();
+    for (std::string w; words >> w;) cells.back().push_back(w);
+  }
+  ASSERT_EQ(cells.size(), 3u) << audio.out;
+  EXPECT_EQ(cells[0], (std::vector<std::string>{"enrollment", "test", "score", "eer(tiny_trials)"}));
+  ASSERT_EQ(cells[1].size(), 4u);
+  const double audio_score = std::stod(cells[1][2]);
+  EXPECT_NEAR(audio_score, stage9[0], 0.05) << audio.out;
+  EXPECT_EQ(cells[1][3], audio_score >= eer_threshold ? "accept" : "reject");
+  EXPECT_EQ(cells[2][1], list.right[1]);
+
+  // Bad input: an unknown id and a missing file (3, naming them), a file that is not audio (3),
+  // a bad command line (2).
+  const auto unknown = testing::RunCommand({ASV_ASVRUN, "verify", "--model", "1", "--db", "out/experiments.db",
+                                            "no-such-utterance", "--test", "missing.wav"},
+                                           dir.path());
+  EXPECT_EQ(unknown.status, 3) << unknown.err;
+  EXPECT_NE(unknown.err.find("no-such-utterance, missing.wav: neither an audio file nor an utterance id of the "
+                             "system's stored embeddings"),
+            std::string::npos)
+      << unknown.err;
+  const auto not_audio = testing::RunCommand({ASV_ASVRUN, "verify", "--model", "1", "--db", "out/experiments.db",
+                                              wav.at(list.left[0]), "--test", "not_audio.wav"},
+                                             dir.path());
+  EXPECT_EQ(not_audio.status, 3) << not_audio.err;
+  EXPECT_NE(not_audio.err.find("1 audio file gave no embedding"), std::string::npos) << not_audio.err;
+  EXPECT_NE(not_audio.err.find("not_audio.wav: unreadable audio file"), std::string::npos) << not_audio.err;
+  const auto only_not_audio = testing::RunCommand(
+      {ASV_ASVRUN, "verify", "--model", "1", "--db", "out/experiments.db", list.left[0], "--test", "not_audio.wav"},
+      dir.path());
+  EXPECT_EQ(only_not_audio.status, 3) << only_not_audio.err;
+  EXPECT_NE(only_not_audio.err.find("not_audio.wav: unreadable audio file"), std::string::npos)
+      << only_not_audio.err;
+  EXPECT_EQ(testing::RunCommand({ASV_ASVRUN, "verify", "--model", "1", "--db", "out/experiments.db", list.left[0]},
+                                dir.path())
+                .status,
+            2);
+  EXPECT_EQ(testing::RunCommand({ASV_ASVRUN, "verify", "--model", "1", "--db", "out/experiments.db", "--trials",
+                                 "verify_trials.txt", "--test", list.right[0]},
+                                dir.path())
+                .status,
+            2);
+  dir.Write("bad_trials.txt", list.left[0] + "\n");
+  const auto bad_trials = testing::RunCommand(
+      {ASV_ASVRUN, "verify", "--model", "1", "--db", "out/experiments.db", "--trials", "bad_trials.txt"}, dir.path());
+  EXPECT_EQ(bad_trials.status, 3);
+  EXPECT_NE(bad_trials.err.find("bad_trials.txt:1: expected 'enrollment test'"), std::string::npos) << bad_trials.err;
 
   // A WeSpeaker model directory through asvrun export and embed (16 kHz, 80 mel bins).
   auto net = nnet::MakeMarginNet("ECAPA_TDNN_c512", 80, 192, 5, nnet::MarginHeadOptions{});
@@ -220,13 +357,29 @@ TEST(AsvrunEmbedE2eTest, EmbedsAsStage8AndExports) {
   ASSERT_EQ(exported.status, 0) << exported.err;
   EXPECT_EQ(testing::Slurp(dir / "exported/avg_model.pt").size(),
             testing::Slurp(dir / "zoo_model/avg_model.pt").size());
-  const std::string audio = wav.at(stage8.ids[0]);
+  const std::string audio_file = wav.at(stage8.ids[0]);
   const auto zoo =
-      testing::RunCommand({ASV_ASVRUN, "embed", "--model", "exported", "--out", "zoo_emb", audio}, dir.path());
+      testing::RunCommand({ASV_ASVRUN, "embed", "--model", "exported", "--out", "zoo_emb", audio_file}, dir.path());
   ASSERT_EQ(zoo.status, 0) << zoo.err;
   const auto zoo_embeddings = backend::ReadEmbeddings(dir / "zoo_emb/embeddings");
-  EXPECT_EQ(zoo_embeddings.ids, std::vector<std::string>{fs::path(audio).stem().string()});
+  EXPECT_EQ(zoo_embeddings.ids, std::vector<std::string>{fs::path(audio_file).stem().string()});
   EXPECT_EQ(zoo_embeddings.vectors.cols(), 192);
+  // verify with it: no back end, the cosine of the raw embeddings and no decision; a file against
+  // itself scores 1.
+  const auto zoo_verify = testing::RunCommand(
+      {ASV_ASVRUN, "verify", "--model", "exported", audio_file, "--test", audio_file, "--json"}, dir.path());
+  ASSERT_EQ(zoo_verify.status, 0) << zoo_verify.err;
+  const auto zoo_json = nlohmann::json::parse(zoo_verify.out);
+  EXPECT_TRUE(zoo_json["system"].is_null());
+  EXPECT_TRUE(zoo_json["thresholds"].empty());
+  EXPECT_NE(zoo_json["note"].get<std::string>().find("no back end"), std::string::npos);
+  ASSERT_EQ(zoo_json["trials"].size(), 1u);
+  EXPECT_NEAR(zoo_json["trials"][0]["score"].get<double>(), 1.0, 1e-6);
+  EXPECT_TRUE(zoo_json["trials"][0]["decisions"].empty());
+  const auto zoo_unknown = testing::RunCommand(
+      {ASV_ASVRUN, "verify", "--model", "exported", list.left[0], "--test", audio_file}, dir.path());
+  EXPECT_EQ(zoo_unknown.status, 3);
+  EXPECT_NE(zoo_unknown.err.find("a WeSpeaker model has no stored embeddings"), std::string::npos) << zoo_unknown.err;
 
   // recipe.pretrained_model with start_stage 8: no training, stage 8 extracts with the WeSpeaker
   // model and stage 9 scores it; asvrun embed with the same directory gives the same embeddings

@@ -40,8 +40,14 @@ Examples:
   asvrun export --model 3 --format wespeaker --out exported
   asvrun export --model 3 --format onnx --with-frontend --out model.onnx
                                                 run 3's model as WeSpeaker's avg_model.pt + config.yaml
+  asvrun export --model 5 --format asvtorch --out epoch_state.pt
+                                                an x-vector run's network as ASVtorch's state dict
   asvrun embed --model voxceleb_resnet34 --wav-scp wav.scp --out emb
                                                 embeddings (Kaldi ark/scp, .npy) with the model's own front end
+  asvrun verify --model 3 enroll1.wav enroll2.wav --test test.wav
+                                                run 3's score and decisions (its back end and thresholds)
+  asvrun verify --model out/resnet34_system --trials trials.txt --json
+                                                'enrollment test' lines of audio files or stored utterance ids
   asvrun compute-mfcc-feats --config=run_configs/voxceleb/xvector/mfcc.conf scp:wav.scp ark,t:-
                                                 Kaldi's compute-mfcc-feats (also: compute-vad)
 Exit status: 0 ok, 2 bad configuration or command line, 3 bad data, 4 database error,
@@ -232,15 +238,18 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   };
   ExportOptions export_options;
   auto* export_cmd = app.add_subcommand(
-      "export", "Write a model in another toolkit's format (WeSpeaker's avg_model.pt + config.yaml)");
+      "export", "Write a model in another toolkit's format (WeSpeaker's avg_model.pt + config.yaml, ONNX, "
+                "ASVtorch's state dict)");
   add_model_options(export_cmd, export_options.model);
-  export_cmd->add_option("--format", export_options.format, "Model format: wespeaker (directory) or onnx (file)")
+  export_cmd->add_option("--format", export_options.format,
+                         "Model format: wespeaker (directory), onnx (file) or asvtorch (file: x-vector runs)")
       ->capture_default_str()
-      ->check(CLI::IsMember({"wespeaker", "onnx"}));
-  export_cmd->add_option("--out", export_options.out, "Model directory (wespeaker) or file (onnx) to write")
+      ->check(CLI::IsMember({"wespeaker", "onnx", "asvtorch"}));
+  export_cmd->add_option("--out", export_options.out, "Model directory (wespeaker) or file (onnx, asvtorch) to write")
       ->required();
   export_cmd->add_flag("--with-frontend", export_options.with_frontend,
-                       "onnx: the graph takes 16-bit-range audio and computes the model's fbank and CMN");
+                       "onnx: the graph takes audio in [-1, 1) and computes the model's features (fbank and CMN; "
+                       "x-vector runs: MFCCs, VAD and sliding CMN)");
 
   EmbedOptions embed;
   auto* embed_cmd = app.add_subcommand(
@@ -249,7 +258,26 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   embed_cmd->add_option("--wav-scp", embed.wav_scp, "Kaldi wav.scp: 'id file-or-command' lines");
   embed_cmd->add_option("audio", embed.audio, "Audio files (ids: the file names without extension)");
   embed_cmd->add_option("--out", embed.out, "Output folder")->required();
+  embed_cmd->add_flag("--clean-features", embed.clean_features,
+                      "x-vector runs: MFCCs without dither and compression (as the ONNX graph computes them) "
+                      "instead of exactly as stage 1 stored them");
   embed_cmd->add_option("--threads", embed.threads, "Audio decoding threads")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 256));
+
+  VerifyOptions verify;
+  auto* verify_cmd = app.add_subcommand(
+      "verify", "Score trials with a run's system as its stage 9 did: back end, calibration, decision thresholds");
+  add_model_options(verify_cmd, verify.model);
+  verify_cmd->add_option("enrollment", verify.enrollment,
+                         "Enrollment audio files or utterance ids of the system's stored embeddings (several: "
+                         "their embeddings averaged)");
+  verify_cmd->add_option("--test", verify.tests, "Test audio file or stored utterance id (repeatable)")
+      ->allow_extra_args(false);
+  verify_cmd->add_option("--trials", verify.trials,
+                         "File of 'enrollment test' lines (enrollment inputs joined by ',') instead of the inputs");
+  verify_cmd->add_flag("--json", verify.json, "JSON output");
+  verify_cmd->add_option("--threads", verify.threads, "Audio decoding threads")
       ->capture_default_str()
       ->check(CLI::Range(1, 256));
 
@@ -315,6 +343,10 @@ int Main(int argc, char** argv, const TorchCommands& torch_commands) {
   if (*embed_cmd) {
     if (!torch_commands.embed) throw unavailable("embed");
     return torch_commands.embed(embed);
+  }
+  if (*verify_cmd) {
+    if (!torch_commands.verify) throw unavailable("verify");
+    return torch_commands.verify(verify);
   }
   for (auto* kaldi_cmd : {mfcc_cmd, vad_cmd}) {
     if (!*kaldi_cmd) continue;

@@ -16,6 +16,7 @@ namespace asv::tools {
 struct RunOptions;
 struct ExportOptions;
 struct EmbedOptions;
+struct VerifyOptions;
 
 /// The commands that the front end hands to another executable. An empty function means the
 /// command is not available in this executable (an error saying so).
@@ -24,6 +25,7 @@ struct TorchCommands {
   std::function<int()> info;                  ///< `asvrun info` (LibTorch)
   std::function<int(const ExportOptions&)> export_model;  ///< `asvrun export` (LibTorch)
   std::function<int(const EmbedOptions&)> embed;          ///< `asvrun embed` (LibTorch, audio decoding)
+  std::function<int(const VerifyOptions&)> verify;        ///< `asvrun verify` (LibTorch, audio decoding)
   /// `asvrun compute-mfcc-feats|compute-vad ARGS...`: the tool's name and the arguments after it.
   std::function<int(const std::string& tool, const std::vector<std::string>& args)> kaldi_tool;
 };

@@ -196,12 +196,13 @@ int PlotCurves(const PlotOptions& options);
 /// `asvrun info`: LibTorch version, CUDA/NCCL/Gloo support, visible GPUs.
 int Info();
 
-/// The model of `asvrun export` and `asvrun embed` (--model M): a run id of the experiment
+/// The model of `asvrun export`, `embed` and `verify` (--model M): a run id of the experiment
 /// database (`selection`: --db, else the output folder of --recipe's init config; the run's
 /// model is the one its stage 8 uses), a system folder of a recorded run (found in --db, else
 /// in <folder>/../experiments.db), or a WeSpeaker model directory (avg_model.pt + config.yaml)
 /// or a WeSpeaker .pt file with a config.yaml beside it or one folder up (model_commands.cc).
-/// Runs must be of voxceleb/margin.
+/// Runs must be of voxceleb/margin (stage 8's model), voxceleb/xvector or sitw/xvector (stage 7's
+/// network: recipe.selected_epoch, else the newest checkpoint).
 struct ModelOptions {
   std::string model;
   DbSelection selection;
@@ -210,16 +211,20 @@ struct ModelOptions {
 
 struct ExportOptions {
   ModelOptions model;
-  std::string format = "wespeaker";  ///< "wespeaker" or "onnx"
-  std::string out;                   ///< The model directory (wespeaker) or file (onnx) to write.
+  std::string format = "wespeaker";  ///< "wespeaker", "onnx" or "asvtorch"
+  std::string out;                   ///< The model directory (wespeaker) or file (onnx, asvtorch) to write.
   bool with_frontend = false;        ///< onnx: the graph takes audio and computes the model's features
 };
 /// `asvrun export --model M --format wespeaker --out DIR`: DIR/avg_model.pt and DIR/config.yaml
 /// (asvcpp/models/wespeaker_model.h). `--format onnx --out FILE [--with-frontend]`: the embedding
-/// network as an ONNX graph (asvcpp/deploy/onnx_export.h) with the model's fbank and CMN inside
-/// when asked. Throws ConfigError for a model the format cannot express (WeSpeaker: recipe.channels
-/// set; ONNX: see deploy::ExportOnnx), DataError for a model that cannot be read, DbError for a run
-/// id the database does not hold.
+/// network as an ONNX graph (asvcpp/deploy/onnx_export.h) with the model's front end inside when
+/// asked: fbank and CMN, or for an x-vector run its MFCCs, VAD and sliding CMN
+/// (recipes/shared/xvector/onnx_front_end.h). `--format asvtorch --out FILE`: an x-vector run's
+/// network as the state dict of ASVtorch's class (asvcpp/models/asvtorch_model.h), BaseNet's
+/// training_loss and consecutive_lr_updates from the checkpoint. Throws ConfigError for a model
+/// the format cannot express (WeSpeaker: recipe.channels set, an x-vector network; ONNX: see
+/// deploy::ExportOnnx and XvectorOnnxFrontEnd; ASVtorch: anything but an x-vector network),
+/// DataError for a model that cannot be read, DbError for a run id the database does not hold.
 int ExportModel(const ExportOptions& options);
 
 struct EmbedOptions {
@@ -228,16 +233,54 @@ struct EmbedOptions {
   std::vector<std::string> audio;   ///< Audio files; ids are their file names without extension.
   std::string out;                  ///< Output folder.
   int threads = 2;                  ///< Audio decoding threads.
+  /// x-vector runs: MFCCs without Kaldi's dither and without the compression of stored features
+  /// (what the ONNX graph with the front end computes) instead of exactly stage 1's. No effect on
+  /// fbank models, whose front end has neither.
+  bool clean_features = false;
 };
 /// `asvrun embed --model M (--wav-scp FILE | AUDIO...) --out DIR`: the model's embeddings of the
 /// audio with exactly the front end the model was trained with (sample rate, fbank, utterance
-/// mean subtraction: the run's settings or config.yaml) and stage 8's batching. Writes
+/// mean subtraction: the run's settings or config.yaml) and stage 8's batching; for an x-vector
+/// run its stage-1 MFCCs and VAD (Kaldi's dither seeded by the id, compressed as stored) read as
+/// its stage 7 reads them (loaded_model.h EmbedAudio), so that an utterance given with its id in
+/// the run's lists gets stage 7's embedding. Writes
 /// DIR/embeddings.ark, .scp (Kaldi binary vectors) and .utt2dur (speech seconds the network saw),
 /// DIR/embeddings.npy (float32 [utterances, dim], rows in the order of DIR/utt_ids.txt) and
 /// DIR/skipped.txt (`id reason` of each input left out: audio that cannot be decoded, or shorter
 /// than the network's shortest input). Throws ConfigError for a bad command line, DataError when
 /// no input gives an embedding, and what ExportModel throws for the model.
 int Embed(const EmbedOptions& options);
+
+/// What joins several enrollment inputs of one side in `asvrun verify --trials` lines.
+inline constexpr char kEnrollmentSeparator = ',';
+
+struct VerifyOptions {
+  ModelOptions model;
+  std::vector<std::string> enrollment;  ///< Audio files or utterance ids, averaged into one side.
+  std::vector<std::string> tests;       ///< --test: each scored against `enrollment`.
+  std::string trials;                   ///< --trials FILE: `enrollment test` lines instead.
+  bool json = false;
+  int threads = 2;                      ///< Audio decoding threads.
+};
+/// `asvrun verify --model M ENROLL... --test TEST [--test TEST...]` or `--trials FILE`: each trial
+/// scored exactly as the run of M scored its trial lists in stage 9, with the decisions at the
+/// thresholds stage 9 stored (recipes/shared/verification.h: BuildSystemBackend from the system's
+/// stored embeddings and the run's backend.* settings, ReadThresholds, VerifyTrials; several
+/// enrollment inputs averaged as the back end averages them). An input is an audio file, embedded
+/// as `asvrun embed` embeds it (loaded_model.h EmbedAudio), else an utterance id of the system's
+/// stored embeddings (<system>/embeddings/trial, then plda), whose stored embedding is used. A
+/// --trials line is `enrollment test [ignored columns...]`, the enrollment side one input or
+/// several joined by kEnrollmentSeparator; blank lines and lines starting with '#' are skipped.
+/// For an x-vector run, audio inputs are refused (DataError) when the system's stored embeddings
+/// are of another epoch than the network loaded (embeddings/info.json): their scores would mix two
+/// networks. A WeSpeaker model has no back end: the score is the cosine of the (averaged) raw
+/// embeddings, with no decision. Prints a table (decisions as accept/reject per threshold), or with `json` one
+/// object: model, system, back_end, calibrated, thresholds, trials (enrollment, test, score,
+/// decisions) and inputs (from "audio" or "stored embedding"). Throws ConfigError for a bad
+/// command line, DataError for an input that is neither a file nor a stored id, audio that gives
+/// no embedding, a malformed trial file, a system without stored embeddings or thresholds
+/// (stage 9 not run), and what LoadModel throws.
+int Verify(const VerifyOptions& options);
 
 struct EvalOptions {
   std::string scores;  ///< One score per line in trial order, or `left right score` lines.

@@ -42,6 +42,9 @@ int main(int argc, char** argv) {
     return ExecSibling("asvrun-torch", "`export`", argc, argv);
   };
   commands.embed = [&](const asv::tools::EmbedOptions&) { return ExecSibling("asvrun-torch", "`embed`", argc, argv); };
+  commands.verify = [&](const asv::tools::VerifyOptions&) {
+    return ExecSibling("asvrun-torch", "`verify`", argc, argv);
+  };
   commands.kaldi_tool = [&](const std::string&, const std::vector<std::string>&) {
     return ExecSibling("asvrun-kaldi", "the Kaldi tools", argc, argv);
   };

@@ -1,6 +1,6 @@
 // asvrun-torch: asvrun with the commands that need LibTorch (running configs, `info`, `export`,
-// `embed`), which `asvrun` hands to it; accepts every asvrun command line (cli.cc). Data-parallel
-// workers are started from this executable.
+// `embed`, `verify`), which `asvrun` hands to it; accepts every asvrun command line (cli.cc).
+// Data-parallel workers are started from this executable.
 #include "asvcpp/distributed/runtime_info.h"
 #include "tools/asvrun/cli.h"
 #include "tools/asvrun/commands.h"
@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   commands.info = asv::tools::Info;
   commands.export_model = asv::tools::ExportModel;
   commands.embed = asv::tools::Embed;
+  commands.verify = asv::tools::Verify;
   commands.kaldi_tool = asv::tools::RunKaldiTool;
   return asv::tools::AsvrunMain(argc, argv, commands);
 }

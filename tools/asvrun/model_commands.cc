@@ -1,5 +1,7 @@
-// `asvrun export` (WeSpeaker's format or ONNX) and `asvrun embed` (commands.h): models of recorded
-// voxceleb/margin runs and WeSpeaker model directories, linked into asvrun-torch only (cli.h).
+// `asvrun export` (WeSpeaker's format, ASVtorch's or ONNX) and `asvrun embed` (commands.h), and the model
+// loading and audio embedding they share with `asvrun verify` (loaded_model.h): models of recorded
+// voxceleb/margin, voxceleb/xvector and sitw/xvector runs and WeSpeaker model directories, linked
+// into asvrun-torch only (cli.h).
 #include <algorithm>
 #include <cctype>
 #include <fstream>
@@ -17,31 +19,27 @@
 #include "asvcpp/data/pcm_store.h"
 #include "asvcpp/deploy/onnx_export.h"
 #include "asvcpp/features/pcm_fbank_source.h"
+#include "asvcpp/models/asvtorch_model.h"
 #include "asvcpp/models/wespeaker_model.h"
 #include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/settings/dump.h"
+#include "asvcpp/train/checkpoint_io.h"
 #include "asvcpp/train/precision.h"
+#include "recipes/catalog.h"
 #include "recipes/shared/recipe_stages.h"
+#include "recipes/shared/xvector/onnx_front_end.h"
+#include "recipes/shared/xvector/xvector_model.h"
+#include "recipes/shared/xvector/xvector_settings.h"
 #include "recipes/voxceleb/margin/margin_model.h"
 #include "recipes/voxceleb/margin/margin_recipe.h"
 #include "tools/asvrun/commands.h"
+#include "tools/asvrun/loaded_model.h"
 
 namespace asv::tools {
 namespace stdfs = std::filesystem;
 namespace margin = recipes::voxceleb_margin;
 
 namespace {
-
-// A model ready to extract embeddings with, and what it was trained with.
-struct LoadedModel {
-  std::optional<train::EmbeddingExtractor> extractor;
-  models::WespeakerConfig config;  // architecture, head and front end in WeSpeaker's terms
-  features::FbankOptions fbank;    // without dither
-  train::ExtractionOptions extraction;
-  std::string incompatibility;  // why WeSpeaker cannot hold it ("" when it can)
-  bool has_head = true;         // false: a WeSpeaker model without projection.*
-  std::string description;
-};
 
 std::string Device(const std::string& device) {
   if (device == "cpu") return device;
@@ -57,26 +55,107 @@ bool IsRunId(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
-// The run's model as its stage 8 uses it.
-LoadedModel FromRun(const db::RunRow& run, const std::string& device) {
-  if (run.info.recipe != "voxceleb/margin") {
-    throw DataError(
-        fmt::format("run {} is of recipe {}: asvrun export and embed take the models of voxceleb/margin "
-                    "runs and WeSpeaker model directories",
-                    run.id, run.info.recipe));
-  }
-  margin::MarginSettings settings;
+// The run's resolved settings, as it recorded them.
+std::shared_ptr<recipe::RecipeSettings> SettingsOfRun(const db::RunRow& run) {
+  std::shared_ptr<recipe::RecipeSettings> settings = recipes::FindRecipe(run.info.recipe).NewSettings();
   try {
-    settings::FromJson(settings.tree(), nlohmann::ordered_json::parse(run.info.settings_json));
+    settings::FromJson(settings->tree(), nlohmann::ordered_json::parse(run.info.settings_json));
   } catch (const nlohmann::json::exception& e) {
     throw DataError(fmt::format("run {}: its stored settings are not JSON: {}", run.id, e.what()));
   }
-  auto model = margin::LoadRunModel(settings, stdfs::path(run.info.output_folder), device);
+  return settings;
+}
+
+RunSystem SystemOfRun(const db::RunRow& run, const recipe::RecipeSettings& settings) {
+  RunSystem system;
+  system.run_id = run.id;
+  system.config = run.info.config;
+  system.folder = (stdfs::path(run.info.output_folder) / settings.common().paths.system_folder).lexically_normal();
+  system.backend = settings.common().backend;
+  return system;
+}
+
+// The folder a run ran in, where its relative paths point: its absolute output folder less the
+// relative paths.output_folder it recorded; nullopt when that cannot be told.
+std::optional<stdfs::path> RunFolder(const db::RunRow& run, const recipe::RecipeSettings& settings) {
+  const stdfs::path recorded = stdfs::path(settings.common().paths.output_folder).lexically_normal();
+  if (recorded.is_absolute()) return std::nullopt;
+  stdfs::path folder = stdfs::path(run.info.output_folder).lexically_normal();
+  std::vector<std::string> parts;
+  for (const auto& part : recorded) {
+    if (!part.empty() && part != ".") parts.push_back(part.string());
+  }
+  for (auto it = parts.rbegin(); it != parts.rend(); ++it) {
+    if (folder.filename().empty()) folder = folder.parent_path();  // a trailing separator
+    if (*it == ".." || folder.filename() != *it) return std::nullopt;
+    folder = folder.parent_path();
+  }
+  return folder;
+}
+
+// Makes a relative paths.kaldi_mfcc_conf_file absolute: against the run's folder, else the current
+// one. Throws DataError naming the places looked in when neither has it.
+void ResolveMfccConf(const db::RunRow& run, recipe::RecipeSettings& settings) {
+  std::string& conf = settings.common().paths.kaldi_mfcc_conf_file;
+  if (stdfs::path(conf).is_absolute()) return;
+  std::vector<stdfs::path> candidates;
+  if (const auto folder = RunFolder(run, settings)) candidates.push_back(*folder / conf);
+  candidates.push_back(stdfs::absolute(conf));
+  for (const auto& candidate : candidates) {
+    std::error_code ec;
+    if (stdfs::is_regular_file(candidate, ec)) {
+      conf = candidate.lexically_normal().string();
+      return;
+    }
+  }
+  std::string places;
+  for (const auto& candidate : candidates) places += (places.empty() ? "" : ", ") + candidate.string();
+  throw DataError(
+      fmt::format("run {}: paths.kaldi_mfcc_conf_file = '{}', the MFCC options of its features, is in "
+                  "neither {}",
+                  run.id, conf, places));
+}
+
+bool IsXvectorRecipe(const std::string& recipe) {
+  return recipe == "voxceleb/xvector" || recipe == "sitw/xvector";
+}
+
+// The run's model as its stage 8 (voxceleb/margin) or 7 (x-vector recipes) uses it.
+LoadedModel FromRun(const db::RunRow& run, const std::string& device) {
+  if (run.info.recipe != "voxceleb/margin" && !IsXvectorRecipe(run.info.recipe)) {
+    throw DataError(
+        fmt::format("run {} is of recipe {}: asvrun export, embed and verify take the models of voxceleb/margin, "
+                    "voxceleb/xvector and sitw/xvector runs and WeSpeaker model directories",
+                    run.id, run.info.recipe));
+  }
   LoadedModel out;
+  out.settings = SettingsOfRun(run);
+  out.system = SystemOfRun(run, *out.settings);
+  if (IsXvectorRecipe(run.info.recipe)) {
+    auto& settings = dynamic_cast<recipes::xvector::XvectorSettings&>(*out.settings);
+    ResolveMfccConf(run, settings);
+    auto model = recipes::xvector::LoadRunModel(settings, stdfs::path(run.info.output_folder), device);
+    out.front_end = LoadedModel::FrontEnd::kMfcc;
+    out.mfcc = model.front_end;
+    out.extraction = model.extraction;
+    out.epoch = model.epoch;
+    out.weights = model.file;
+    out.has_head = false;
+    out.incompatibility =
+        fmt::format("an x-vector network ({}): WeSpeaker has no such architecture (export it with --format onnx)",
+                    settings.common().network.ArchitectureName());
+    out.description = fmt::format("run {} ({}), {}", run.id, run.info.config, model.file.string());
+    out.extractor.emplace(std::move(model.extractor));
+    train::ApplyMathModes(settings.common().computing.allow_tf32);
+    return out;
+  }
+  auto& settings = dynamic_cast<margin::MarginSettings&>(*out.settings);
+  auto model = margin::LoadRunModel(settings, stdfs::path(run.info.output_folder), device);
   out.config = margin::WespeakerConfigOf(settings, model.classes);
   out.incompatibility = margin::WespeakerIncompatibility(settings);
   out.fbank = model.fbank;
   out.extraction = model.extraction;
+  out.weights = model.file;
   out.description = fmt::format("run {} ({}), {}", run.id, run.info.config, model.file.string());
   out.extractor.emplace(std::move(model.extractor));
   train::ApplyMathModes(settings.common().computing.allow_tf32);
@@ -92,6 +171,7 @@ LoadedModel FromWespeaker(const stdfs::path& path, const std::string& device) {
   // Whole utterances, as WeSpeaker extracts them (extract.py with batch size 1, cli/speaker.py):
   // a batch holds only utterances of the same length, none is cut.
   out.extraction.max_cut_portion = 0;
+  out.weights = imported.files.weights;
   out.description = fmt::format("WeSpeaker model {} ({})", imported.files.weights.string(), imported.config.model);
   out.has_head = imported.has_head;
   out.extractor.emplace(imported.net, device);
@@ -123,6 +203,8 @@ db::RunRow RunOfSystemFolder(const stdfs::path& folder, const stdfs::path& db_pa
       fmt::format("--model {}: no finished run in {} has this system folder", folder.string(), db_path.string()));
 }
 
+}  // namespace
+
 LoadedModel LoadModel(const ModelOptions& options) {
   const std::string device = Device(options.device);
   const stdfs::path path(options.model);
@@ -150,6 +232,56 @@ LoadedModel LoadModel(const ModelOptions& options) {
   ASV_LOG(Info, "model: {}", model.description);
   return model;
 }
+
+AudioEmbeddings EmbedAudio(const LoadedModel& model, const std::vector<data::PcmStoreEntry>& entries,
+                           const stdfs::path& scratch, int threads, bool clean_features) {
+  if (model.front_end == LoadedModel::FrontEnd::kMfcc) {
+    auto front_end = *model.mfcc;
+    front_end.stage1.threads = threads;
+    auto embedded =
+        recipes::xvector::EmbedAudio(*model.extractor, model.extraction, front_end, entries, scratch, clean_features);
+    AudioEmbeddings out;
+    out.embeddings = std::move(embedded.embeddings);
+    for (auto& s : embedded.skipped) out.skipped.push_back({std::move(s.utterance), std::move(s.reason)});
+    return out;
+  }
+  const stdfs::path store_folder = scratch / "pcm_store";
+  stdfs::remove_all(scratch);
+  data::PcmStoreOptions store_options;
+  store_options.sample_rate = model.config.sample_rate;
+  store_options.threads = threads;
+  AudioEmbeddings out;
+  try {
+    const auto report = data::BuildPcmStore(entries, store_folder, store_options);
+    out.skipped = report.skipped;
+    const auto store = std::make_shared<const data::PcmStore>(data::PcmStore::Open(store_folder));
+    std::vector<std::size_t> all(store->NumUtterances());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    const auto source = std::make_shared<features::PcmFbankSource>(store, all, model.fbank);
+    out.embeddings = recipes::shared::ExtractAll(
+        *source, "embed",
+        [&](const std::vector<int>& u) { return model.extractor->Extract(*source, u, model.extraction); },
+        model.fbank.frame_opts.frame_shift_ms / 1000.0);
+    std::map<std::string, bool> kept;
+    for (const auto& id : out.embeddings.ids) kept[id] = true;
+    for (int i = 0; i < source->NumUtterances(); ++i) {
+      if (kept.count(source->Name(i)) == 0) {
+        out.skipped.push_back(
+            {source->Name(i), fmt::format("{} fbank frames: too short for the network", source->NumFrames(i))});
+      }
+    }
+  } catch (const StageError& e) {
+    stdfs::remove_all(scratch);
+    throw DataError(fmt::format("no embedding: {}", e.what()));
+  } catch (...) {
+    stdfs::remove_all(scratch);
+    throw;
+  }
+  stdfs::remove_all(scratch);
+  return out;
+}
+
+namespace {
 
 // `id value` lines of a wav.scp, in file order.
 std::vector<data::PcmStoreEntry> ReadWavScp(const stdfs::path& path) {
@@ -199,7 +331,9 @@ int ExportModel(const ExportOptions& options) {
   auto model = LoadModel(options.model);
   if (options.format == "onnx") {
     std::optional<deploy::OnnxFrontEnd> front_end;
-    if (options.with_frontend) {
+    if (options.with_frontend && model.front_end == LoadedModel::FrontEnd::kMfcc) {
+      front_end = recipes::xvector::XvectorOnnxFrontEnd(model.settings->common());
+    } else if (options.with_frontend) {
       front_end.emplace();
       front_end->kind = deploy::OnnxFrontEnd::Kind::kFbank;
       front_end->fbank = model.fbank;
@@ -208,8 +342,29 @@ int ExportModel(const ExportOptions& options) {
     model.extractor->net().eval();
     const auto summary = deploy::ExportOnnx(model.extractor->net(), options.out, front_end);
     fmt::print("{}: ONNX graph of {} ({} nodes, {} bytes; input {}) of {}\n", options.out, summary.architecture,
-               summary.nodes, summary.bytes, front_end ? "waveform [batch, samples]" : "feats [batch, frames, dim]",
+               summary.nodes, summary.bytes,
+               !front_end       ? "feats [batch, frames, dim]"
+               : front_end->vad ? "waveform [1, samples]"
+                                : "waveform [batch, samples]",
                model.description);
+    return kExitOk;
+  }
+  if (options.format == "asvtorch") {
+    if (model.front_end != LoadedModel::FrontEnd::kMfcc) {
+      throw ConfigError(fmt::format("--model {}: --format asvtorch takes the networks of x-vector runs "
+                                    "(voxceleb/xvector, sitw/xvector); this model goes out with --format "
+                                    "wespeaker or onnx",
+                                    options.model.model));
+    }
+    // BaseNet's bookkeeping values as the checkpoint holds them.
+    const auto meta = train::ReadCheckpointMeta(model.weights);
+    const models::AsvtorchNetState state{meta.feat_dim, meta.n_speakers,
+                                         static_cast<float>(meta.schedule.training_loss),
+                                         meta.schedule.consecutive_lr_updates};
+    models::ExportAsvtorchModel(options.out, model.extractor->net(), state);
+    fmt::print("{}: ASVtorch state dict of {} (network.network_class = '{}', feat_dim {}, n_speakers {}) of {}\n",
+               options.out, meta.architecture, model.settings->common().network.network_class, meta.feat_dim,
+               meta.n_speakers, model.description);
     return kExitOk;
   }
   if (!model.incompatibility.empty()) {
@@ -239,43 +394,10 @@ int Embed(const EmbedOptions& options) {
     }
   }
   if (entries.empty()) throw DataError(fmt::format("{}: no utterances", options.wav_scp));
-  auto model = LoadModel(options.model);
+  const auto model = LoadModel(options.model);
 
   const stdfs::path out = stdfs::absolute(options.out);  // the scp names the archive by this path
-  const stdfs::path store_folder = out / "pcm_store.tmp";
-  stdfs::remove_all(store_folder);
-  data::PcmStoreOptions store_options;
-  store_options.sample_rate = model.config.sample_rate;
-  store_options.threads = options.threads;
-  std::vector<data::PcmSkippedUtterance> skipped;
-  backend::Embeddings embeddings;
-  try {
-    const auto report = data::BuildPcmStore(entries, store_folder, store_options);
-    skipped = report.skipped;
-    const auto store = std::make_shared<const data::PcmStore>(data::PcmStore::Open(store_folder));
-    std::vector<std::size_t> all(store->NumUtterances());
-    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-    const auto source = std::make_shared<features::PcmFbankSource>(store, all, model.fbank);
-    embeddings = recipes::shared::ExtractAll(
-        *source, "embed",
-        [&](const std::vector<int>& u) { return model.extractor->Extract(*source, u, model.extraction); },
-        model.fbank.frame_opts.frame_shift_ms / 1000.0);
-    std::map<std::string, bool> kept;
-    for (const auto& id : embeddings.ids) kept[id] = true;
-    for (int i = 0; i < source->NumUtterances(); ++i) {
-      if (kept.count(source->Name(i)) == 0) {
-        skipped.push_back(
-            {source->Name(i), fmt::format("{} fbank frames: too short for the network", source->NumFrames(i))});
-      }
-    }
-  } catch (const StageError& e) {
-    stdfs::remove_all(store_folder);
-    throw DataError(fmt::format("no embedding: {}", e.what()));
-  } catch (...) {
-    stdfs::remove_all(store_folder);
-    throw;
-  }
-  stdfs::remove_all(store_folder);
+  auto [embeddings, skipped] = EmbedAudio(model, entries, out / "embed.tmp", options.threads, options.clean_features);
 
   std::string skipped_text;
   for (const auto& s : skipped) skipped_text += s.utterance + " " + s.reason + "\n";

@@ -20,6 +20,7 @@
 #include "asvcpp/train/precision.h"
 #include "recipes/shared/recipe_stages.h"
 #include "recipes/shared/xvector/data_selection.h"
+#include "recipes/shared/xvector/xvector_model.h"
 #include "recipes/shared/xvector/xvector_settings.h"
 
 namespace asv::recipes::xvector {
@@ -45,15 +46,7 @@ double FrameShiftSeconds(const settings::Settings& common) {
 void RunEmbeddingExtraction(recipe::RunContext& context) {
   auto& s = SettingsOf(context);
   const auto& r = s.recipe();
-  const stdfs::path networks = context.system_folder() / "networks";
-  const int epoch = r.selected_epoch ? *r.selected_epoch : shared::LastTrainedEpoch(context, networks);
-  if (epoch <= 0) {
-    throw DataError(
-        fmt::format("{}: no network checkpoint epoch.1.pt: train first (stage 5) or set "
-                    "recipe.selected_epoch",
-                    networks.string()));
-  }
-  const stdfs::path checkpoint = train::CheckpointPath(networks, epoch);
+  const auto [checkpoint, epoch] = NetworkForExtraction(s, context);
   const std::string device = context.device();
   train::ApplyMathModes(s.common().computing.allow_tf32);
   ASV_LOG(Info, "embedding extraction with {} on {}", checkpoint.string(), device);
