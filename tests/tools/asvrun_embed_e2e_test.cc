@@ -62,18 +62,6 @@ double MaxDiff(const Matrix& a, const Matrix& b) {
   return max_diff;
 }
 
-// Runs `args` with the first python3 that imports torch and yaml (PATH's, then Debian's);
-// nullopt when there is none (tools/setup.sh installs python3-torch and python3-yaml).
-std::optional<testing::CommandResult> RunPython(std::vector<std::string> args, const fs::path& cwd) {
-  for (const std::string python : {"python3", "/usr/bin/python3"}) {
-    args.insert(args.begin(), python);
-    auto r = testing::RunCommand(args, cwd);
-    args.erase(args.begin());
-    if (r.err.find("ModuleNotFoundError") == std::string::npos && r.status != 127) return r;
-  }
-  return std::nullopt;
-}
-
 std::vector<std::string> Lines(const fs::path& path) {
   std::vector<std::string> lines;
   std::ifstream in(path);
@@ -466,9 +454,10 @@ TEST(AsvrunEmbedE2eTest, EmbedsAsStage8AndExports) {
                     backend::ReadEmbeddings(dir / "emb_of_export/embeddings").vectors),
             1e-6);
   EXPECT_EQ(models::ReadWespeakerConfig(dir / "run_export/config.yaml").num_mel_bins, 80);
-  const auto python = RunPython({std::string(ASV_SOURCE_DIR) + "/tests/asvcpp/models/check_wespeaker_export.py", "0",
-                                 (dir / "run_export").string() + ":ECAPA_TDNN_c512:trained"},
-                                dir.path());
+  const auto python = testing::RunTorchPython(
+      {std::string(ASV_SOURCE_DIR) + "/tests/asvcpp/models/check_wespeaker_export.py", "0",
+       (dir / "run_export").string() + ":ECAPA_TDNN_c512:trained"},
+      dir.path());
   if (python) {
     EXPECT_EQ(python->status, 0) << python->out << python->err;
   }

@@ -45,16 +45,7 @@ tiny < features
 paths.system_folder = 'tiny_system'
 recipe.start_stage = 5
 recipe.end_stage = 9
-recipe.training_datasets = ['voxceleb2_cat']
-recipe.plda_datasets = ['voxceleb2_cat']
-recipe.trial_lists = {'tiny_trials': 'veri_test.txt'}
-recipe.training_trial_lists = ['tiny_trials']
-recipe.min_speech_frames = 50
-recipe.min_utterances_per_speaker = 2
-recipe.plda_speakers_during_training = 5
-)" + testing::kTinyXvectorNetwork + R"(computing.use_gpu = False
-computing.network_dataloader_workers = 1
-
+)" + testing::kTinyTrainingLines + R"(
 # Stage 9 again with AS-norm against the speaker means and a linear calibration
 calibrated < tiny
 recipe.start_stage = 9

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -106,6 +107,19 @@ inline CommandResult RunCommand(const std::vector<std::string>& args, const std:
   std::filesystem::remove(out);
   std::filesystem::remove(err);
   return result;
+}
+
+/// Runs `args` with the first python3 that imports the modules the script needs (PATH's python3,
+/// then Debian's /usr/bin/python3, where tools/setup.sh installs python3-torch and python3-yaml);
+/// nullopt when neither does (a ModuleNotFoundError, or no python3).
+inline std::optional<CommandResult> RunTorchPython(std::vector<std::string> args, const std::filesystem::path& cwd) {
+  for (const std::string python : {"python3", "/usr/bin/python3"}) {
+    args.insert(args.begin(), python);
+    auto r = RunCommand(args, cwd);
+    args.erase(args.begin());
+    if (r.err.find("ModuleNotFoundError") == std::string::npos && r.status != 127) return r;
+  }
+  return std::nullopt;
 }
 
 /// The python of tools/setup.sh's ONNX Runtime environment (tools/build_common.sh names it), or ""

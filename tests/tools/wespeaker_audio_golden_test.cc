@@ -69,16 +69,6 @@ std::vector<float> Waveform(int c, std::int64_t samples) {
   return out;
 }
 
-std::optional<testing::CommandResult> RunTorchPython(std::vector<std::string> args, const fs::path& cwd) {
-  for (const std::string python : {"python3", "/usr/bin/python3"}) {
-    args.insert(args.begin(), python);
-    auto r = testing::RunCommand(args, cwd);
-    args.erase(args.begin());
-    if (r.err.find("ModuleNotFoundError") == std::string::npos && r.status != 127) return r;
-  }
-  return std::nullopt;
-}
-
 double Cosine(const std::vector<double>& a, const std::vector<double>& b) {
   double ab = 0, aa = 0, bb = 0;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -117,7 +107,7 @@ TEST(WespeakerAudioGoldenTest, EmbedsWavFilesAsWespeakerAndExportsItsTensors) {
   for (const auto& model : golden["models"]) {
     make.push_back((dir.path() / model["name"].get<std::string>()).string() + ":" + model["name"].get<std::string>());
   }
-  const auto made = RunTorchPython(make, dir.path());
+  const auto made = testing::RunTorchPython(make, dir.path());
   if (!made) GTEST_SKIP() << "no python3 with torch and yaml (tools/setup.sh: python3-torch)";
   ASSERT_EQ(made->status, 0) << made->err;
 
