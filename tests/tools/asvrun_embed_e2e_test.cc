@@ -158,21 +158,9 @@ TEST(AsvrunEmbedE2eTest, EmbedsAsStage8AndExports) {
     ASSERT_EQ(onnx.status, 0) << onnx.err;
     EXPECT_NE(onnx.out.find(with_frontend ? "input waveform" : "input feats"), std::string::npos) << onnx.out;
   }
-  const std::string onnxruntime_python = testing::OnnxRuntimePython();
-  if (onnxruntime_python.empty()) {
-    ADD_FAILURE() << "no ONNX Runtime: run tools/setup.sh";
-  } else {
-    dir.Write("onnx_spec.json", "{\"input\": \"waveform\", \"runs\": [{\"wav\": \"" + wav.at(stage8.ids[0]) +
-                                    "\", \"output\": \"" + (dir / "onnx_out.f32").string() + "\"}]}");
-    const auto ran = testing::RunCommand({onnxruntime_python,
-                                          std::string(ASV_SOURCE_DIR) + "/tests/asvcpp/deploy/run_onnx.py",
-                                          "audio_in.onnx", "onnx_spec.json"},
-                                         dir.path());
-    ASSERT_EQ(ran.status, 0) << ran.err;
-    const std::string bytes = testing::Slurp(dir / "onnx_out.f32");
-    ASSERT_EQ(bytes.size(), static_cast<std::size_t>(mine.vectors.cols()) * sizeof(float));
-    std::vector<float> got(static_cast<std::size_t>(mine.vectors.cols()));
-    std::memcpy(got.data(), bytes.data(), bytes.size());
+  {
+    const std::vector<float> got =
+        testing::RunAudioOnnxGraph(dir.path(), "audio_in.onnx", wav.at(stage8.ids[0]), mine.vectors.cols());
     double dot = 0, a = 0, b = 0, largest = 0;
     for (std::int64_t c = 0; c < mine.vectors.cols(); ++c) {
       const double x = got[static_cast<std::size_t>(c)], y = mine.vectors(0, c);

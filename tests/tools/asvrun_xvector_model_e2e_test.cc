@@ -189,21 +189,9 @@ TEST(AsvrunXvectorModelE2eTest, EmbedsVerifiesAndExportsAsTheRun) {
     std::cout << "clean features vs stage 7 (dither, compression): cosine "
               << Compare(stored, clean_embedding.vectors, 0).cosine << "\n";
   }
-  const std::string onnxruntime_python = testing::OnnxRuntimePython();
-  if (onnxruntime_python.empty()) {
-    ADD_FAILURE() << "no ONNX Runtime: run tools/setup.sh";
-  } else {
-    dir.Write("onnx_spec.json", "{\"input\": \"waveform\", \"runs\": [{\"wav\": \"" + wav_file + "\", \"output\": \"" +
-                                    (dir / "onnx_out.f32").string() + "\"}]}");
-    const auto ran = testing::RunCommand({onnxruntime_python,
-                                          std::string(ASV_SOURCE_DIR) + "/tests/asvcpp/deploy/run_onnx.py",
-                                          "audio_in.onnx", "onnx_spec.json"},
-                                         dir.path());
-    ASSERT_EQ(ran.status, 0) << ran.err;
-    const std::string bytes = testing::Slurp(dir / "onnx_out.f32");
-    ASSERT_EQ(bytes.size(), static_cast<std::size_t>(clean_embedding.vectors.cols()) * sizeof(float));
-    std::vector<float> got(static_cast<std::size_t>(clean_embedding.vectors.cols()));
-    std::memcpy(got.data(), bytes.data(), bytes.size());
+  {
+    const std::vector<float> got =
+        testing::RunAudioOnnxGraph(dir.path(), "audio_in.onnx", wav_file, clean_embedding.vectors.cols());
     const auto similarity = Compare(got, clean_embedding.vectors, 0);
     EXPECT_GE(similarity.cosine, 0.9999);
     EXPECT_LE(similarity.max_diff_over_norm, 1e-4);

@@ -5,7 +5,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -130,6 +132,33 @@ inline std::string OnnxRuntimePython() {
       ASV_SOURCE_DIR);
   if (r.status != 0 || !std::filesystem::exists(r.out)) return "";
   return RunCommand({r.out, "-c", "import onnxruntime"}, ASV_SOURCE_DIR).status == 0 ? r.out : "";
+}
+
+/// Runs the audio-in ONNX graph `graph` (a path relative to `folder`, or absolute) on the WAV file
+/// `wav` in ONNX Runtime (tests/asvcpp/deploy/run_onnx.py under OnnxRuntimePython()) and returns
+/// its embedding: `dim` float32 values. Throws std::runtime_error saying what failed: no ONNX
+/// Runtime (tools/setup.sh installs it), run_onnx.py's exit status and stderr, an output of
+/// another size.
+inline std::vector<float> RunAudioOnnxGraph(const std::filesystem::path& folder, const std::string& graph,
+                                            const std::string& wav, std::int64_t dim) {
+  const std::string python = OnnxRuntimePython();
+  if (python.empty()) throw std::runtime_error("no ONNX Runtime: run tools/setup.sh");
+  const auto output = folder / "onnx_out.f32";
+  std::ofstream(folder / "onnx_spec.json") << "{\"input\": \"waveform\", \"runs\": [{\"wav\": \"" << wav
+                                           << "\", \"output\": \"" << output.string() << "\"}]}";
+  const auto ran = RunCommand(
+      {python, std::string(ASV_SOURCE_DIR) + "/tests/asvcpp/deploy/run_onnx.py", graph, "onnx_spec.json"}, folder);
+  if (ran.status != 0) {
+    throw std::runtime_error("run_onnx.py exited " + std::to_string(ran.status) + ": " + ran.err);
+  }
+  const std::string bytes = Slurp(output);
+  if (bytes.size() != static_cast<std::size_t>(dim) * sizeof(float)) {
+    throw std::runtime_error("the ONNX graph gave " + std::to_string(bytes.size()) + " bytes, not " +
+                             std::to_string(dim) + " float32 values");
+  }
+  std::vector<float> embedding(static_cast<std::size_t>(dim));
+  std::memcpy(embedding.data(), bytes.data(), bytes.size());
+  return embedding;
 }
 
 /// True when tools/make_demo_corpus.py can run: espeak-ng, ffmpeg and python3 are on the PATH
