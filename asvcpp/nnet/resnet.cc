@@ -25,6 +25,19 @@ std::int64_t Downsampled(std::int64_t n) {
   return n;
 }
 
+// The checks of ResNetImpl::FrameLevelFeatures, and its input as an image [batch, 1, feat, frames].
+torch::Tensor InputImage(const torch::Tensor& x, const ResNetOptions& options) {
+  if (x.dim() != 3 || x.size(2) != options.feat_dim) {
+    throw DataError(fmt::format("ResNet: input {} must be [batch, frames, {}]", ShapeString(x), options.feat_dim));
+  }
+  if (Downsampled(x.size(1)) < 2) {
+    throw DataError(fmt::format("ResNet: input {} has {} frame(s), needs at least 9", ShapeString(x), x.size(1)));
+  }
+  torch::Tensor input = x.permute({0, 2, 1}).unsqueeze(1);
+  if (options.channels_last) input = input.contiguous(torch::MemoryFormat::ChannelsLast);
+  return input;
+}
+
 }  // namespace
 
 ResNetOptions ResNet34Options(std::int64_t feat_dim, std::int64_t embed_dim) {
@@ -89,16 +102,7 @@ ResNetImpl::ResNetImpl(const ResNetOptions& options) : options_(options) {
 }
 
 torch::Tensor ResNetImpl::FrameLevelFeatures(const torch::Tensor& x) {
-  if (x.dim() != 3 || x.size(2) != options_.feat_dim) {
-    throw DataError(fmt::format("ResNet: input {} must be [batch, frames, {}]", ShapeString(x), options_.feat_dim));
-  }
-  if (Downsampled(x.size(1)) < 2) {
-    throw DataError(fmt::format("ResNet: input {} has {} frame(s), needs at least 9", ShapeString(x), x.size(1)));
-  }
-  // [batch, frames, feat] -> [batch, 1, feat, frames]
-  torch::Tensor input = x.permute({0, 2, 1}).unsqueeze(1);
-  if (options_.channels_last) input = input.contiguous(torch::MemoryFormat::ChannelsLast);
-  torch::Tensor out = torch::relu(ApplyBatchNorm(*bn1, conv1(input)));
+  torch::Tensor out = torch::relu(ApplyBatchNorm(*bn1, conv1(InputImage(x, options_))));
   out = layer1->forward(out);
   out = layer2->forward(out);
   out = layer3->forward(out);
@@ -107,6 +111,56 @@ torch::Tensor ResNetImpl::FrameLevelFeatures(const torch::Tensor& x) {
 
 torch::Tensor ResNetImpl::forward(const torch::Tensor& x) {
   return seg_1(pool(FrameLevelFeatures(x)));
+}
+
+FoldedResNet::Conv FoldedResNet::Fold(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& bn) {
+  const torch::NoGradGuard no_grad;
+  const auto& o = bn.options;
+  const auto type = conv.weight.scalar_type();
+  const torch::Tensor scale =
+      bn.weight.to(torch::kFloat64) / torch::sqrt(bn.running_var.to(torch::kFloat64) + o.eps());  // [out]
+  Conv out;
+  out.weight = (conv.weight.to(torch::kFloat64) * scale.view({-1, 1, 1, 1})).to(type).contiguous();
+  out.bias = (bn.bias.to(torch::kFloat64) - bn.running_mean.to(torch::kFloat64) * scale).to(type);
+  out.stride = (*conv.options.stride())[0];
+  out.padding = conv.weight.size(-1) / 2;  // every convolution here pads kernel / 2 (Conv above)
+  return out;
+}
+
+torch::Tensor FoldedResNet::Conv::operator()(const torch::Tensor& x) const {
+  return torch::conv2d(x, weight, bias, stride, padding);
+}
+
+FoldedResNet::FoldedResNet(ResNetImpl& net) : options_(net.options()), pool_(net.pool) {
+  conv1_ = Fold(*net.conv1, *net.bn1);
+  for (auto* layer : {&net.layer1, &net.layer2, &net.layer3, &net.layer4}) {
+    for (std::size_t i = 0; i < (*layer)->size(); ++i) {
+      auto& block = *(*layer)[i]->as<BasicBlockImpl>();
+      Block folded;
+      folded.conv1 = Fold(*block.conv1, *block.bn1);
+      folded.conv2 = Fold(*block.conv2, *block.bn2);
+      if (!block.shortcut->is_empty()) {
+        folded.projected = true;
+        folded.shortcut =
+            Fold(*block.shortcut[0]->as<torch::nn::Conv2d>(), *block.shortcut[1]->as<torch::nn::BatchNorm2d>());
+      }
+      blocks_.push_back(std::move(folded));
+    }
+  }
+  const torch::NoGradGuard no_grad;
+  seg_weight_ = net.seg_1->weight.detach().clone();
+  seg_bias_ = net.seg_1->bias.detach().clone();
+}
+
+torch::Tensor FoldedResNet::forward(const torch::Tensor& x) const {
+  const torch::NoGradGuard no_grad;
+  torch::Tensor out = conv1_(InputImage(x, options_)).relu_();
+  for (const auto& block : blocks_) {
+    torch::Tensor inner = block.conv2(block.conv1(out).relu_());
+    inner += block.projected ? block.shortcut(out) : out;
+    out = inner.relu_();
+  }
+  return torch::linear(TemporalStatsPooling(pool_)->forward(out), seg_weight_, seg_bias_);
 }
 
 }  // namespace asv::nnet

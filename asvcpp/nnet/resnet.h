@@ -21,6 +21,7 @@
 
 #include <array>
 #include <cstdint>
+#include <vector>
 
 #include <torch/nn.h>
 
@@ -96,5 +97,44 @@ class ResNetImpl : public torch::nn::Module {
   std::int64_t pool_out_dim_ = 0;
 };
 TORCH_MODULE(ResNet);
+
+/// A ResNet's embedding function for inference, with every BatchNorm folded into the convolution
+/// before it, as PyTorch's torch.nn.utils.fusion.fuse_conv_bn_eval folds them (Ioffe and Szegedy
+/// 2015, eval-mode batch normalisation is an affine map per channel): with s = γ / √(σ² + ε) of
+/// the running variance σ², weight' = weight · s per output channel and bias' = β − μ · s. This
+/// removes the BatchNorm passes over the activations (about 5 % of ResNet34's CPU time). The
+/// folded values are computed in double and rounded to the weights' type once.
+///
+/// A snapshot: built from the network's current weights and running statistics, on their device,
+/// it does not follow later changes of the network (build it again after training). Equals
+/// ResNetImpl::forward in eval mode to float rounding (asserted in tests: relative difference
+/// below 1e-5), not bit for bit.
+class FoldedResNet {
+ public:
+  explicit FoldedResNet(ResNetImpl& net);
+
+  /// Embeddings [batch, embed_dim] of fbank features x [batch, frames, feat_dim] (float32 on the
+  /// network's device). Throws DataError as ResNetImpl::forward does. Runs without gradients.
+  torch::Tensor forward(const torch::Tensor& x) const;
+
+ private:
+  struct Conv {
+    torch::Tensor weight, bias;  ///< folded: [out, in, k, k], [out]
+    std::int64_t stride = 1, padding = 0;
+    torch::Tensor operator()(const torch::Tensor& x) const;
+  };
+  struct Block {
+    Conv conv1, conv2;
+    bool projected = false;  ///< shortcut is a 1x1 convolution (else the identity)
+    Conv shortcut;
+  };
+  static Conv Fold(torch::nn::Conv2dImpl& conv, torch::nn::BatchNorm2dImpl& bn);
+
+  ResNetOptions options_;
+  Conv conv1_;
+  std::vector<Block> blocks_;
+  TemporalStatsPooling pool_{nullptr};
+  torch::Tensor seg_weight_, seg_bias_;
+};
 
 }  // namespace asv::nnet

@@ -47,6 +47,16 @@ void MarginNetImpl::train(bool on) {
   model_->train(on);
 }
 
+std::function<torch::Tensor(const torch::Tensor&)> InferenceEmbedding(SpeakerNet& net) {
+  if (auto* margin = dynamic_cast<MarginNetImpl*>(&net)) {
+    if (auto resnet = std::dynamic_pointer_cast<ResNetImpl>(margin->model())) {
+      auto folded = std::make_shared<const FoldedResNet>(*resnet);
+      return [folded](const torch::Tensor& x) { return folded->forward(x); };
+    }
+  }
+  return [&net](const torch::Tensor& x) { return net.Embed(x); };
+}
+
 std::vector<std::string> MarginNetModels() {
   return {"ResNet34", "ECAPA_TDNN_c512", "ECAPA_TDNN_GLOB_c512", "ECAPA_TDNN_c1024", "ECAPA_TDNN_GLOB_c1024"};
 }

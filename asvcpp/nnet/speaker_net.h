@@ -96,6 +96,14 @@ class MarginNetImpl : public SpeakerNet {
 };
 TORCH_MODULE(MarginNet);
 
+/// The function inference should embed with: for a MarginNet holding a ResNet, FoldedResNet's
+/// forward (BatchNorm folded into the convolutions; equal to net.Embed in eval mode to float
+/// rounding, a few per cent faster); for every other network net.Embed itself. Features
+/// [batch, frames, feat_dim] or [batch, feat_dim, frames] as net.info().layout says, embeddings
+/// [batch, embedding_size]. The folded form is a snapshot of the current weights: call again
+/// after they change. Call in eval mode and without gradients; `net` must outlive the function.
+std::function<torch::Tensor(const torch::Tensor&)> InferenceEmbedding(SpeakerNet& net);
+
 /// The embedding models by WeSpeaker's names: "ResNet34" (TSTP pooling) and the ECAPA-TDNN names
 /// of EcapaTdnnOptionsFor ("ECAPA_TDNN_c512", "ECAPA_TDNN_GLOB_c512", "ECAPA_TDNN_c1024",
 /// "ECAPA_TDNN_GLOB_c1024"), with `feat_dim` fbank bins and `embedding_size`, followed by the

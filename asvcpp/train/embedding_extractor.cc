@@ -145,6 +145,7 @@ ExtractionResult EmbeddingExtractor::Extract(const data::FeatureSource& source, 
   const bool was_training = net_->is_training();
   net_->eval();
   torch::NoGradGuard no_grad;
+  const auto embed = nnet::InferenceEmbedding(*net_);
   Prefetcher<HostBatch> loader(
       batches.size(),
       [&](std::size_t b) {
@@ -162,7 +163,7 @@ ExtractionResult EmbeddingExtractor::Extract(const data::FeatureSource& source, 
     for (std::size_t b = 0; b < batches.size(); ++b) {
       HostBatch hb = *loader.Next();
       auto x = torch::from_blob(hb.features.data(), {hb.batch, hb.feat_dim, hb.frames}, torch::kFloat32);
-      auto emb = net_->Embed(nnet::ToLayout(x.to(device), info.layout)).to(torch::kCPU).contiguous();
+      auto emb = embed(nnet::ToLayout(x.to(device), info.layout)).to(torch::kCPU).contiguous();
       const auto finite = torch::isfinite(emb).all(1);
       if (!finite.all().item<bool>()) {
         std::vector<int> bad;

@@ -139,6 +139,29 @@ TEST(SpeakerNetTest, ChannelsLastResNetEqualsTheDefaultLayout) {
   EXPECT_FALSE(plain_resnet->FrameLevelFeatures(x).is_contiguous(torch::MemoryFormat::ChannelsLast));
 }
 
+TEST(SpeakerNetTest, InferenceEmbeddingFoldsResNetsAndLeavesOtherNetworksAlone) {
+  torch::manual_seed(8);
+  auto resnet = MakeMarginNet("ResNet34", 16, 8, 5, Arc(), 8);
+  {
+    torch::NoGradGuard no_grad;
+    for (auto& b : resnet->named_buffers()) {
+      if (b.key().find("running_var") != std::string::npos) b.value().copy_(torch::rand_like(b.value()) + 0.2);
+    }
+  }
+  resnet->eval();
+  torch::NoGradGuard no_grad;
+  const auto x = torch::randn({2, 40, 16});  // [batch, frames, feat_dim]
+  const auto expected = resnet->Embed(x);
+  const auto embed = InferenceEmbedding(*resnet);
+  const auto folded = embed(x);
+  EXPECT_LT((folded - expected).abs().max().item<double>() / expected.abs().max().item<double>(), 1e-5);
+  EXPECT_FALSE(torch::equal(folded, expected));  // another computation, not Embed itself
+
+  auto ecapa = MakeMarginNet("ECAPA_TDNN_GLOB_c512", 16, 8, 5, Arc(), 32);
+  ecapa->eval();
+  EXPECT_TRUE(torch::equal(InferenceEmbedding(*ecapa)(x), ecapa->Embed(x)));
+}
+
 TEST(SpeakerNetTest, UnknownModelsAreConfigErrorsNamingTheKnownOnes) {
   try {
     MakeMarginNet("ResNet35", 80, 256, 10, Arc());

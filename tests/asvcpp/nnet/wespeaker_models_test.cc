@@ -76,6 +76,54 @@ TEST(WespeakerModelsTest, ResNetShapes) {
   EXPECT_THROW(ResNet(ResNet34Options(81)), ConfigError);
 }
 
+// Gives every BatchNorm of `net` running statistics and an affine map far from the identity, so
+// that folding them wrongly (or not at all) changes the output.
+void RandomizeBatchNorms(torch::nn::Module& net) {
+  torch::NoGradGuard no_grad;
+  for (auto& b : net.named_buffers()) {
+    if (b.key().find("running_mean") != std::string::npos) b.value().copy_(torch::randn_like(b.value()) * 0.5);
+    if (b.key().find("running_var") != std::string::npos) b.value().copy_(torch::rand_like(b.value()) * 2 + 0.1);
+  }
+  for (auto& p : net.named_parameters()) {
+    if (p.key().find("bn") == std::string::npos && p.key().find("shortcut.1") == std::string::npos) continue;
+    p.value().copy_(p.key().find("weight") != std::string::npos ? torch::rand_like(p.value()) + 0.5
+                                                                 : torch::randn_like(p.value()) * 0.3);
+  }
+}
+
+TEST(WespeakerModelsTest, FoldedResNetEqualsTheEvalModeNetwork) {
+  for (const bool channels_last : {false, true}) {
+    torch::manual_seed(3);
+    ResNetOptions options = ResNet34Options(40, 64);
+    options.num_blocks = {2, 2, 1, 1};  // identity and projection shortcuts
+    options.m_channels = 8;
+    options.channels_last = channels_last;
+    ResNet net(options);
+    RandomizeBatchNorms(*net);
+    net->eval();
+    torch::NoGradGuard no_grad;
+    const FoldedResNet folded(*net);
+    for (const std::int64_t frames : {9, 37, 200}) {
+      const torch::Tensor x = torch::randn({3, frames, 40});
+      const torch::Tensor expected = net->forward(x);
+      const torch::Tensor got = folded.forward(x);
+      ASSERT_EQ(got.sizes(), expected.sizes());
+      const double relative = (got - expected).abs().max().item<double>() / expected.abs().max().item<double>();
+      EXPECT_LT(relative, 1e-5) << frames << " frames, channels_last " << channels_last;
+    }
+    // The same checks as the network's forward.
+    EXPECT_THROW(folded.forward(torch::randn({1, 8, 40})), DataError);
+    EXPECT_THROW(folded.forward(torch::randn({1, 37, 41})), DataError);
+
+    // A snapshot: later changes of the network do not reach it.
+    const torch::Tensor x = torch::randn({1, 50, 40});
+    const torch::Tensor before = folded.forward(x);
+    net->layer1[0]->as<BasicBlockImpl>()->bn1->running_mean.add_(1.0);
+    EXPECT_TRUE(torch::equal(folded.forward(x), before));
+    EXPECT_FALSE(torch::allclose(net->forward(x), before, 1e-3, 1e-3));
+  }
+}
+
 TEST(WespeakerModelsTest, EcapaShapes) {
   torch::manual_seed(2);
   EcapaTdnnOptions options;
