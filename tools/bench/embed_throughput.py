@@ -58,7 +58,7 @@ with tempfile.TemporaryDirectory() as tmp:
     state = torch.load(os.path.join(model_dir, "avg_model.pt"), map_location="cpu")
     state = {k: v for k, v in state.items() if not k.startswith("projection.")}
     model = golden.build(model_name, state)
-    embeddings, seconds = [], 0.0
+    embeddings, seconds, frames = [], 0.0, []
     for utt, path in files:
         pcm, rate = torchaudio.load(path, normalize=False)
         pcm = pcm.to(torch.float)
@@ -70,9 +70,41 @@ with tempfile.TemporaryDirectory() as tmp:
             outputs = model(feat)
         outputs = outputs[-1] if isinstance(outputs, tuple) else outputs
         embeddings.append(outputs[0].numpy())
+        frames.append(feat.shape[1])
     elapsed = time.perf_counter() - start
+
+    # The network's arithmetic, after the timing: 2 x multiply-adds of every convolution and
+    # linear layer (output elements x input channels per group x kernel size), from hooks on one
+    # pass over two lengths; the count is linear in the frame count.
+    def count(n_frames):
+        total = [0]
+        def hook(module, inputs, output):
+            if isinstance(module, (torch.nn.Conv1d, torch.nn.Conv2d)):
+                kernel = int(np.prod(module.kernel_size))
+                total[0] += 2 * output.numel() * module.in_channels // module.groups * kernel
+            elif isinstance(module, torch.nn.Linear):
+                total[0] += 2 * output.numel() * module.in_features
+        handles = [m.register_forward_hook(hook) for m in model.modules()
+                   if isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Linear))]
+        with torch.no_grad():
+            model(torch.zeros(1, n_frames, 80))
+        for h in handles:
+            h.remove()
+        return total[0]
+    short, long = count(400), count(1200)
+    slope = (long - short) / 800.0
+    flop = sum(slope * n + (short - slope * 400) for n in frames)
+    # This machine's single-precision matrix-product rate with the same threads: the ceiling.
+    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    torch.mm(a, b)
+    rates = []
+    for _ in range(5):
+        t = time.perf_counter()
+        torch.mm(a, b)
+        rates.append(2 * 2048 ** 3 / (time.perf_counter() - t))
 np.save(out, np.stack(embeddings))
-print(json.dumps({"seconds": elapsed, "audio_seconds": seconds, "utterances": len(files),
+print(json.dumps({"seconds": elapsed, "audio_seconds": seconds, "utterances": len(files), "frames": sum(frames),
+                  "network_flop": flop, "sgemm_flop_per_s": max(rates),
                   "torch": torch.__version__, "torchaudio": torchaudio.__version__}))
 """
 
@@ -146,6 +178,16 @@ def main():
           f"{audio / best_theirs:.0f} |")
     print(f"\n{args.model}, {n} files, {audio:.0f} s of audio, {os.cpu_count()} CPUs: asvcpp / PyTorch = "
           f"{figures['speedup']:.2f}x; lowest cosine between the two sides' embeddings {figures['lowest_cosine']:.6f}")
+    # The ceiling: both sides do the same arithmetic, so neither can run it faster than this
+    # machine multiplies large matrices.
+    network_gflop = torch_info["network_flop"] / 1e9
+    sgemm = torch_info["sgemm_flop_per_s"] / 1e9
+    figures.update({"network_gflop": network_gflop, "sgemm_gflop_per_s": sgemm,
+                    "asvcpp_gflop_per_s": network_gflop / best_ours, "pytorch_gflop_per_s": network_gflop / best_theirs})
+    print(f"network arithmetic {network_gflop:.0f} GFLOP ({torch_info['frames']} frames): asvcpp "
+          f"{network_gflop / best_ours:.0f} GFLOP/s, PyTorch {network_gflop / best_theirs:.0f} GFLOP/s, of a "
+          f"{sgemm:.0f} GFLOP/s single-precision matrix product (2048 x 2048, same threads) on this machine; "
+          f"1.5x the PyTorch loop needs {1.5 * network_gflop / best_theirs:.0f} GFLOP/s")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(figures, f, indent=1)
