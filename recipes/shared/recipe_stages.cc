@@ -346,6 +346,34 @@ backend::Embeddings ExtractAll(const data::FeatureSource& source, const std::str
   return out;
 }
 
+GivenAudioEmbeddings EmbedGivenAudio(
+    const std::filesystem::path& scratch, const std::function<GivenAudioFeatures()>& prepare,
+    const std::function<train::ExtractionResult(const data::FeatureSource&, const std::vector<int>&)>& extract,
+    double frame_shift_seconds, const std::function<std::string(const data::FeatureSource&, int)>& why_not) {
+  std::filesystem::remove_all(scratch);
+  GivenAudioEmbeddings out;
+  try {
+    auto features = prepare();
+    out.skipped = std::move(features.skipped);
+    const data::FeatureSource& source = *features.source;
+    out.embeddings = ExtractAll(
+        source, "embed", [&](const std::vector<int>& utterances) { return extract(source, utterances); },
+        frame_shift_seconds);
+    const std::set<std::string> kept(out.embeddings.ids.begin(), out.embeddings.ids.end());
+    for (int i = 0; i < source.NumUtterances(); ++i) {
+      if (kept.count(source.Name(i)) == 0) out.skipped.push_back({source.Name(i), why_not(source, i)});
+    }
+  } catch (const StageError& e) {
+    std::filesystem::remove_all(scratch);
+    throw DataError(fmt::format("no embedding: {}", e.what()));
+  } catch (...) {
+    std::filesystem::remove_all(scratch);
+    throw;
+  }
+  std::filesystem::remove_all(scratch);
+  return out;
+}
+
 void RecordTrainingEpoch(recipe::RunContext& context, const train::EpochStats& stats) {
   db::EpochRecord record;
   record.epoch = stats.epoch;

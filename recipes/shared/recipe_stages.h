@@ -5,12 +5,14 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "asvcpp/backend/evaluation.h"
 #include "asvcpp/data/feature_source.h"
+#include "asvcpp/data/pcm_store.h"
 #include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/recipe/memory_check.h"
 #include "asvcpp/recipe/recipe.h"
@@ -149,6 +151,30 @@ void ScoreTrialLists(recipe::RunContext& context, const std::string& trial_datas
 backend::Embeddings ExtractAll(const data::FeatureSource& source, const std::string& what,
                                const std::function<train::ExtractionResult(const std::vector<int>&)>& extract,
                                double frame_shift_seconds);
+
+/// Features of audio a command was given (asvrun embed and verify): the utterances that have
+/// features, and the inputs that got none with the reason.
+struct GivenAudioFeatures {
+  std::shared_ptr<const data::FeatureSource> source;
+  std::vector<data::PcmSkippedUtterance> skipped;
+};
+
+/// Embeddings of audio a command was given, in input order, and the inputs that gave none.
+struct GivenAudioEmbeddings {
+  backend::Embeddings embeddings;                  ///< [inputs that gave one, D], durations in seconds
+  std::vector<data::PcmSkippedUtterance> skipped;  ///< the others, with the reason
+};
+
+/// The steps asvrun's embed and verify share, whatever the front end: removes the scratch folder
+/// `scratch`, runs `prepare` (which computes the features under it), ExtractAll over its source
+/// (as "embed"; durations: frames x `frame_shift_seconds`) with `extract`, adds each utterance of
+/// the source that got no embedding to skipped with `why_not(source, i)` (i: its index), and
+/// removes `scratch` again, also when a step throws. A StageError becomes a DataError "no
+/// embedding: ..."; other errors pass through.
+GivenAudioEmbeddings EmbedGivenAudio(
+    const std::filesystem::path& scratch, const std::function<GivenAudioFeatures()>& prepare,
+    const std::function<train::ExtractionResult(const data::FeatureSource&, const std::vector<int>&)>& extract,
+    double frame_shift_seconds, const std::function<std::string(const data::FeatureSource&, int)>& why_not);
 
 /// Records a training epoch's figures (loss, accuracy, learning rate, time, frames/s, data wait,
 /// validation when there was one) and its checkpoint as an artifact.

@@ -64,11 +64,8 @@ struct LoadedModel {
 /// DataError for anything else that cannot be read or is of another recipe.
 LoadedModel LoadModel(const ModelOptions& options);
 
-/// Embeddings of audio and the inputs that gave none.
-struct AudioEmbeddings {
-  backend::Embeddings embeddings;                  ///< [inputs that gave one, D] with durations, in input order
-  std::vector<data::PcmSkippedUtterance> skipped;  ///< `id reason` of the others
-};
+/// Embeddings of audio and the inputs that gave none, with the reason.
+using AudioEmbeddings = recipes::shared::GivenAudioEmbeddings;
 
 /// Embeds `entries` (ids unique, without whitespace; sources wav.scp values) with the model's own
 /// front end, as `asvrun embed` documents it, in `scratch` (created and removed): kFbank decodes

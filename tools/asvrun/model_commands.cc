@@ -238,47 +238,31 @@ AudioEmbeddings EmbedAudio(const LoadedModel& model, const std::vector<data::Pcm
   if (model.front_end == LoadedModel::FrontEnd::kMfcc) {
     auto front_end = *model.mfcc;
     front_end.stage1.threads = threads;
-    auto embedded =
-        recipes::xvector::EmbedAudio(*model.extractor, model.extraction, front_end, entries, scratch, clean_features);
-    AudioEmbeddings out;
-    out.embeddings = std::move(embedded.embeddings);
-    for (auto& s : embedded.skipped) out.skipped.push_back({std::move(s.utterance), std::move(s.reason)});
-    return out;
+    return recipes::xvector::EmbedAudio(*model.extractor, model.extraction, front_end, entries, scratch,
+                                        clean_features);
   }
-  const stdfs::path store_folder = scratch / "pcm_store";
-  stdfs::remove_all(scratch);
-  data::PcmStoreOptions store_options;
-  store_options.sample_rate = model.config.sample_rate;
-  store_options.threads = threads;
-  AudioEmbeddings out;
-  try {
-    const auto report = data::BuildPcmStore(entries, store_folder, store_options);
-    out.skipped = report.skipped;
+  const auto prepare = [&] {
+    const stdfs::path store_folder = scratch / "pcm_store";
+    data::PcmStoreOptions store_options;
+    store_options.sample_rate = model.config.sample_rate;
+    store_options.threads = threads;
+    recipes::shared::GivenAudioFeatures features;
+    features.skipped = data::BuildPcmStore(entries, store_folder, store_options).skipped;
     const auto store = std::make_shared<const data::PcmStore>(data::PcmStore::Open(store_folder));
     std::vector<std::size_t> all(store->NumUtterances());
     for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
-    const auto source = std::make_shared<features::PcmFbankSource>(store, all, model.fbank);
-    out.embeddings = recipes::shared::ExtractAll(
-        *source, "embed",
-        [&](const std::vector<int>& u) { return model.extractor->Extract(*source, u, model.extraction); },
-        model.fbank.frame_opts.frame_shift_ms / 1000.0);
-    std::map<std::string, bool> kept;
-    for (const auto& id : out.embeddings.ids) kept[id] = true;
-    for (int i = 0; i < source->NumUtterances(); ++i) {
-      if (kept.count(source->Name(i)) == 0) {
-        out.skipped.push_back(
-            {source->Name(i), fmt::format("{} fbank frames: too short for the network", source->NumFrames(i))});
-      }
-    }
-  } catch (const StageError& e) {
-    stdfs::remove_all(scratch);
-    throw DataError(fmt::format("no embedding: {}", e.what()));
-  } catch (...) {
-    stdfs::remove_all(scratch);
-    throw;
-  }
-  stdfs::remove_all(scratch);
-  return out;
+    features.source = std::make_shared<const features::PcmFbankSource>(store, all, model.fbank);
+    return features;
+  };
+  return recipes::shared::EmbedGivenAudio(
+      scratch, prepare,
+      [&](const data::FeatureSource& source, const std::vector<int>& u) {
+        return model.extractor->Extract(source, u, model.extraction);
+      },
+      model.fbank.frame_opts.frame_shift_ms / 1000.0,
+      [](const data::FeatureSource& source, int i) {
+        return fmt::format("{} fbank frames: too short for the network", source.NumFrames(i));
+      });
 }
 
 namespace {

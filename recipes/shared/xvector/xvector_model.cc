@@ -1,6 +1,5 @@
 #include "recipes/shared/xvector/xvector_model.h"
 
-#include <set>
 
 #include <fmt/format.h>
 
@@ -51,15 +50,14 @@ RunModel LoadRunModel(XvectorSettings& settings, const stdfs::path& output_folde
   return RunModel{std::move(extractor), network.checkpoint, network.epoch, std::move(front_end), extraction};
 }
 
-AudioEmbeddings EmbedAudio(const train::EmbeddingExtractor& extractor, const train::ExtractionOptions& extraction,
-                           const FrontEnd& front_end, const std::vector<data::PcmStoreEntry>& entries,
-                           const stdfs::path& scratch, bool clean) {
+shared::GivenAudioEmbeddings EmbedAudio(const train::EmbeddingExtractor& extractor,
+                                        const train::ExtractionOptions& extraction, const FrontEnd& front_end,
+                                        const std::vector<data::PcmStoreEntry>& entries, const stdfs::path& scratch,
+                                        bool clean) {
   // A dataset of one speaker per utterance: prep::ExtractDatasetFeatures needs an utt2spk.
   const std::string dataset = "audio";
   const stdfs::path lists = data::ListFolder(scratch, dataset);
-  stdfs::remove_all(scratch);
-  AudioEmbeddings out;
-  try {
+  const auto prepare = [&] {
     stdfs::create_directories(lists);
     std::string wav_scp, utt2spk;
     for (const auto& e : entries) {
@@ -74,31 +72,23 @@ AudioEmbeddings EmbedAudio(const train::EmbeddingExtractor& extractor, const tra
       options.compress = false;
     }
     const auto report = prep::ExtractDatasetFeatures(dataset, scratch, options);
-    out.skipped = report.skipped;
+    shared::GivenAudioFeatures features;
+    for (const auto& s : report.skipped) features.skipped.push_back({s.utterance, s.reason});
     const auto stored = features::ReadStoredFeatures(lists);
     std::vector<std::string> ids;
     for (const auto& e : entries) {
       if (stored.count(e.id) > 0) ids.push_back(e.id);
     }
-    const features::KaldiFeatureSource source(ids, stored, front_end.features);
-    out.embeddings = shared::ExtractAll(
-        source, "embed", [&](const std::vector<int>& u) { return extractor.Extract(source, u, extraction); },
-        front_end.frame_shift_seconds);
-    const std::set<std::string> kept(out.embeddings.ids.begin(), out.embeddings.ids.end());
-    for (int i = 0; i < source.NumUtterances(); ++i) {
-      if (kept.count(source.Name(i)) == 0) {
-        out.skipped.push_back({source.Name(i), "no speech frame (energy VAD): nothing for the network"});
-      }
-    }
-  } catch (const StageError& e) {
-    stdfs::remove_all(scratch);
-    throw DataError(fmt::format("no embedding: {}", e.what()));
-  } catch (...) {
-    stdfs::remove_all(scratch);
-    throw;
-  }
-  stdfs::remove_all(scratch);
-  return out;
+    features.source = std::make_shared<const features::KaldiFeatureSource>(ids, stored, front_end.features);
+    return features;
+  };
+  return shared::EmbedGivenAudio(
+      scratch, prepare,
+      [&](const data::FeatureSource& source, const std::vector<int>& u) {
+        return extractor.Extract(source, u, extraction);
+      },
+      front_end.frame_shift_seconds,
+      [](const data::FeatureSource&, int) { return std::string("no speech frame (energy VAD): nothing for the network"); });
 }
 
 }  // namespace asv::recipes::xvector

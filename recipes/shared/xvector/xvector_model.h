@@ -14,6 +14,7 @@
 #include "asvcpp/prep/dataset_features.h"
 #include "asvcpp/settings/settings.h"
 #include "asvcpp/train/embedding_extractor.h"
+#include "recipes/shared/recipe_stages.h"
 
 namespace asv::recipe {
 class RunContext;
@@ -64,12 +65,6 @@ struct RunModel {
 /// throws.
 RunModel LoadRunModel(XvectorSettings& settings, const std::filesystem::path& output_folder, const std::string& device);
 
-/// Embeddings of audio and the inputs that gave none.
-struct AudioEmbeddings {
-  backend::Embeddings embeddings;  ///< [inputs with speech, embedding_size], input order, with durations
-  std::vector<prep::SkippedUtterance> skipped;  ///< inputs that gave no embedding, with the reason
-};
-
 /// Embeds `entries` (unique ids without whitespace; wav.scp values) as the run's stages 1 and 7
 /// would: a temporary dataset under `scratch` (created, then removed) whose features
 /// prep::ExtractDatasetFeatures computes with `front_end.stage1` (threads included) — Kaldi's dither
@@ -81,8 +76,8 @@ struct AudioEmbeddings {
 /// XvectorOnnxFrontEnd computes. Audio that cannot be decoded, is shorter than one frame or has no
 /// speech frame is skipped with the reason. Throws DataError when no input can be decoded, and
 /// what the extractor throws.
-AudioEmbeddings EmbedAudio(const train::EmbeddingExtractor& extractor, const train::ExtractionOptions& extraction,
-                           const FrontEnd& front_end, const std::vector<data::PcmStoreEntry>& entries,
-                           const std::filesystem::path& scratch, bool clean);
+shared::GivenAudioEmbeddings EmbedAudio(const train::EmbeddingExtractor& extractor, const train::ExtractionOptions& extraction,
+                                        const FrontEnd& front_end, const std::vector<data::PcmStoreEntry>& entries,
+                                        const std::filesystem::path& scratch, bool clean);
 
 }  // namespace asv::recipes::xvector
