@@ -32,17 +32,20 @@ inline const std::string kTinyXvectorNetwork =
     "network.print_interval = 5\n"
     "backend.scoring = 'cosine'\n";
 
-/// The lines of a tiny training config that follow its name and stage lines in a block whose
-/// parent is `features` (kTinyFeaturesBlock): training and PLDA on voxceleb2_cat, the tiny trial
-/// list, the tiny network, one CPU data loader.
-inline const std::string kTinyTrainingLines = std::string(R"(recipe.training_datasets = ['voxceleb2_cat']
-recipe.plda_datasets = ['voxceleb2_cat']
+/// The PLDA data, the tiny trial list and the utterance limits of the tests' tiny configs.
+inline const std::string kTinyBackEndLines = R"(recipe.plda_datasets = ['voxceleb2_cat']
 recipe.trial_lists = {'tiny_trials': 'veri_test.txt'}
 recipe.training_trial_lists = ['tiny_trials']
 recipe.min_speech_frames = 50
 recipe.min_utterances_per_speaker = 2
 recipe.plda_speakers_during_training = 5
-)") + kTinyXvectorNetwork + R"(computing.use_gpu = False
+)";
+
+/// The lines of a tiny training config that follow its name and stage lines in a block whose
+/// parent is `features` (kTinyFeaturesBlock): training and PLDA on voxceleb2_cat, the tiny trial
+/// list, the tiny network, one CPU data loader.
+inline const std::string kTinyTrainingLines = std::string("recipe.training_datasets = ['voxceleb2_cat']\n") +
+                                              kTinyBackEndLines + kTinyXvectorNetwork + R"(computing.use_gpu = False
 computing.network_dataloader_workers = 1
 )";
 
@@ -69,13 +72,7 @@ recipe.preparation_datasets = ['voxceleb1', 'voxceleb2']
 recipe.feature_extraction_datasets = ['voxceleb1', 'voxceleb2_cat']
 recipe.augmentation_datasets = {'voxceleb2_cat': 2}
 recipe.training_datasets = ['voxceleb2_cat_combined']
-recipe.plda_datasets = ['voxceleb2_cat']
-recipe.trial_lists = {'tiny_trials': 'veri_test.txt'}
-recipe.training_trial_lists = ['tiny_trials']
-recipe.min_speech_frames = 50
-recipe.min_utterances_per_speaker = 2
-recipe.plda_speakers_during_training = 5
-)") + kTinyXvectorNetwork + R"(computing.network_dataloader_workers = 1
+)") + kTinyBackEndLines + kTinyXvectorNetwork + R"(computing.network_dataloader_workers = 1
 computing.feature_extraction_workers = 2
 )";
 
