@@ -1,6 +1,5 @@
 #include "recipes/shared/xvector/xvector_model.h"
 
-
 #include <fmt/format.h>
 
 #include "asvcpp/base/error.h"
@@ -87,8 +86,9 @@ shared::GivenAudioEmbeddings EmbedAudio(const train::EmbeddingExtractor& extract
       [&](const data::FeatureSource& source, const std::vector<int>& u) {
         return extractor.Extract(source, u, extraction);
       },
-      front_end.frame_shift_seconds,
-      [](const data::FeatureSource&, int) { return std::string("no speech frame (energy VAD): nothing for the network"); });
+      front_end.frame_shift_seconds, [](const data::FeatureSource&, int) {
+        return std::string("no speech frame (energy VAD): nothing for the network");
+      });
 }
 
 }  // namespace asv::recipes::xvector
