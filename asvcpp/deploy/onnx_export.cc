@@ -372,13 +372,59 @@ std::string SeLayer(Emitter& e, nnet::SeLayerImpl& se, const std::string& x, con
   return e.Binary("Mul", x, e.Unsqueeze(w, 2));
 }
 
+// x / max(||x||_2, 1e-12) over `axis`, as torch.nn.functional.normalize.
+std::string L2Normalize(Emitter& e, const std::string& x, std::int64_t axis) {
+  const std::string norm = e.graph().Node("ReduceL2", {x}, [&](OnnxNode& n) {
+    SetInts(n, "axes", {axis});
+    SetInt(n, "keepdims", 1);
+  });
+  return e.Binary("Div", x, e.Binary("Max", norm, e.graph().Scalar(1e-12f)));
+}
+
+// NetVLAD / GhostVLAD / LDE pooling (clustering_layer.h, ClusteringLayerImpl::forward), the same
+// operations in the same order: [batch, F, T] -> [batch, K·F].
+std::string ClusteringPooling(Emitter& e, nnet::ClusteringLayerImpl& layer, const std::string& x) {
+  GraphBuilder& g = e.graph();
+  const auto& o = layer.options();
+  const std::string frames = e.Transpose(x, {0, 2, 1});  // [B, T, F]
+  std::string a;                                         // [B, T, K]
+  if (o.assignment == nnet::ClusterAssignment::kNetVlad) {
+    const std::string w = e.Transpose(g.Weight("pooling_layer.linear.weight", layer.linear->weight), {1, 0});
+    const std::string logits =
+        e.Binary("Add", g.Node("MatMul", {frames, w}), g.Weight("pooling_layer.linear.bias", layer.linear->bias));
+    const std::string soft = g.Node("Softmax", {logits}, [](OnnxNode& n) { SetInt(n, "axis", 2); });
+    a = g.Node("Slice", {soft, g.Ints({0}), g.Ints({o.n_clusters}), g.Ints({2})});
+  } else {
+    // The constants of AssignFrames, computed by the same LibTorch operations.
+    torch::NoGradGuard no_grad;
+    const torch::Tensor lambda = layer.PrecisionPerCluster();
+    const std::string x2 =
+        g.Node("MatMul", {e.Binary("Mul", frames, frames), g.Weight("pooling_layer.lambda_t", lambda.t())});
+    const std::string cross =
+        g.Node("MatMul", {frames, g.Weight("pooling_layer.lambda_centroids_t", (lambda * layer.centroids).t())});
+    const std::string mu2 = g.Weight("pooling_layer.lambda_centroids2", (lambda * layer.centroids.pow(2)).sum(1));
+    const std::string distances =
+        e.Binary("Add", e.Binary("Sub", x2, e.Binary("Mul", g.Scalar(2.0f), cross)), mu2);
+    const std::string logits = e.Binary("Add", e.Binary("Mul", g.Scalar(-0.5f), distances),
+                                        g.Weight("pooling_layer.bias_terms", layer.bias_terms));
+    a = g.Node("Softmax", {logits}, [](OnnxNode& n) { SetInt(n, "axis", 2); });
+  }
+  const std::string counts = e.Sum(a, 1, false);  // [B, K]
+  const std::string centroids = g.Weight("pooling_layer.centroids", layer.centroids);
+  std::string v = e.Binary("Sub", g.Node("MatMul", {e.Transpose(a, {0, 2, 1}), frames}),
+                           e.Binary("Mul", e.Unsqueeze(counts, 2), centroids));  // [B, K, F]
+  if (o.supervector == nnet::SupervectorMode::kNetVlad) {
+    v = L2Normalize(e, v, 2);
+  } else {
+    v = e.Binary("Div", v, e.Unsqueeze(e.Binary("Max", counts, g.Scalar(1e-10f)), 2));
+  }
+  std::string supervector = g.Node("Reshape", {v, g.Ints({0, -1})});
+  if (o.normalize_supervector) supervector = L2Normalize(e, supervector, 1);
+  return supervector;
+}
+
 std::string XvectorGraph(Emitter& e, nnet::XvectorNetImpl& net, const std::string& feats) {
   const auto& o = net.options();
-  if (net.clustering_pooling) {
-    throw ConfigError(
-        "ONNX export: network.pooling_layer_type = 'clustering' (NetVLAD, GhostVLAD, LDE) cannot be exported yet; "
-        "export a network with 'default' (mean and standard deviation) pooling");
-  }
   std::string x = e.Transpose(feats, {0, 2, 1});  // [batch, feat, frames]
   for (std::size_t i = 0; i < net.frame_layers.size(); ++i) {
     const std::string prefix = fmt::format("tdnn_layers.{}", i);
@@ -396,7 +442,8 @@ std::string XvectorGraph(Emitter& e, nnet::XvectorNetImpl& net, const std::strin
       throw std::invalid_argument(fmt::format("ONNX export: frame layer {} is of an unknown kind", i));
     }
   }
-  return e.Linear(MeanStd(e, x), *net.embedding_layer->linear, "utterance_layers.0.linear");
+  const std::string pooled = net.clustering_pooling ? ClusteringPooling(e, *net.clustering_pooling, x) : MeanStd(e, x);
+  return e.Linear(pooled, *net.embedding_layer->linear, "utterance_layers.0.linear");
 }
 
 // ---- the front ends ----

@@ -83,12 +83,13 @@ struct OnnxFrontEnd {
 bool OnnxExportAvailable();
 
 /// Writes `net`'s embedding network as an ONNX model to `out` (through a temporary file in the
-/// same folder, renamed when complete), taking features, or audio when `front_end` is given. `net` is a network built by nnet::MakeMarginNet (ResNet34,
-/// the ECAPA-TDNN variants) or nnet::MakeXvectorNet (StandardNet, StandardSeNet,
-/// StandardResSeNet, LargeResSeNet) on any device; its weights are copied to the CPU in float32.
-/// The training head is not exported. Throws ConfigError for what the graph cannot express
-/// (network.pooling_layer_type = 'clustering', network.cnn_padding_mode = 'circular'), naming the
-/// setting; std::invalid_argument for another kind of network; DataError when the checker or
+/// same folder, renamed when complete), taking features, or audio when `front_end` is given.
+/// `net` is a network built by nnet::MakeMarginNet (ResNet34, the ECAPA-TDNN variants) or
+/// nnet::MakeXvectorNet (StandardNet, StandardSeNet, StandardResSeNet, LargeResSeNet, with mean
+/// and standard deviation or clustering pooling: NetVLAD, GhostVLAD, LDE) on any device; its
+/// weights are copied to the CPU in float32. The training head is not exported. Throws
+/// ConfigError for what the graph cannot express (network.cnn_padding_mode = 'circular'), naming
+/// the setting; std::invalid_argument for another kind of network; DataError when the checker or
 /// shape inference rejects the graph or `out` cannot be written (naming the file); ConfigError
 /// when this build has no ONNX (OnnxExportAvailable() is false). A front end must give features of
 /// the network's feat_dim (num_mel_bins for kFbank, num_ceps for kMfcc); kFbank needs

@@ -56,6 +56,10 @@ class ClusteringLayerImpl : public torch::nn::Module {
   /// Each row sums to 1 without ghost clusters and to <= 1 with them.
   torch::Tensor Assignments(const torch::Tensor& x);
 
+  /// LDE only: the precision λ broadcast to [K, F] (one row per cluster) whatever its
+  /// `lde_covariance` shape. Throws std::logic_error for a NetVLAD assignment.
+  torch::Tensor PrecisionPerCluster() const;
+
   std::int64_t output_dim() const { return options_.n_clusters * input_dim_; }
   const ClusteringOptions& options() const { return options_; }
 
