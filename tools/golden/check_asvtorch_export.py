@@ -18,8 +18,8 @@ net(features [batch, feat_dim, frames], 'extract_embeddings'). The same seeded r
 through the ONNX graph in ONNX Runtime (--ort-python, by default the venv tools/setup.sh makes;
 the graph takes [batch, frames, feat_dim]).
 
-Without --onnx (networks with clustering pooling, which asvcpp cannot export to ONNX yet) only the
-strict load and the size and finiteness of the embeddings are checked. With it, prints, per
+Without --onnx (no ONNX Runtime at hand) only the strict load and the size and finiteness of the
+embeddings are checked. With it, prints, per
 utterance length, the cosine and the largest |difference| / norm between the two, and
 exits 1 when a cosine is below 0.9999 or a difference above 1e-4 x the norm (the bounds asvcpp's
 ONNX tests use), 0 otherwise. Python: Debian's python3-torch (torch 1.13).
@@ -69,7 +69,7 @@ def main():
     parser.add_argument("--run", type=int, required=True, help="the run id given to asvrun export")
     parser.add_argument("--state", required=True, help="asvrun export --format asvtorch's file")
     parser.add_argument("--onnx", help="asvrun export --format onnx's file (features in); without it, only the "
-                        "strict load and the embedding size are checked (clustering pooling has no ONNX export)")
+                        "strict load and the embeddings' size are checked")
     parser.add_argument("--ort-python", help="a python with onnxruntime and numpy")
     args = parser.parse_args()
     sys.path.insert(0, args.checkout)
