@@ -39,13 +39,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kConfigs = testing::kTinyFeaturesBlock + R"(
-# Tiny network, stages 5-9
-tiny < features
-paths.system_folder = 'tiny_system'
-recipe.start_stage = 5
-recipe.end_stage = 9
-)" + testing::kTinyTrainingLines + R"(
+const std::string kConfigs = testing::kTinyFeaturesBlock + testing::kTinyStages5To9Block + R"(
 # Stage 9 again with AS-norm against the speaker means and a linear calibration
 calibrated < tiny
 recipe.start_stage = 9

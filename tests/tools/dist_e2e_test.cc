@@ -51,13 +51,7 @@ int FreePort() {
 }
 
 const std::string kConfigs =
-    testing::kTinyFeaturesBlock + R"(
-# Tiny network, stages 5-9
-tiny < features
-paths.system_folder = 'tiny_system'
-recipe.start_stage = 5
-recipe.end_stage = 9
-)" + testing::kTinyTrainingLines + R"(
+    testing::kTinyFeaturesBlock + testing::kTinyStages5To9Block + R"(
 # Training only
 train < tiny
 recipe.end_stage = 5

@@ -60,6 +60,16 @@ inline const std::string kTinyFeaturesBlock =
     "recipe.feature_extraction_datasets = ['voxceleb1', 'voxceleb2_cat']\n"
     "computing.feature_extraction_workers = 2\n";
 
+/// A blank line and the config block `tiny < features`: stages 5-9 of the tiny network
+/// (kTinyTrainingLines) into the system folder 'tiny_system'. Follows kTinyFeaturesBlock.
+inline const std::string kTinyStages5To9Block = R"(
+# Tiny network, stages 5-9
+tiny < features
+paths.system_folder = 'tiny_system'
+recipe.start_stage = 5
+recipe.end_stage = 9
+)" + kTinyTrainingLines;
+
 /// The config block `tiny`: voxceleb/xvector stages 0-9 of the tiny corpus (preparation, features,
 /// augmentation, training with in-training evaluation, embeddings, scoring) with the tiny network;
 /// tests prepend their own comment line. Use with kTinyInitConfig.
