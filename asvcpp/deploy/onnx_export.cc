@@ -395,14 +395,14 @@ std::string ClusteringPooling(Emitter& e, nnet::ClusteringLayerImpl& layer, cons
     const std::string soft = g.Node("Softmax", {logits}, [](OnnxNode& n) { SetInt(n, "axis", 2); });
     a = g.Node("Slice", {soft, g.Ints({0}), g.Ints({o.n_clusters}), g.Ints({2})});
   } else {
-    // The constants of AssignFrames, computed by the same LibTorch operations.
+    // The constants AssignFrames uses.
     torch::NoGradGuard no_grad;
-    const torch::Tensor lambda = layer.PrecisionPerCluster();
+    const auto terms = layer.LdeDistanceTerms();
     const std::string x2 =
-        g.Node("MatMul", {e.Binary("Mul", frames, frames), g.Weight("pooling_layer.lambda_t", lambda.t())});
-    const std::string cross =
-        g.Node("MatMul", {frames, g.Weight("pooling_layer.lambda_centroids_t", (lambda * layer.centroids).t())});
-    const std::string mu2 = g.Weight("pooling_layer.lambda_centroids2", (lambda * layer.centroids.pow(2)).sum(1));
+        g.Node("MatMul", {e.Binary("Mul", frames, frames), g.Weight("pooling_layer.lambda_t", terms.precision_t)});
+    const std::string cross = g.Node(
+        "MatMul", {frames, g.Weight("pooling_layer.lambda_centroids_t", terms.weighted_centroids_t)});
+    const std::string mu2 = g.Weight("pooling_layer.lambda_centroids2", terms.weighted_norms);
     const std::string distances =
         e.Binary("Add", e.Binary("Sub", x2, e.Binary("Mul", g.Scalar(2.0f), cross)), mu2);
     const std::string logits = e.Binary("Add", e.Binary("Mul", g.Scalar(-0.5f), distances),

@@ -48,31 +48,32 @@ torch::Tensor ClusteringLayerImpl::AssignFrames(const torch::Tensor& frames) {
   if (options_.assignment == ClusterAssignment::kNetVlad) {
     return torch::softmax(linear(frames), 2).slice(2, 0, k);
   }
-  // Σ_f λ_(k)f (x_tf − μ_kf)² = Σ_f λ x² − 2 Σ_f λ μ_kf x_tf + Σ_f λ μ_kf², with λ broadcast to [K, F].
-  const auto lambda = PrecisionPerCluster();
-  const auto x2 = torch::matmul(frames.pow(2), lambda.t());            // [B, T, K]
-  const auto cross = torch::matmul(frames, (lambda * centroids).t());  // [B, T, K]
-  const auto mu2 = (lambda * centroids.pow(2)).sum(1);                 // [K]
-  const auto distances = x2 - 2.0 * cross + mu2;
+  const auto terms = LdeDistanceTerms();
+  const auto x2 = torch::matmul(frames.pow(2), terms.precision_t);            // [B, T, K]
+  const auto cross = torch::matmul(frames, terms.weighted_centroids_t);       // [B, T, K]
+  const auto distances = x2 - 2.0 * cross + terms.weighted_norms;
   return torch::softmax(-0.5 * distances + bias_terms, 2);
 }
 
-torch::Tensor ClusteringLayerImpl::PrecisionPerCluster() const {
+ClusteringLayerImpl::LdeTerms ClusteringLayerImpl::LdeDistanceTerms() const {
   if (options_.assignment != ClusterAssignment::kLde) {
-    throw std::logic_error("PrecisionPerCluster: a NetVLAD assignment has no precision");
+    throw std::logic_error("LdeDistanceTerms: a NetVLAD assignment has no precision");
   }
   const std::int64_t k = options_.n_clusters;
-  switch (options_.lde_covariance) {
-    case LdeCovariance::kSpherical:
-      return precision.unsqueeze(1).expand({k, input_dim_});
-    case LdeCovariance::kSharedSpherical:
-      return precision.expand({k, input_dim_});
-    case LdeCovariance::kDiagonal:
-      return precision;
-    case LdeCovariance::kSharedDiagonal:
-      return precision.unsqueeze(0).expand({k, input_dim_});
-  }
-  return precision;
+  const torch::Tensor lambda = [&]() -> torch::Tensor {  // [K, F]
+    switch (options_.lde_covariance) {
+      case LdeCovariance::kSpherical:
+        return precision.unsqueeze(1).expand({k, input_dim_});
+      case LdeCovariance::kSharedSpherical:
+        return precision.expand({k, input_dim_});
+      case LdeCovariance::kDiagonal:
+        return precision;
+      case LdeCovariance::kSharedDiagonal:
+        return precision.unsqueeze(0).expand({k, input_dim_});
+    }
+    return precision;
+  }();
+  return {lambda.t(), (lambda * centroids).t(), (lambda * centroids.pow(2)).sum(1)};
 }
 
 torch::Tensor ClusteringLayerImpl::Assignments(const torch::Tensor& x) {

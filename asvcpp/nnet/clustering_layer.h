@@ -56,9 +56,18 @@ class ClusteringLayerImpl : public torch::nn::Module {
   /// Each row sums to 1 without ghost clusters and to <= 1 with them.
   torch::Tensor Assignments(const torch::Tensor& x);
 
-  /// LDE only: the precision λ broadcast to [K, F] (one row per cluster) whatever its
-  /// `lde_covariance` shape. Throws std::logic_error for a NetVLAD assignment.
-  torch::Tensor PrecisionPerCluster() const;
+  /// The constants of LDE's squared distances Σ_f λ_kf (x_tf − μ_kf)² = (x²)·λ_tᵀ − 2 x·(λμ)ᵀ +
+  /// Σ_f λ_kf μ_kf² (Cai et al. 2018, "Exploring the encoding layer and loss function in
+  /// end-to-end speaker and language recognition system"; ASVtorch's LDE layer), with the precision
+  /// λ broadcast to [K, F] whatever its `lde_covariance` shape.
+  struct LdeTerms {
+    torch::Tensor precision_t;            ///< λᵀ [F, K]
+    torch::Tensor weighted_centroids_t;   ///< (λ ⊙ μ)ᵀ [F, K]
+    torch::Tensor weighted_norms;         ///< Σ_f λ_kf μ_kf² [K]
+  };
+  /// LdeTerms of the current parameters (what the forward pass uses, and the ONNX export).
+  /// Throws std::logic_error for a NetVLAD assignment.
+  LdeTerms LdeDistanceTerms() const;
 
   std::int64_t output_dim() const { return options_.n_clusters * input_dim_; }
   const ClusteringOptions& options() const { return options_; }
