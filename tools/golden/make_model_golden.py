@@ -170,6 +170,25 @@ def run_model(name, module, ctor, kwargs, gain):
             "cases": cases}
 
 
+def golden_doc(script, **fields):
+    """A golden file's JSON: who made it (`script`), from which WeSpeaker commit, with which
+    versions, then `fields` in their order."""
+    return {
+        "produced_by": script,
+        "wespeaker_commit": WESPEAKER_COMMIT,
+        "versions": f"torch {torch.__version__}, numpy {np.__version__}, "
+                    f"python {platform.python_version()}",
+        **fields,
+    }
+
+
+def write_golden(path, doc):
+    """Writes `doc` as the golden files are written: one-space indent, a final newline."""
+    with open(path, "w") as f:
+        json.dump(doc, f, indent=1)
+        f.write("\n")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     source = parser.add_mutually_exclusive_group(required=True)
@@ -181,19 +200,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         load_wespeaker(args, tmp)
         models = [run_model(*m) for m in MODELS]
-    doc = {
-        "produced_by": "tools/golden/make_model_golden.py",
-        "wespeaker_commit": WESPEAKER_COMMIT,
-        "versions": f"torch {torch.__version__}, numpy {np.__version__}, "
-                    f"python {platform.python_version()}",
-        "batch": BATCH,
-        "feat_dim": FEAT_DIM,
-        "input_seed": INPUT_SEED,
-        "models": models,
-    }
-    with open(args.out, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    write_golden(args.out, golden_doc("tools/golden/make_model_golden.py", batch=BATCH, feat_dim=FEAT_DIM,
+                                      input_seed=INPUT_SEED, models=models))
 
 
 if __name__ == "__main__":

@@ -38,7 +38,6 @@ import argparse
 import json
 import math
 import os
-import platform
 import sys
 import tempfile
 
@@ -47,7 +46,8 @@ import torch
 import torchaudio.compliance.kaldi as kaldi
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from make_model_golden import MODELS, WESPEAKER_COMMIT, fill_value, load_wespeaker, uniform  # noqa: E402
+from make_model_golden import (MODELS, fill_value, golden_doc, load_wespeaker, uniform,  # noqa: E402
+                               write_golden)
 
 SAMPLE_RATE = 16000
 LENGTHS = [16000, 37920, 64000]
@@ -153,18 +153,9 @@ def main():
                 cases.append({"samples": LENGTHS[case], "frames": int(f.shape[1]),
                               "embedding": [float(f"{v:.9g}") for v in e]})
             models.append({"name": name, "cases": cases})
-    doc = {
-        "produced_by": "tools/golden/make_wespeaker_audio_golden.py",
-        "wespeaker_commit": WESPEAKER_COMMIT,
-        "versions": f"torch {torch.__version__}, numpy {np.__version__}, "
-                    f"python {platform.python_version()}",
-        "sample_rate": SAMPLE_RATE,
-        "checksums": [checksums(waveform(c, n)) for c, n in enumerate(LENGTHS)],
-        "models": models,
-    }
-    with open(args.out, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
+    write_golden(args.out, golden_doc("tools/golden/make_wespeaker_audio_golden.py", sample_rate=SAMPLE_RATE,
+                                      checksums=[checksums(waveform(c, n)) for c, n in enumerate(LENGTHS)],
+                                      models=models))
 
 
 if __name__ == "__main__":
