@@ -1,6 +1,6 @@
 // GPU tests (label gpu): built only in CUDA builds, skipped when no GPU is usable. One GPU is
-// enough: the trainer on cuda:0 against the CPU, and an NCCL group of one rank (the collectives
-// and the reducer on device tensors).
+// enough: the trainer on cuda:0 against the CPU, an NCCL group of one rank (the collectives and
+// the reducer on device tensors), and the inference path of embedding extraction on the device.
 #include <unistd.h>
 
 #include <filesystem>
@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "asvcpp/distributed/process_group.h"
+#include "asvcpp/nnet/speaker_net.h"
 #include "asvcpp/nnet/xvector_net.h"
 #include "asvcpp/train/checkpoint_io.h"
 #include "asvcpp/train/gradient_reducer.h"
@@ -74,6 +75,48 @@ TEST(GpuTest, Bf16TrainingOnTheGpuKeepsFloat32Weights) {
   ASSERT_EQ(result.epochs.size(), 1u);
   EXPECT_TRUE(std::isfinite(result.epochs[0].loss));
   for (const auto& p : trainer.net().parameters()) EXPECT_EQ(p.scalar_type(), torch::kFloat32);
+}
+
+// What `asvrun embed --device cuda` and stage 8 on a GPU run: nnet::InferenceEmbedding, which folds
+// each BatchNorm of a ResNet into its convolution on the network's own device (in double there),
+// and the plain forward pass of ECAPA-TDNN. Float32 math (no TF32), so the device differs from
+// the CPU by summation order only.
+TEST(GpuTest, InferenceEmbeddingOnTheGpuMatchesTheCpu) {
+  ASV_REQUIRE_GPU();
+  train::ApplyMathModes(/*allow_tf32=*/false);
+  nnet::MarginHeadOptions head;
+  struct Case {
+    const char* model;
+    std::int64_t channels;
+    bool channels_last;
+  };
+  for (const Case c :
+       {Case{"ResNet34", 8, false}, Case{"ResNet34", 8, true}, Case{"ECAPA_TDNN_GLOB_c512", 32, false}}) {
+    torch::manual_seed(5);
+    auto net = nnet::MakeMarginNet(c.model, 24, 16, 7, head, c.channels, c.channels_last);
+    {
+      torch::NoGradGuard no_grad;
+      for (auto& b : net->named_buffers()) {  // BatchNorm statistics a trained network could have
+        if (b.key().find("running_var") != std::string::npos) b.value().copy_(torch::rand_like(b.value()) + 0.2);
+        if (b.key().find("running_mean") != std::string::npos) b.value().copy_(torch::randn_like(b.value()) * 0.3);
+      }
+    }
+    net->eval();
+    const torch::Tensor x = torch::randn({3, 123, 24});  // [batch, frames, feat_dim]
+    const torch::Tensor on_cpu = nnet::InferenceEmbedding(*net)(x);
+    net->to(torch::Device("cuda:0"));
+    const torch::Tensor on_gpu = nnet::InferenceEmbedding(*net)(x.to(torch::Device("cuda:0")));
+    EXPECT_TRUE(on_gpu.device().is_cuda()) << c.model;
+    ASSERT_EQ(on_gpu.sizes(), on_cpu.sizes()) << c.model;
+    const torch::Tensor got = on_gpu.cpu();
+    const double relative = (got - on_cpu).abs().max().item<double>() / on_cpu.abs().max().item<double>();
+    const double cosine = torch::cosine_similarity(got, on_cpu, 1).min().item<double>();
+    std::cout << c.model << (c.channels_last ? " (channels-last)" : "") << ": max |gpu - cpu| / max |cpu| = "
+              << relative << ", lowest cosine " << cosine << "\n";
+    EXPECT_LT(relative, 1e-4) << c.model << " channels_last " << c.channels_last;
+    EXPECT_GT(cosine, 0.99999) << c.model;
+  }
+  train::ApplyMathModes(true);
 }
 
 TEST(GpuTest, NcclGroupOfOneRank) {
