@@ -18,12 +18,18 @@ demo corpus's voxceleb1 part (tools/make_demo_corpus.py), sorted by path.
                imported from a WeSpeaker git directory at the golden commit (make_model_golden.py).
 
 Both use every core (PyTorch: torch.set_num_threads(os.cpu_count()); asvrun: LibTorch's default).
-Each side runs --repeats times; the table gives the fastest run of each, in utterances and audio
-seconds per second, and the ratio asvcpp / PyTorch. The embeddings of both sides are compared
-(lowest cosine), so the two did the same work.
+With --device cuda (or cuda:N) both run the network on that GPU and compute fbank on the CPU, as
+WeSpeaker's extract.py does (its data loader makes the features; the model runs on the GPU):
+asvrun embed --device, and the loop moves the model and each utterance's features to the GPU and
+waits for the device before it stops the clock. --copies K lists each file K times (under K ids),
+so that a few files make enough work for a GPU. Each side runs --repeats times; the table gives the
+fastest run of each, in utterances and audio seconds per second, and the ratio asvcpp / PyTorch. The
+embeddings of both sides are compared (lowest cosine), so the two did the same work.
 
     tools/bench/embed_throughput.py --wespeaker-git-dir PATH.git --corpus demo_data --work /tmp/embed
     tools/bench/embed_throughput.py ... --python /usr/bin/python3 --files 100 --repeats 3 --json out.json
+    tools/bench/embed_throughput.py --wespeaker-checkout DIR --corpus AUDIO --work /tmp/embed \
+        --files 12 --copies 50 --device cuda      # on a GPU (tools/gpu_check/gpu_check.py bench_embed)
 """
 import argparse
 import json
@@ -47,17 +53,22 @@ import make_model_golden
 
 class Args: pass
 args = Args()
-args.wespeaker_git_dir = sys.argv[2]
-args.wespeaker_checkout = None
-model_dir, model_name, scp, out = sys.argv[3:7]
+source = sys.argv[2]
+args.wespeaker_git_dir = None if os.path.isdir(os.path.join(source, "wespeaker")) else source
+args.wespeaker_checkout = source if args.wespeaker_git_dir is None else None
+model_dir, model_name, scp, out, device = sys.argv[3:8]
+device = torch.device(device)
 torch.set_num_threads(os.cpu_count())
+def wait():
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
 with tempfile.TemporaryDirectory() as tmp:
     make_model_golden.load_wespeaker(args, tmp)
     files = [line.split(None, 1) for line in open(scp).read().splitlines() if line.strip()]
     start = time.perf_counter()
     state = torch.load(os.path.join(model_dir, "avg_model.pt"), map_location="cpu")
     state = {k: v for k, v in state.items() if not k.startswith("projection.")}
-    model = golden.build(model_name, state)
+    model = golden.build(model_name, state).to(device)
     embeddings, seconds, frames = [], 0.0, []
     for utt, path in files:
         pcm, rate = torchaudio.load(path, normalize=False)
@@ -65,12 +76,13 @@ with tempfile.TemporaryDirectory() as tmp:
         seconds += pcm.shape[1] / rate
         feat = kaldi.fbank(pcm, num_mel_bins=80, frame_length=25, frame_shift=10,
                            sample_frequency=rate, window_type="hamming")
-        feat = (feat - torch.mean(feat, dim=0)).unsqueeze(0)
+        feat = (feat - torch.mean(feat, dim=0)).unsqueeze(0).to(device)
         with torch.no_grad():
             outputs = model(feat)
         outputs = outputs[-1] if isinstance(outputs, tuple) else outputs
-        embeddings.append(outputs[0].numpy())
+        embeddings.append(outputs[0].cpu().numpy())
         frames.append(feat.shape[1])
+    wait()
     elapsed = time.perf_counter() - start
 
     # The network's arithmetic, after the timing: 2 x multiply-adds of every convolution and
@@ -87,24 +99,29 @@ with tempfile.TemporaryDirectory() as tmp:
         handles = [m.register_forward_hook(hook) for m in model.modules()
                    if isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Linear))]
         with torch.no_grad():
-            model(torch.zeros(1, n_frames, 80))
+            model(torch.zeros(1, n_frames, 80, device=device))
         for h in handles:
             h.remove()
         return total[0]
     short, long = count(400), count(1200)
     slope = (long - short) / 800.0
     flop = sum(slope * n + (short - slope * 400) for n in frames)
-    # This machine's single-precision matrix-product rate with the same threads: the ceiling.
-    a, b = torch.randn(2048, 2048), torch.randn(2048, 2048)
+    # The device's single-precision matrix-product rate (the CPU's with the same threads): the
+    # ceiling. PyTorch's default math: on a GPU no TF32 for matrix products.
+    n = 8192 if device.type == "cuda" else 2048
+    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
     torch.mm(a, b)
+    wait()
     rates = []
     for _ in range(5):
         t = time.perf_counter()
         torch.mm(a, b)
-        rates.append(2 * 2048 ** 3 / (time.perf_counter() - t))
+        wait()
+        rates.append(2 * n ** 3 / (time.perf_counter() - t))
 np.save(out, np.stack(embeddings))
 print(json.dumps({"seconds": elapsed, "audio_seconds": seconds, "utterances": len(files), "frames": sum(frames),
-                  "network_flop": flop, "sgemm_flop_per_s": max(rates),
+                  "network_flop": flop, "sgemm_flop_per_s": max(rates), "sgemm_size": n,
+                  "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
                   "torch": torch.__version__, "torchaudio": torchaudio.__version__}))
 """
 
@@ -116,13 +133,19 @@ def read_npy(path):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--wespeaker-git-dir", required=True, help="a (bare) WeSpeaker git directory")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--wespeaker-git-dir", help="a (bare) WeSpeaker git directory")
+    source.add_argument("--wespeaker-checkout", help="a folder holding WeSpeaker's wespeaker/models/*.py at the golden "
+                                                     "commit (tools/gpu_check/prepare.sh copies them)")
     parser.add_argument("--corpus", required=True, help="a demo corpus (tools/make_demo_corpus.py --out FOLDER)")
     parser.add_argument("--work", required=True, help="folder for the model, lists and outputs")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="CMake build folder with asvrun")
     parser.add_argument("--python", default="/usr/bin/python3", help="python with torch and torchaudio")
     parser.add_argument("--model", default="ResNet34", choices=["ResNet34", "ECAPA_TDNN_GLOB_c512"])
     parser.add_argument("--files", type=int, default=100, help="number of WAV files (default 100)")
+    parser.add_argument("--copies", type=int, default=1, help="list each file this many times (default 1)")
+    parser.add_argument("--device", default="cpu", help="cpu (default), cuda or cuda:N: where both sides run the "
+                                                        "network")
     parser.add_argument("--repeats", type=int, default=2, help="runs of each side; the fastest counts")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args()
@@ -139,20 +162,22 @@ def main():
         sys.exit(f"{args.corpus}/voxceleb1 has {len(wavs)} WAV files, fewer than --files {args.files}")
     scp = os.path.join(args.work, "wav.scp")
     with open(scp, "w") as f:
-        for i, path in enumerate(wavs):
-            f.write(f"utt{i:05d} {os.path.abspath(path)}\n")
+        for copy in range(args.copies):
+            for i, path in enumerate(wavs):
+                f.write(f"utt{i:05d}_{copy} {os.path.abspath(path)}\n")
 
     asvrun = os.path.join(os.path.abspath(args.build), "tools", "asvrun", "asvrun")
+    device = args.device
     asvcpp_times, torch_times, torch_info = [], [], None
     for repeat in range(args.repeats):
         out = os.path.join(args.work, f"asvcpp_{repeat}")
         start = time.perf_counter()
-        subprocess.run([asvrun, "embed", "--model", model_dir, "--wav-scp", scp, "--out", out],
+        subprocess.run([asvrun, "embed", "--model", model_dir, "--wav-scp", scp, "--out", out, "--device", device],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         asvcpp_times.append(time.perf_counter() - start)
         npy = os.path.join(args.work, f"torch_{repeat}.npy")
-        result = subprocess.run([args.python, "-c", TORCH_LOOP, ROOT, args.wespeaker_git_dir, model_dir, args.model,
-                                 scp, npy], check=True, capture_output=True, text=True)
+        result = subprocess.run([args.python, "-c", TORCH_LOOP, ROOT, args.wespeaker_checkout or args.wespeaker_git_dir,
+                                 model_dir, args.model, scp, npy, device], check=True, capture_output=True, text=True)
         torch_info = json.loads(result.stdout.strip().splitlines()[-1])
         torch_times.append(torch_info["seconds"])
         print(f"[embed_throughput] run {repeat + 1}: asvcpp {asvcpp_times[-1]:.2f} s, "
@@ -166,7 +191,8 @@ def main():
     n = torch_info["utterances"]
     best_ours, best_theirs = min(asvcpp_times), min(torch_times)
     figures = {
-        "model": args.model, "utterances": n, "audio_seconds": audio, "cpus": os.cpu_count(),
+        "model": args.model, "utterances": n, "audio_seconds": audio, "cpus": os.cpu_count(), "device": device,
+        "device_name": torch_info["device_name"], "files": len(wavs), "copies": args.copies,
         "asvcpp_seconds": asvcpp_times, "pytorch_seconds": torch_times,
         "pytorch": f"torch {torch_info['torch']}, torchaudio {torch_info['torchaudio']}",
         "speedup": best_theirs / best_ours, "lowest_cosine": float(cosine.min()),
@@ -176,7 +202,9 @@ def main():
     print(f"| asvrun embed | {best_ours:.2f} | {n / best_ours:.1f} | {audio / best_ours:.0f} |")
     print(f"| PyTorch loop ({figures['pytorch']}) | {best_theirs:.2f} | {n / best_theirs:.1f} | "
           f"{audio / best_theirs:.0f} |")
-    print(f"\n{args.model}, {n} files, {audio:.0f} s of audio, {os.cpu_count()} CPUs: asvcpp / PyTorch = "
+    where = f"{os.cpu_count()} CPUs" if device == "cpu" else f"{torch_info['device_name']} ({device})"
+    print(f"\n{args.model}, {n} utterances ({len(wavs)} files x {args.copies}), {audio:.0f} s of audio, {where}: "
+          f"asvcpp / PyTorch = "
           f"{figures['speedup']:.2f}x; lowest cosine between the two sides' embeddings {figures['lowest_cosine']:.6f}")
     # The ceiling: both sides do the same arithmetic, so neither can run it faster than this
     # machine multiplies large matrices.
@@ -186,7 +214,8 @@ def main():
                     "asvcpp_gflop_per_s": network_gflop / best_ours, "pytorch_gflop_per_s": network_gflop / best_theirs})
     print(f"network arithmetic {network_gflop:.0f} GFLOP ({torch_info['frames']} frames): asvcpp "
           f"{network_gflop / best_ours:.0f} GFLOP/s, PyTorch {network_gflop / best_theirs:.0f} GFLOP/s, of a "
-          f"{sgemm:.0f} GFLOP/s single-precision matrix product (2048 x 2048, same threads) on this machine; "
+          f"{sgemm:.0f} GFLOP/s single-precision matrix product ({torch_info['sgemm_size']} squared, same "
+          f"{'device' if device != 'cpu' else 'threads'}) here; "
           f"1.5x the PyTorch loop needs {1.5 * network_gflop / best_theirs:.0f} GFLOP/s")
     if args.json:
         with open(args.json, "w") as f:
