@@ -30,10 +30,12 @@ TEST(GpuCheckTest, CpuModeRunsEveryStepThatCanRunOnTheCpu) {
   ASSERT_EQ(prepare.status, 0) << prepare.out << prepare.err;
   ASSERT_TRUE(fs::exists(dir / "data/PREPARED"));
   // The speech audio stays behind (PCM stores replace it for the margin recipe); only the tiny
-  // MUSAN and room impulse responses that the margin training mixes in travel.
+  // MUSAN and room impulse responses that the margin training mixes in travel, and voxceleb1's 12
+  // recordings with their trial list for asvrun embed and verify.
   EXPECT_FALSE(fs::exists(dir / "data/corpus/voxceleb1")) << "the audio must not travel";
   EXPECT_FALSE(fs::exists(dir / "data/corpus/voxceleb2")) << "the audio must not travel";
   EXPECT_TRUE(fs::exists(dir / "data/corpus/musan"));
+  EXPECT_TRUE(fs::exists(dir / "data/embed_audio/voxceleb1/veri_test.txt"));
 
   const auto check = testing::RunCommand({"python3", source + "/tools/gpu_check/gpu_check.py", "report", "--cpu",
                                           "--build-dir", ASV_BINARY_DIR, "--no-build", "--data", "data",
@@ -46,10 +48,10 @@ TEST(GpuCheckTest, CpuModeRunsEveryStepThatCanRunOnTheCpu) {
   EXPECT_EQ(report["mode"], "cpu");
   // dist_kill: 2 CPU processes over Gloo (Debian's LibTorch has it), one killed.
   for (const char* step : {"environment", "build", "e2e", "checkpoints", "dist_kill", "bench_train", "bench_features",
-                           "margin_e2e", "bench_margin_data"}) {
+                           "margin_e2e", "embed", "bench_margin_data"}) {
     EXPECT_EQ(status[step], "pass") << step << "\n" << testing::Slurp(dir / "report/report.md");
   }
-  for (const char* step : {"ctest_gpu", "pin_queue", "ctest_rest", "bench_margin"}) {
+  for (const char* step : {"ctest_gpu", "pin_queue", "ctest_rest", "bench_margin", "bench_embed"}) {
     EXPECT_EQ(status[step], "skip") << step;
   }
   // The end-to-end figures come from the experiment database: two epochs and a final EER each.
@@ -63,6 +65,17 @@ TEST(GpuCheckTest, CpuModeRunsEveryStepThatCanRunOnTheCpu) {
       EXPECT_GE(c["results"][0]["eer"].get<double>(), 0.0);
       EXPECT_LE(c["results"][0]["eer"].get<double>(), 100.0);
     }
+  }
+  // asvrun embed and verify with both margin models: every recording embedded, every trial scored.
+  for (const auto& s : report["steps"]) {
+    if (s["step"] != "embed") continue;
+    for (const char* config : {"mc_resnet_fp32", "mc_ecapa_fp32"}) {
+      const auto& c = s["figures"][config];
+      EXPECT_EQ(c["recordings"], 12) << config;
+      ASSERT_EQ(c["scores"]["cpu"].size(), 6u) << config;
+    }
+    EXPECT_NE(s["details"].get<std::string>().find("--device cuda refused (exit 2)"), std::string::npos)
+        << s["details"];
   }
   // The Markdown report names every step, and stdout ends with it.
   const std::string md = testing::Slurp(dir / "report/report.md");

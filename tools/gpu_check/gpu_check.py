@@ -27,6 +27,13 @@ under REPORT_DIR/logs/):
                   a narrow ResNet34 in fp32 and bf16, a narrow ECAPA-TDNN in fp32 (configs
                   margin_run_configs): exit 0, stage-9 results and 3 epochs in the database;
                   figures: EER, seconds, frames/s and data-wait % from the epochs table
+  embed           asvrun embed and asvrun verify with the models that margin_e2e trained
+                  (mc_resnet_fp32, mc_ecapa_fp32) on the voxceleb1 recordings prepare.sh carries
+                  (embed_audio/), with --device cuda:0 and --device cpu: the same utterances
+                  embedded, each embedding within cosine 0.9999 of the CPU's, the verify scores of
+                  the first VoxCeleb trials within 1e-3 (relative) of the CPU's; the run's
+                  computing.allow_tf32 applies, as in the recipe. CPU mode: the CPU side only, and
+                  --device cuda refused (exit 2) by a build without CUDA
   pin_queue       two configs pinned to GPU 0 started back to back, the second with
                   --wait-for-gpu: it waits, then runs; nvidia-smi sees each worker only on GPU 0
                   and never two at once; a third without --wait-for-gpu warns that GPU 0 is held
@@ -47,6 +54,13 @@ under REPORT_DIR/logs/):
   bench_margin_data  the margin data path on the device: batched fbank (asv_bench_features
                   --batched-fbank) and batched augmentation (asv_bench_augment) in segments/s,
                   against the training step's segments/s of bench_margin
+  bench_embed     asvrun embed's throughput on the GPU against a WeSpeaker-style PyTorch loop
+                  (tools/bench/embed_throughput.py --device cuda) for ResNet34 and
+                  ECAPA_TDNN_GLOB_c512 at full width with deterministic weights, on the carried
+                  recordings listed EMBED_BENCH_COPIES times; needs WeSpeaker's model files
+                  (wespeaker/) and torchaudio, NumPy and PyYAML in --python, else skipped naming
+                  what is missing; skipped in CPU mode (--only bench_embed runs a tiny one on the
+                  CPU)
   ctest_rest      builds the other test programs, then runs every other test, in parallel, in the
                   time left (tests that need espeak-ng, ffmpeg or Gloo skip themselves on the GPU
                   machine)
@@ -54,12 +68,14 @@ under REPORT_DIR/logs/):
 In CPU mode the same steps run on the CPU where they can (GPU-only ones are reported as skipped),
 so that the script cannot rot between GPU runs. --budget caps the whole check: a step that would
 start after it is reported as skipped (out of time). To spend a short GPU loan on the margin recipe
-alone: --only ctest_gpu,margin_e2e,bench_margin,bench_margin_data. The exit status is 0 when no
+alone: --only ctest_gpu,margin_e2e,bench_margin,bench_margin_data; on asvrun embed and verify:
+--only margin_e2e,embed,bench_embed. The exit status is 0 when no
 step failed.
 """
 import argparse
 import datetime
 import json
+import math
 import os
 import platform
 import re
@@ -91,6 +107,11 @@ MARGIN_EPOCHS = 3
 # tools/bench/peers/margin_step.py).
 MARGIN_BENCH_MODELS = ["ResNet34", "ECAPA_TDNN_GLOB_c512"]
 SEGMENT_FRAMES = 200  # the margin recipe's training segment: 200 frames (32,240 samples)
+# The margin runs of step margin_e2e that step embed embeds and verifies with, on the GPU and the CPU.
+EMBED_CONFIGS = ["mc_resnet_fp32", "mc_ecapa_fp32"]
+EMBED_TRIALS = 6  # the first VoxCeleb trials of the carried veri_test.txt that step embed verifies
+# Step bench_embed: the carried recordings (12 of the tiny corpus) each listed this many times.
+EMBED_BENCH_COPIES = 40
 
 
 class Skip(Exception):
@@ -121,18 +142,19 @@ class Check:
         self.work = None
 
     # ---- processes --------------------------------------------------------------------------
-    def run(self, cmd, log_name, timeout, cwd=None, env=None, check=True):
-        """Runs cmd (a list) in its own process group with its output in logs/LOG_NAME; kills the
-        group at the timeout. Returns (exit status, output); raises Fail when check and the status
-        is not 0."""
+    def run(self, cmd, log_name, timeout, cwd=None, env=None, check=True, stdout=None):
+        """Runs cmd (a list) in its own process group with its output in logs/LOG_NAME (only its
+        standard error when `stdout` names a file for its standard output); kills the group at the
+        timeout. Returns (exit status, output); raises Fail when check and the status is not 0."""
         log = self.logs / log_name
         started = now()
         offset = log.stat().st_size if log.exists() else 0
-        with open(log, "ab") as out:
-            out.write(f"$ {' '.join(map(str, cmd))}\n".encode())
+        with open(log, "ab") as out, open(stdout or os.devnull, "wb") as std:
+            out.write(f"$ {' '.join(map(str, cmd))}{f' > {stdout}' if stdout else ''}\n".encode())
             out.flush()
-            p = subprocess.Popen([str(c) for c in cmd], cwd=cwd, env=env or self.env, stdout=out,
-                                 stderr=subprocess.STDOUT, start_new_session=True)
+            p = subprocess.Popen([str(c) for c in cmd], cwd=cwd, env=env or self.env,
+                                 stdout=std if stdout else out, stderr=out if stdout else subprocess.STDOUT,
+                                 start_new_session=True)
             try:
                 rc = p.wait(timeout=max(1, timeout))
             except subprocess.TimeoutExpired:
@@ -507,6 +529,122 @@ class Check:
             summary.append(f"{config} {seconds} s on {device}, {len(epochs)} epochs at "
                            f"{fig[config]['frames_per_s'] or 0:,} frames/s{wait}, EER {final[0][1]:.2f} %")
         return "; ".join(summary)
+
+    # ---- asvrun embed and verify on the device ---------------------------------------------------
+    def embed_inputs(self):
+        """The carried voxceleb1 recordings (prepare.sh's embed_audio/): a wav.scp of all of them
+        and a trial file (`enrollment test` audio paths) of the first EMBED_TRIALS VoxCeleb trials.
+        Returns (wav.scp, trials, number of recordings)."""
+        folder = self.work / "embed_audio" / "voxceleb1"
+        wavs = sorted((folder / "wav").rglob("*.wav"))
+        if not wavs or not (folder / "veri_test.txt").exists():
+            raise Fail(f"{self.args.data}: no embed_audio/voxceleb1 recordings and trial list (prepare.sh older than "
+                       "this script: run it again)")
+        scp = self.work / "embed_audio" / "wav.scp"
+        scp.write_text("".join(f"{'-'.join(w.relative_to(folder / 'wav').with_suffix('').parts)} {w}\n" for w in wavs))
+        trials = self.work / "embed_audio" / "trials.txt"
+        lines = [l.split() for l in (folder / "veri_test.txt").read_text().splitlines() if l.strip()]
+        trials.write_text("".join(f"{folder / 'wav' / a} {folder / 'wav' / b}\n" for _, a, b in lines[:EMBED_TRIALS]))
+        return scp, trials, len(wavs)
+
+    def embed(self, fig):
+        scp, trials, n = self.embed_inputs()
+        devices = ["cuda:0", "cpu"] if self.gpu else ["cpu"]
+        db = self.work / "out_margin" / "experiments.db"
+        summary = []
+        for config in EMBED_CONFIGS:
+            run = self.last_run(config, "out_margin")
+            model = ["--model", run["id"], "--db", db]
+            got = {}
+            for device in devices:
+                out = self.report / "embed" / f"{config}_{device.replace(':', '')}"
+                t = now()
+                self.run([self.asvrun(), "embed", *model, "--wav-scp", scp, "--out", out, "--device", device],
+                         f"embed_{config}.log", min(180, self.left()), cwd=self.work)
+                seconds = round(now() - t, 1)
+                ids = (out / "utt_ids.txt").read_text().split()
+                rows = read_npy(out / "embeddings.npy")
+                if len(ids) != n or len(rows) != n:
+                    raise Fail(f"{config} on {device}: {len(ids)} ids and {len(rows)} embeddings of {n} recordings "
+                               f"(see {out}/skipped.txt)")
+                if not all(math.isfinite(v) for row in rows for v in row):
+                    raise Fail(f"{config} on {device}: embeddings that are not finite")
+                verdict = self.report / "embed" / f"{config}_{device.replace(':', '')}_verify.json"
+                self.run([self.asvrun(), "verify", *model, "--trials", trials, "--json", "--device", device],
+                         f"embed_{config}.log", min(180, self.left()), cwd=self.work, stdout=verdict)
+                scores = [t["score"] for t in json.loads(verdict.read_text())["trials"]]
+                if len(scores) != EMBED_TRIALS or not all(math.isfinite(s) for s in scores):
+                    raise Fail(f"{config} on {device}: verify gave {scores} for {EMBED_TRIALS} trials")
+                got[device] = {"ids": ids, "rows": rows, "scores": scores, "seconds": seconds}
+            entry = {"run_id": run["id"], "recordings": n, "trials": EMBED_TRIALS,
+                     "embed_seconds": {d: g["seconds"] for d, g in got.items()},
+                     "scores": {d: g["scores"] for d, g in got.items()}}
+            fig[config] = entry
+            if not self.gpu:
+                summary.append(f"{config}: {n} recordings embedded and {EMBED_TRIALS} trials verified on the CPU")
+                continue
+            gpu, cpu = got["cuda:0"], got["cpu"]
+            if gpu["ids"] != cpu["ids"]:
+                raise Fail(f"{config}: the GPU and the CPU embedded different utterances")
+            cosines = [cosine(a, b) for a, b in zip(gpu["rows"], cpu["rows"])]
+            diffs = [max(abs(x - y) for x, y in zip(a, b)) / norm(b) for a, b in zip(gpu["rows"], cpu["rows"])]
+            score_diffs = [abs(a - b) / max(1.0, abs(b)) for a, b in zip(gpu["scores"], cpu["scores"])]
+            entry.update({"lowest_cosine": min(cosines), "max_diff_over_norm": max(diffs),
+                          "max_score_diff_relative": max(score_diffs)})
+            summary.append(f"{config}: cuda:0 vs cpu lowest cosine {min(cosines):.7f}, max diff / norm "
+                           f"{max(diffs):.1e}, verify scores within {max(score_diffs):.1e}")
+            if min(cosines) < 0.9999:
+                raise Fail(f"{config}: an embedding on cuda:0 is at cosine {min(cosines):.6f} of the CPU's (< 0.9999): "
+                           + "; ".join(summary))
+            if max(score_diffs) > 1e-3:
+                raise Fail(f"{config}: verify scores on cuda:0 differ from the CPU's by {max(score_diffs):.1e} "
+                           "(relative, > 1e-3): " + "; ".join(summary))
+        if not self.gpu and "CUDA build: no" in self.asvrun_info():
+            run = self.last_run(EMBED_CONFIGS[0], "out_margin")
+            rc, text = self.run([self.asvrun(), "embed", "--model", run["id"], "--db", db, "--wav-scp", scp, "--out",
+                                 self.report / "embed" / "refused", "--device", "cuda"], "embed_refused.log", 60,
+                                cwd=self.work, check=False)
+            if rc != 2 or "no CUDA device is visible" not in text:
+                raise Fail(f"asvrun embed --device cuda in a build without CUDA: exit {rc}, not 2 with 'no CUDA device "
+                           f"is visible': {tail(text)}")
+            summary.append("--device cuda refused (exit 2)")
+        return "; ".join(summary)
+
+    def bench_embed(self, fig):
+        if not self.gpu and "bench_embed" not in self.args.only:
+            raise Skip("CPU mode (tools/bench/embed_throughput.py measures the CPU; --only bench_embed runs a "
+                       "tiny one)")
+        if self.work is None:
+            self.prepare_work()
+        wespeaker = Path(self.args.data).resolve() / "wespeaker"
+        if not (wespeaker / "wespeaker" / "models" / "resnet.py").exists():
+            raise Skip(f"no WeSpeaker model files in {wespeaker} (prepare.sh copies them from a WeSpeaker git "
+                       "directory, ASV_WESPEAKER_GIT_DIR)")
+        probe = ("import importlib.util as u; print('missing:', ' '.join(m for m in ('torch', 'torchaudio', 'numpy', "
+                 "'yaml') if u.find_spec(m) is None))")
+        _, text = self.run([self.args.python, "-c", probe], "bench_embed.log", 60, check=False)
+        missing = next((l.split(":", 1)[1].split() for l in text.splitlines() if l.startswith("missing:")), None)
+        if missing is None or missing:
+            raise Skip(f"{self.args.python} lacks {', '.join(missing or ['a working interpreter'])}: the model files "
+                       "and the PyTorch loop need torch, torchaudio, NumPy and PyYAML")
+        self.embed_inputs()
+        device = "cuda:0" if self.gpu else "cpu"
+        sizes = ["--copies", str(EMBED_BENCH_COPIES), "--repeats", "2"] if self.gpu else ["--copies", "1",
+                                                                                        "--repeats", "1"]
+        rows = []
+        for model in MARGIN_BENCH_MODELS:
+            out = self.report / f"bench_embed_{model}.json"
+            self.run([self.args.python, ROOT / "tools" / "bench" / "embed_throughput.py", "--wespeaker-checkout",
+                      wespeaker, "--corpus", self.work / "embed_audio", "--work", self.report / "bench_embed",
+                      "--build", self.build, "--python", self.args.python, "--model", model, "--files", "12",
+                      "--device", device, *sizes, "--json", out], f"bench_embed_{model}.log", min(300, self.left()))
+            b = json.loads(out.read_text())
+            fig[model] = b
+            rows.append(f"{model}: {b['utterances']} utterances on {b['device_name']}, asvrun embed "
+                        f"{min(b['asvcpp_seconds']):.2f} s, PyTorch loop {min(b['pytorch_seconds']):.2f} s "
+                        f"({b['speedup']:.2f}x), lowest cosine {b['lowest_cosine']:.6f}")
+        fig["target"] = ">= 1.5x the PyTorch loop"
+        return "; ".join(rows)
 
     # ---- pinned jobs and the GPU queue ---------------------------------------------------------
     def pin_queue(self, fig):
@@ -1021,6 +1159,32 @@ def tail(text, n=400):
     return " / ".join(lines[-6:])[-n:]
 
 
+def read_npy(path):
+    """The rows of a 2-D little-endian float32 .npy file (NumPy's format 1.0/2.0), without NumPy."""
+    import ast
+    import struct
+    data = Path(path).read_bytes()
+    if data[:6] != b"\x93NUMPY":
+        raise Fail(f"{path}: not a .npy file")
+    size_bytes = 2 if data[6] == 1 else 4
+    header_len = int.from_bytes(data[8:8 + size_bytes], "little")
+    start = 8 + size_bytes
+    header = ast.literal_eval(data[start:start + header_len].decode("latin1"))
+    if header["descr"] != "<f4" or header["fortran_order"] or len(header["shape"]) != 2:
+        raise Fail(f"{path}: {header}, expected a C-ordered 2-D float32 array")
+    rows, cols = header["shape"]
+    values = struct.unpack_from(f"<{rows * cols}f", data, start + header_len)
+    return [list(values[i * cols:(i + 1) * cols]) for i in range(rows)]
+
+
+def norm(a):
+    return math.sqrt(sum(x * x for x in a))
+
+
+def cosine(a, b):
+    return sum(x * y for x, y in zip(a, b)) / (norm(a) * norm(b))
+
+
 def write_atomic(path, text):
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(text)
@@ -1054,10 +1218,11 @@ def main():
     steps = [("environment", check.environment, ()), ("build", check.build_step, ("environment",)),
              ("ctest_gpu", check.ctest_gpu, ("build",)), ("e2e", check.e2e, ("build",)),
              ("checkpoints", check.checkpoints, ("e2e",)), ("margin_e2e", check.margin_e2e, ("build",)),
-             ("pin_queue", check.pin_queue, ("e2e",)),
+             ("embed", check.embed, ("margin_e2e",)), ("pin_queue", check.pin_queue, ("e2e",)),
              ("dist_kill", check.dist_kill, ("e2e",)), ("bench_train", check.bench_train, ("build",)),
              ("bench_features", check.bench_features, ("build",)), ("bench_margin", check.bench_margin, ("build",)),
-             ("bench_margin_data", check.bench_margin_data, ("build",)), ("ctest_rest", check.ctest_rest, ("build",))]
+             ("bench_margin_data", check.bench_margin_data, ("build",)), ("bench_embed", check.bench_embed, ("build",)),
+             ("ctest_rest", check.ctest_rest, ("build",))]
     for name, function, needs in steps:
         if args.only and name not in args.only and name not in ("environment", "build"):
             continue

@@ -13,7 +13,9 @@
 #                 corpus after stages 0-1 of voxceleb/margin (config mc_data of
 #                 tools/gpu_check/configs/margin_run_configs): lists and the PCM stores of
 #                 voxceleb1 and voxceleb2 (out_margin/), and the tiny MUSAN and the simulated
-#                 rooms of RIRS_NOISES that its training stage augments with (corpus/). With a
+#                 rooms of RIRS_NOISES that its training stage augments with (corpus/), and the
+#                 corpus's voxceleb1 part, 12 recordings (about 2 MB) and veri_test.txt, that
+#                 asvrun embed and verify run on (embed_audio/voxceleb1/). With a
 #                 WeSpeaker git directory (ASV_WESPEAKER_GIT_DIR, default
 #                 /work/.mirror/wenet-e2e+wespeaker/repo), also WeSpeaker's four model files for
 #                 the benchmark peer tools/bench/peers/margin_step.py (wespeaker/; fetched
@@ -111,10 +113,12 @@ make_data() {
     { cat "$scratch/prepare.log" >&2; exit 1; }
   # What stages 5-9 read: the lists and features (out/datasets); voxceleb/margin's lists and PCM
   # stores (out_margin/datasets_margin) and what its training augments with: MUSAN's three sets
-  # and RIRS_NOISES' smallroom and mediumroom (augment::SimulatedRoomRirs). Not the audio, the
-  # databases, the runs' own folders or the log.
+  # and RIRS_NOISES' smallroom and mediumroom (augment::SimulatedRoomRirs); voxceleb1's recordings
+  # for asvrun embed and verify. Not the rest of the audio, the databases, the runs' own folders
+  # or the log.
   mv "$scratch/corpus" "$scratch/corpus.all"
-  mkdir -p "$scratch/corpus/RIRS_NOISES/simulated_rirs"
+  mkdir -p "$scratch/corpus/RIRS_NOISES/simulated_rirs" "$scratch/embed_audio"
+  mv "$scratch/corpus.all/voxceleb1" "$scratch/embed_audio/voxceleb1"
   mv "$scratch/corpus.all/musan" "$scratch/corpus/musan"
   for room in smallroom mediumroom; do
     mv "$scratch/corpus.all/RIRS_NOISES/simulated_rirs/$room" "$scratch/corpus/RIRS_NOISES/simulated_rirs/$room"
@@ -141,7 +145,7 @@ make_data() {
 [ "$what" = data ] || make_bundle
 [ "$what" = bundle ] || make_data
 if [ "$what" != bundle ]; then
-  (cd "$data_dest" && du -sh out out_margin corpus $( [ -d wespeaker ] && echo wespeaker)) | sed 's/^/prepare:   /'
+  (cd "$data_dest" && du -sh out out_margin corpus embed_audio $( [ -d wespeaker ] && echo wespeaker)) | sed 's/^/prepare:   /'
   du -sh "$data_dest" | sed 's/^/prepare: /'
 fi
 [ "$what" = data ] || du -sh .devdeps | sed 's/^/prepare: /'
