@@ -2,20 +2,21 @@
 """Throughput of `asvrun embed` against a WeSpeaker-style PyTorch extraction loop, on the same
 audio files and the same model.
 
-The model: WeSpeaker's ResNet34 (or --model ECAPA_TDNN_GLOB_c512) with the deterministic golden
-weights, written as a WeSpeaker model directory by PyTorch's torch.save
-(tests/asvcpp/models/make_wespeaker_checkpoint.py). The files: the first --files WAV files of a
-demo corpus's voxceleb1 part (tools/make_demo_corpus.py), sorted by path.
+The model: WeSpeaker's ResNet34 (or --model ECAPA_TDNN_GLOB_c512) as a WeSpeaker model directory
+written by PyTorch's torch.save (tools/bench/peers/embed_loop.py make-model: WeSpeaker's
+constructor and initialisation with seed 1, BatchNorm statistics drawn). The files: the first
+--files WAV files of a demo corpus's voxceleb1 part (tools/make_demo_corpus.py), sorted by path.
 
     asvcpp     `asvrun embed --model DIR --wav-scp FILE --out OUT` (asvrun-torch of --build): the
                whole command, model loading, audio decoding and batching by frame budget included.
-    PyTorch    WeSpeaker's extraction path of wespeaker/cli/speaker.py and wespeaker/bin/extract.py
-               with batch size 1 (whole utterances, as extract.py runs when batch_size is 1): per
-               file torchaudio.load(normalize=False), torchaudio's Kaldi fbank (80 bins, 25/10 ms,
+    PyTorch    tools/bench/peers/embed_loop.py embed: WeSpeaker's extraction path of
+               wespeaker/cli/speaker.py and wespeaker/bin/extract.py with batch size 1 (whole
+               utterances, as extract.py runs when batch_size is 1): per file
+               torchaudio.load(normalize=False), torchaudio's Kaldi fbank (80 bins, 25/10 ms,
                hamming, no dither), mean normalisation, model(feats) under torch.no_grad(); timed
                from the model's loading (torch.load + load_state_dict(strict=True)) to the last
-               embedding, Python's start and imports not counted. WeSpeaker's model class is
-               imported from a WeSpeaker git directory at the golden commit (make_model_golden.py).
+               embedding, Python's start and imports not counted. WeSpeaker's model code is
+               imported from a WeSpeaker git directory or folder at commit dfa7419.
 
 Both use every core (PyTorch: torch.set_num_threads(os.cpu_count()); asvrun: LibTorch's default).
 With --device cuda (or cuda:N) both run the network on that GPU and compute fbank on the CPU, as
@@ -23,112 +24,29 @@ WeSpeaker's extract.py does (its data loader makes the features; the model runs 
 asvrun embed --device, and the loop moves the model and each utterance's features to the GPU and
 waits for the device before it stops the clock. --copies K lists each file K times (under K ids),
 so that a few files make enough work for a GPU. Each side runs --repeats times; the table gives the
-fastest run of each, in utterances and audio seconds per second, and the ratio asvcpp / PyTorch. The
-embeddings of both sides are compared (lowest cosine), so the two did the same work.
+fastest run of each, in utterances and audio seconds per second, and the ratio asvcpp / PyTorch.
+The embeddings of both sides are compared (lowest cosine), so the two did the same work.
+
+Only PyTorch is needed (--python; torchaudio when it has it, else --kaldi, see embed_loop.py):
+the GPU machines have a bare PyTorch.
 
     tools/bench/embed_throughput.py --wespeaker-git-dir PATH.git --corpus demo_data --work /tmp/embed
     tools/bench/embed_throughput.py ... --python /usr/bin/python3 --files 100 --repeats 3 --json out.json
     tools/bench/embed_throughput.py --wespeaker-checkout DIR --corpus AUDIO --work /tmp/embed \
-        --files 12 --copies 50 --device cuda      # on a GPU (tools/gpu_check/gpu_check.py bench_embed)
+        --files 12 --copies 40 --device cuda      # on a GPU (tools/gpu_check/gpu_check.py bench_embed)
 """
 import argparse
 import json
+import math
 import os
 import subprocess
 import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-# The PyTorch side, run by --python (which needs torch, torchaudio and numpy).
-TORCH_LOOP = r"""
-import json, os, sys, tempfile, time
-import numpy as np
-import torch
-import torchaudio
-import torchaudio.compliance.kaldi as kaldi
-sys.path.insert(0, os.path.join(sys.argv[1], "tools", "golden"))
-import make_wespeaker_audio_golden as golden
-import make_model_golden
-
-class Args: pass
-args = Args()
-source = sys.argv[2]
-args.wespeaker_git_dir = None if os.path.isdir(os.path.join(source, "wespeaker")) else source
-args.wespeaker_checkout = source if args.wespeaker_git_dir is None else None
-model_dir, model_name, scp, out, device = sys.argv[3:8]
-device = torch.device(device)
-torch.set_num_threads(os.cpu_count())
-def wait():
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-with tempfile.TemporaryDirectory() as tmp:
-    make_model_golden.load_wespeaker(args, tmp)
-    files = [line.split(None, 1) for line in open(scp).read().splitlines() if line.strip()]
-    start = time.perf_counter()
-    state = torch.load(os.path.join(model_dir, "avg_model.pt"), map_location="cpu")
-    state = {k: v for k, v in state.items() if not k.startswith("projection.")}
-    model = golden.build(model_name, state).to(device)
-    embeddings, seconds, frames = [], 0.0, []
-    for utt, path in files:
-        pcm, rate = torchaudio.load(path, normalize=False)
-        pcm = pcm.to(torch.float)
-        seconds += pcm.shape[1] / rate
-        feat = kaldi.fbank(pcm, num_mel_bins=80, frame_length=25, frame_shift=10,
-                           sample_frequency=rate, window_type="hamming")
-        feat = (feat - torch.mean(feat, dim=0)).unsqueeze(0).to(device)
-        with torch.no_grad():
-            outputs = model(feat)
-        outputs = outputs[-1] if isinstance(outputs, tuple) else outputs
-        embeddings.append(outputs[0].cpu().numpy())
-        frames.append(feat.shape[1])
-    wait()
-    elapsed = time.perf_counter() - start
-
-    # The network's arithmetic, after the timing: 2 x multiply-adds of every convolution and
-    # linear layer (output elements x input channels per group x kernel size), from hooks on one
-    # pass over two lengths; the count is linear in the frame count.
-    def count(n_frames):
-        total = [0]
-        def hook(module, inputs, output):
-            if isinstance(module, (torch.nn.Conv1d, torch.nn.Conv2d)):
-                kernel = int(np.prod(module.kernel_size))
-                total[0] += 2 * output.numel() * module.in_channels // module.groups * kernel
-            elif isinstance(module, torch.nn.Linear):
-                total[0] += 2 * output.numel() * module.in_features
-        handles = [m.register_forward_hook(hook) for m in model.modules()
-                   if isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Linear))]
-        with torch.no_grad():
-            model(torch.zeros(1, n_frames, 80, device=device))
-        for h in handles:
-            h.remove()
-        return total[0]
-    short, long = count(400), count(1200)
-    slope = (long - short) / 800.0
-    flop = sum(slope * n + (short - slope * 400) for n in frames)
-    # The device's single-precision matrix-product rate (the CPU's with the same threads): the
-    # ceiling. PyTorch's default math: on a GPU no TF32 for matrix products.
-    n = 8192 if device.type == "cuda" else 2048
-    a, b = torch.randn(n, n, device=device), torch.randn(n, n, device=device)
-    torch.mm(a, b)
-    wait()
-    rates = []
-    for _ in range(5):
-        t = time.perf_counter()
-        torch.mm(a, b)
-        wait()
-        rates.append(2 * n ** 3 / (time.perf_counter() - t))
-np.save(out, np.stack(embeddings))
-print(json.dumps({"seconds": elapsed, "audio_seconds": seconds, "utterances": len(files), "frames": sum(frames),
-                  "network_flop": flop, "sgemm_flop_per_s": max(rates), "sgemm_size": n,
-                  "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-                  "torch": torch.__version__, "torchaudio": torchaudio.__version__}))
-"""
-
-
-def read_npy(path):
-    import numpy as np
-    return np.load(path)
+PEER = os.path.join(ROOT, "tools", "bench", "peers", "embed_loop.py")
+sys.path.insert(0, os.path.dirname(PEER))
+from npy import read_npy  # noqa: E402
 
 
 def main():
@@ -140,7 +58,9 @@ def main():
     parser.add_argument("--corpus", required=True, help="a demo corpus (tools/make_demo_corpus.py --out FOLDER)")
     parser.add_argument("--work", required=True, help="folder for the model, lists and outputs")
     parser.add_argument("--build", default=os.path.join(ROOT, "build"), help="CMake build folder with asvrun")
-    parser.add_argument("--python", default="/usr/bin/python3", help="python with torch and torchaudio")
+    parser.add_argument("--python", default="/usr/bin/python3", help="python with torch (and torchaudio, or "
+                                                                       "--kaldi)")
+    parser.add_argument("--kaldi", help="torchaudio/compliance/kaldi.py for a --python without torchaudio")
     parser.add_argument("--model", default="ResNet34", choices=["ResNet34", "ECAPA_TDNN_GLOB_c512"])
     parser.add_argument("--files", type=int, default=100, help="number of WAV files (default 100)")
     parser.add_argument("--copies", type=int, default=1, help="list each file this many times (default 1)")
@@ -152,8 +72,9 @@ def main():
 
     os.makedirs(args.work, exist_ok=True)
     model_dir = os.path.join(args.work, args.model)
-    subprocess.run([args.python, os.path.join(ROOT, "tests/asvcpp/models/make_wespeaker_checkpoint.py"), "10",
-                    f"{model_dir}:{args.model}"], check=True)
+    source = (["--wespeaker-checkout", args.wespeaker_checkout] if args.wespeaker_checkout
+              else ["--wespeaker-git-dir", args.wespeaker_git_dir])
+    subprocess.run([args.python, PEER, "make-model", *source, "--model", args.model, "--out", model_dir], check=True)
     wavs = []
     for folder, _, names in os.walk(os.path.join(args.corpus, "voxceleb1")):
         wavs += [os.path.join(folder, n) for n in names if n.endswith(".wav")]
@@ -176,17 +97,21 @@ def main():
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         asvcpp_times.append(time.perf_counter() - start)
         npy = os.path.join(args.work, f"torch_{repeat}.npy")
-        result = subprocess.run([args.python, "-c", TORCH_LOOP, ROOT, args.wespeaker_checkout or args.wespeaker_git_dir,
-                                 model_dir, args.model, scp, npy, device], check=True, capture_output=True, text=True)
+        kaldi = ["--kaldi", args.kaldi] if args.kaldi else []
+        result = subprocess.run([args.python, PEER, "embed", *source, "--model", args.model, "--model-dir", model_dir,
+                                 "--scp", scp, "--out", npy, "--device", device, *kaldi], check=True,
+                                capture_output=True, text=True)
         torch_info = json.loads(result.stdout.strip().splitlines()[-1])
         torch_times.append(torch_info["seconds"])
         print(f"[embed_throughput] run {repeat + 1}: asvcpp {asvcpp_times[-1]:.2f} s, "
               f"PyTorch {torch_times[-1]:.2f} s", file=sys.stderr)
 
-    import numpy as np
     ours = read_npy(os.path.join(args.work, "asvcpp_0", "embeddings.npy"))
     theirs = read_npy(os.path.join(args.work, "torch_0.npy"))
-    cosine = (ours * theirs).sum(1) / (np.linalg.norm(ours, axis=1) * np.linalg.norm(theirs, axis=1))
+    if len(ours) != len(theirs):
+        sys.exit(f"asvrun embed gave {len(ours)} embeddings, the PyTorch loop {len(theirs)}")
+    cosines = [sum(x * y for x, y in zip(a, b)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+               for a, b in zip(ours, theirs)]
     audio = torch_info["audio_seconds"]
     n = torch_info["utterances"]
     best_ours, best_theirs = min(asvcpp_times), min(torch_times)
@@ -194,8 +119,8 @@ def main():
         "model": args.model, "utterances": n, "audio_seconds": audio, "cpus": os.cpu_count(), "device": device,
         "device_name": torch_info["device_name"], "files": len(wavs), "copies": args.copies,
         "asvcpp_seconds": asvcpp_times, "pytorch_seconds": torch_times,
-        "pytorch": f"torch {torch_info['torch']}, torchaudio {torch_info['torchaudio']}",
-        "speedup": best_theirs / best_ours, "lowest_cosine": float(cosine.min()),
+        "pytorch": f"torch {torch_info['torch']}, {torch_info['audio']}",
+        "speedup": best_theirs / best_ours, "lowest_cosine": min(cosines),
     }
     print(f"| side | seconds (fastest of {args.repeats}) | utterances/s | audio s/s |")
     print("|---|---|---|---|")

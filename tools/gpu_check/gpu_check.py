@@ -58,9 +58,9 @@ under REPORT_DIR/logs/):
                   (tools/bench/embed_throughput.py --device cuda) for ResNet34 and
                   ECAPA_TDNN_GLOB_c512 at full width with deterministic weights, on the carried
                   recordings listed EMBED_BENCH_COPIES times; needs WeSpeaker's model files
-                  (wespeaker/) and torchaudio, NumPy and PyYAML in --python, else skipped naming
-                  what is missing; skipped in CPU mode (--only bench_embed runs a tiny one on the
-                  CPU)
+                  (wespeaker/) and PyTorch in --python (torchaudio, or the carried
+                  torchaudio_kaldi/kaldi.py for the fbank), else skipped naming what is missing;
+                  skipped in CPU mode (--only bench_embed runs a tiny one on the CPU)
   ctest_rest      builds the other test programs, then runs every other test, in parallel, in the
                   time left (tests that need espeak-ng, ffmpeg or Gloo skip themselves on the GPU
                   machine)
@@ -88,6 +88,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "tools" / "bench" / "peers"))
+from npy import read_npy  # noqa: E402  (plain Python: the GPU machine's Python may lack NumPy)
 CONFIGS = ROOT / "tools" / "gpu_check" / "configs"
 RECIPE = "voxceleb/xvector"
 MARGIN_RECIPE = "voxceleb/margin"
@@ -620,13 +622,15 @@ class Check:
         if not (wespeaker / "wespeaker" / "models" / "resnet.py").exists():
             raise Skip(f"no WeSpeaker model files in {wespeaker} (prepare.sh copies them from a WeSpeaker git "
                        "directory, ASV_WESPEAKER_GIT_DIR)")
-        probe = ("import importlib.util as u; print('missing:', ' '.join(m for m in ('torch', 'torchaudio', 'numpy', "
-                 "'yaml') if u.find_spec(m) is None))")
-        _, text = self.run([self.args.python, "-c", probe], "bench_embed.log", 60, check=False)
-        missing = next((l.split(":", 1)[1].split() for l in text.splitlines() if l.startswith("missing:")), None)
-        if missing is None or missing:
-            raise Skip(f"{self.args.python} lacks {', '.join(missing or ['a working interpreter'])}: the model files "
-                       "and the PyTorch loop need torch, torchaudio, NumPy and PyYAML")
+        if not self.have_torch():
+            raise Skip(f"{self.args.python} has no PyTorch for the peer and the model files")
+        kaldi = Path(self.args.data).resolve() / "torchaudio_kaldi" / "kaldi.py"
+        _, text = self.run([self.args.python, "-c", "import importlib.util as u; print('torchaudio:', "
+                            "u.find_spec('torchaudio') is not None)"], "bench_embed.log", 60, check=False)
+        have_torchaudio = "torchaudio: True" in text
+        if not have_torchaudio and not kaldi.exists():
+            raise Skip(f"{self.args.python} has no torchaudio and {kaldi} is missing (prepare.sh copies Debian's)")
+        fig["fbank"] = "torchaudio" if have_torchaudio else f"{kaldi} (no torchaudio)"
         self.embed_inputs()
         device = "cuda:0" if self.gpu else "cpu"
         sizes = ["--copies", str(EMBED_BENCH_COPIES), "--repeats", "2"] if self.gpu else ["--copies", "1",
@@ -637,7 +641,8 @@ class Check:
             self.run([self.args.python, ROOT / "tools" / "bench" / "embed_throughput.py", "--wespeaker-checkout",
                       wespeaker, "--corpus", self.work / "embed_audio", "--work", self.report / "bench_embed",
                       "--build", self.build, "--python", self.args.python, "--model", model, "--files", "12",
-                      "--device", device, *sizes, "--json", out], f"bench_embed_{model}.log", min(300, self.left()))
+                      "--device", device, *(["--kaldi", kaldi] if kaldi.exists() else []), *sizes, "--json", out],
+                     f"bench_embed_{model}.log", min(300, self.left()))
             b = json.loads(out.read_text())
             fig[model] = b
             rows.append(f"{model}: {b['utterances']} utterances on {b['device_name']}, asvrun embed "
@@ -1157,24 +1162,6 @@ def first_line(text):
 def tail(text, n=400):
     lines = [l for l in text.splitlines() if not l.startswith("# exit status")]
     return " / ".join(lines[-6:])[-n:]
-
-
-def read_npy(path):
-    """The rows of a 2-D little-endian float32 .npy file (NumPy's format 1.0/2.0), without NumPy."""
-    import ast
-    import struct
-    data = Path(path).read_bytes()
-    if data[:6] != b"\x93NUMPY":
-        raise Fail(f"{path}: not a .npy file")
-    size_bytes = 2 if data[6] == 1 else 4
-    header_len = int.from_bytes(data[8:8 + size_bytes], "little")
-    start = 8 + size_bytes
-    header = ast.literal_eval(data[start:start + header_len].decode("latin1"))
-    if header["descr"] != "<f4" or header["fortran_order"] or len(header["shape"]) != 2:
-        raise Fail(f"{path}: {header}, expected a C-ordered 2-D float32 array")
-    rows, cols = header["shape"]
-    values = struct.unpack_from(f"<{rows * cols}f", data, start + header_len)
-    return [list(values[i * cols:(i + 1) * cols]) for i in range(rows)]
 
 
 def norm(a):

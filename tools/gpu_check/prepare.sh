@@ -18,8 +18,11 @@
 #                 asvrun embed and verify run on (embed_audio/voxceleb1/). With a
 #                 WeSpeaker git directory (ASV_WESPEAKER_GIT_DIR, default
 #                 /work/.mirror/wenet-e2e+wespeaker/repo), also WeSpeaker's four model files for
-#                 the benchmark peer tools/bench/peers/margin_step.py (wespeaker/; fetched
-#                 reference code, never committed: .gpu_check is git-ignored).
+#                 the benchmark peers tools/bench/peers/margin_step.py and embed_loop.py
+#                 (wespeaker/; fetched reference code, never committed: .gpu_check is
+#                 git-ignored), and torchaudio's compliance/kaldi.py from Debian's
+#                 python3-torchaudio (torchaudio_kaldi/), WeSpeaker's fbank for embed_loop.py
+#                 where the GPU machine's PyTorch comes without torchaudio.
 # Both folders are git-ignored; send them along with the working tree. Needs the CPU build of
 # asvrun (tools/test.sh or tools/demo.sh build it into build/; ASV_BUILD_DIR chooses another
 # build folder, ASV_ASVRUN another asvrun). ASV_TINY_CORPUS names a corpus that
@@ -136,6 +139,15 @@ make_data() {
   find "$scratch/out/datasets" -name '*.scp' -exec sed -i "s|$scratch/|@GPU_CHECK_WORK@/|g" {} +
   find "$scratch/out_margin/datasets_margin" -path '*/lists/*' -type f -exec sed -i "s|$scratch/|@GPU_CHECK_WORK@/|g" {} +
   copy_wespeaker "$scratch/wespeaker"
+  local kaldi=/usr/lib/python3/dist-packages/torchaudio/compliance/kaldi.py
+  if [ -f "$kaldi" ]; then
+    mkdir -p "$scratch/torchaudio_kaldi"
+    cp "$kaldi" "$scratch/torchaudio_kaldi/kaldi.py"
+    echo "torchaudio/compliance/kaldi.py of Debian's python3-torchaudio $(dpkg-query -W -f='${Version}' python3-torchaudio 2>/dev/null), fetched reference code: never commit" \
+      > "$scratch/torchaudio_kaldi/SOURCE"
+  else
+    echo "prepare: no $kaldi (tools/setup.sh installs python3-torchaudio): gpu_check.py's bench_embed needs torchaudio on the GPU machine" >&2
+  fi
   echo "tiny corpus of tools/make_demo_corpus.py --small after stages 0-2 (config gc_data) and voxceleb/margin's stages 0-1 (config mc_data), $(date -u +%FT%TZ)" \
     > "$scratch/PREPARED"
   rm -rf "$data_dest"
@@ -145,7 +157,7 @@ make_data() {
 [ "$what" = data ] || make_bundle
 [ "$what" = bundle ] || make_data
 if [ "$what" != bundle ]; then
-  (cd "$data_dest" && du -sh out out_margin corpus embed_audio $( [ -d wespeaker ] && echo wespeaker)) | sed 's/^/prepare:   /'
+  (cd "$data_dest" && du -sh out out_margin corpus embed_audio $( [ -d wespeaker ] && echo wespeaker torchaudio_kaldi)) | sed 's/^/prepare:   /'
   du -sh "$data_dest" | sed 's/^/prepare: /'
 fi
 [ "$what" = data ] || du -sh .devdeps | sed 's/^/prepare: /'
