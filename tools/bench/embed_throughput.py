@@ -37,7 +37,6 @@ the GPU machines have a bare PyTorch.
 """
 import argparse
 import json
-import math
 import os
 import subprocess
 import sys
@@ -46,7 +45,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 PEER = os.path.join(ROOT, "tools", "bench", "peers", "embed_loop.py")
 sys.path.insert(0, os.path.dirname(PEER))
-from npy import read_npy  # noqa: E402
+from npy import cosine, read_npy  # noqa: E402
 
 
 def main():
@@ -110,8 +109,7 @@ def main():
     theirs = read_npy(os.path.join(args.work, "torch_0.npy"))
     if len(ours) != len(theirs):
         sys.exit(f"asvrun embed gave {len(ours)} embeddings, the PyTorch loop {len(theirs)}")
-    cosines = [sum(x * y for x, y in zip(a, b)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
-               for a, b in zip(ours, theirs)]
+    cosines = [cosine(a, b) for a, b in zip(ours, theirs)]
     audio = torch_info["audio_seconds"]
     n = torch_info["utterances"]
     best_ours, best_theirs = min(asvcpp_times), min(torch_times)

@@ -122,10 +122,8 @@ def make_input(frames):
 def load_wespeaker(args, tmp):
     if args.wespeaker_checkout:
         root = args.wespeaker_checkout
-        # A git checkout is checked for the commit; a folder of copied files (as
-        # tools/gpu_check/prepare.sh writes them, inside another repository) is taken as it is.
         head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True,
-                              text=True).stdout.strip() if os.path.exists(os.path.join(root, ".git")) else ""
+                              text=True).stdout.strip()
         if head and head != WESPEAKER_COMMIT:
             print(f"warning: checkout is at {head}, not {WESPEAKER_COMMIT}", file=sys.stderr)
     else:

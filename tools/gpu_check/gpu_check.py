@@ -56,7 +56,7 @@ under REPORT_DIR/logs/):
                   against the training step's segments/s of bench_margin
   bench_embed     asvrun embed's throughput on the GPU against a WeSpeaker-style PyTorch loop
                   (tools/bench/embed_throughput.py --device cuda) for ResNet34 and
-                  ECAPA_TDNN_GLOB_c512 at full width with deterministic weights, on the carried
+                  ECAPA_TDNN_GLOB_c512 at full width with seeded weights, on the carried
                   recordings listed EMBED_BENCH_COPIES times; needs WeSpeaker's model files
                   (wespeaker/) and PyTorch in --python (torchaudio, or the carried
                   torchaudio_kaldi/kaldi.py for the fbank), else skipped naming what is missing;
@@ -69,8 +69,7 @@ In CPU mode the same steps run on the CPU where they can (GPU-only ones are repo
 so that the script cannot rot between GPU runs. --budget caps the whole check: a step that would
 start after it is reported as skipped (out of time). To spend a short GPU loan on the margin recipe
 alone: --only ctest_gpu,margin_e2e,bench_margin,bench_margin_data; on asvrun embed and verify:
---only margin_e2e,embed,bench_embed. The exit status is 0 when no
-step failed.
+--only margin_e2e,embed,bench_embed. The exit status is 0 when no step failed.
 """
 import argparse
 import datetime
@@ -89,7 +88,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools" / "bench" / "peers"))
-from npy import read_npy  # noqa: E402  (plain Python: the GPU machine's Python may lack NumPy)
+from npy import cosine, norm, read_npy  # noqa: E402  (plain Python: the GPU machine's Python may lack NumPy)
 CONFIGS = ROOT / "tools" / "gpu_check" / "configs"
 RECIPE = "voxceleb/xvector"
 MARGIN_RECIPE = "voxceleb/margin"
@@ -624,13 +623,8 @@ class Check:
                        "directory, ASV_WESPEAKER_GIT_DIR)")
         if not self.have_torch():
             raise Skip(f"{self.args.python} has no PyTorch for the peer and the model files")
+        # The peer uses torchaudio where it imports, else this file (it says which in its figures).
         kaldi = Path(self.args.data).resolve() / "torchaudio_kaldi" / "kaldi.py"
-        _, text = self.run([self.args.python, "-c", "import importlib.util as u; print('torchaudio:', "
-                            "u.find_spec('torchaudio') is not None)"], "bench_embed.log", 60, check=False)
-        have_torchaudio = "torchaudio: True" in text
-        if not have_torchaudio and not kaldi.exists():
-            raise Skip(f"{self.args.python} has no torchaudio and {kaldi} is missing (prepare.sh copies Debian's)")
-        fig["fbank"] = "torchaudio" if have_torchaudio else f"{kaldi} (no torchaudio)"
         self.embed_inputs()
         device = "cuda:0" if self.gpu else "cpu"
         sizes = ["--copies", str(EMBED_BENCH_COPIES), "--repeats", "2"] if self.gpu else ["--copies", "1",
@@ -1162,14 +1156,6 @@ def first_line(text):
 def tail(text, n=400):
     lines = [l for l in text.splitlines() if not l.startswith("# exit status")]
     return " / ".join(lines[-6:])[-n:]
-
-
-def norm(a):
-    return math.sqrt(sum(x * x for x in a))
-
-
-def cosine(a, b):
-    return sum(x * y for x, y in zip(a, b)) / (norm(a) * norm(b))
 
 
 def write_atomic(path, text):

@@ -1,7 +1,9 @@
-"""NumPy's .npy format (1.0, 2.0) for 2-D little-endian float32 arrays in plain Python, for the
-scripts that run where NumPy may be missing (the GPU machines have a bare PyTorch): the benchmark
-peers and tools/gpu_check/gpu_check.py. Format: numpy.lib.format (NumPy's "NEP 1")."""
+"""NumPy's .npy format (1.0, 2.0) for 2-D little-endian float32 arrays in plain Python, and the
+cosine of two rows, for the scripts that run where NumPy may be missing (the GPU machines have a
+bare PyTorch): the benchmark peers and tools/gpu_check/gpu_check.py. Format: numpy.lib.format
+(NumPy's "NEP 1")."""
 import ast
+import math
 import struct
 
 
@@ -35,3 +37,13 @@ def read_npy(path):
     rows, cols = header["shape"]
     values = struct.unpack_from(f"<{rows * cols}f", data, start + header_len)
     return [list(values[i * cols:(i + 1) * cols]) for i in range(rows)]
+
+
+def norm(a):
+    """The Euclidean norm of a list of floats, in double precision."""
+    return math.sqrt(sum(x * x for x in a))
+
+
+def cosine(a, b):
+    """The cosine of two equal-length lists of floats, in double precision."""
+    return sum(x * y for x, y in zip(a, b)) / (norm(a) * norm(b))
